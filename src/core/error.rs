@@ -1,0 +1,131 @@
+//! Domain errors: what a person or a model can act on, never a stack trace.
+
+use super::model::Stage;
+use serde::Serialize;
+use std::fmt;
+
+/// Every command a client can send, by its protocol name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CommandName {
+    Start,
+    HandOff,
+    Proceed,
+    Done,
+    Abort,
+    Observe,
+    Attach,
+    RecordHypotheses,
+    RegisterProbe,
+}
+
+impl CommandName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandName::Start => "start",
+            CommandName::HandOff => "handOff",
+            CommandName::Proceed => "proceed",
+            CommandName::Done => "done",
+            CommandName::Abort => "abort",
+            CommandName::Observe => "observe",
+            CommandName::Attach => "attach",
+            CommandName::RecordHypotheses => "recordHypotheses",
+            CommandName::RegisterProbe => "registerProbe",
+        }
+    }
+
+    /// What a person calls the command.
+    pub fn label(self) -> &'static str {
+        match self {
+            CommandName::Start => "start",
+            CommandName::HandOff => "hand off",
+            CommandName::Proceed => "proceed",
+            CommandName::Done => "mark fixed",
+            CommandName::Abort => "abort",
+            CommandName::Observe => "observe",
+            CommandName::Attach => "attach",
+            CommandName::RecordHypotheses => "record hypotheses",
+            CommandName::RegisterProbe => "place a probe",
+        }
+    }
+
+    fn action(self) -> &'static str {
+        match self {
+            CommandName::Start => "start a debug session",
+            CommandName::HandOff => "hand the round to the user",
+            CommandName::Proceed => "proceed",
+            CommandName::Done => "mark the bug fixed",
+            CommandName::Abort => "abort",
+            CommandName::Observe => "record an observation",
+            CommandName::Attach => "attach an artifact",
+            CommandName::RecordHypotheses => "record hypotheses",
+            CommandName::RegisterProbe => "place a probe",
+        }
+    }
+
+    /// Commands a person issues (buttons, slash commands); the rest come from
+    /// the agent's tools.
+    pub fn is_user_command(self) -> bool {
+        matches!(
+            self,
+            CommandName::Start | CommandName::Proceed | CommandName::Done | CommandName::Abort
+        )
+    }
+}
+
+impl fmt::Display for CommandName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DomainError {
+    /// The command is not legal in the current stage. The state is unchanged.
+    #[error("{}", illegal_message(*command, *stage, legal))]
+    Illegal {
+        command: CommandName,
+        /// None when no debug session is active.
+        stage: Option<Stage>,
+        legal: Vec<CommandName>,
+    },
+    /// A parameter is unusable; `field` names it.
+    #[error("invalid {field}: {reason}")]
+    Invalid { field: String, reason: String },
+}
+
+impl DomainError {
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        DomainError::Invalid {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+fn illegal_message(command: CommandName, stage: Option<Stage>, legal: &[CommandName]) -> String {
+    let why = match (command, stage) {
+        (CommandName::Start, Some(stage)) => format!(
+            "a debug session is already active (stage {}); abort it or finish it first",
+            stage.as_str()
+        ),
+        (_, None) => "no debug session is active; start one first".to_string(),
+        (CommandName::Proceed, Some(Stage::Investigating)) => {
+            "the agent holds the turn; Proceed becomes available once it hands the round to you"
+                .to_string()
+        }
+        (CommandName::Done, Some(Stage::CleaningUp)) => {
+            "the session is already cleaning up its probes".to_string()
+        }
+        (_, Some(Stage::CleaningUp)) => {
+            "the session is cleaning up; only removing probes and aborting remain".to_string()
+        }
+        (_, Some(stage)) => format!("not possible while the stage is {}", stage.as_str()),
+    };
+    let legal: Vec<&str> = legal.iter().map(|c| c.label()).collect();
+    format!(
+        "Cannot {}: {why}. Possible now: {}.",
+        command.action(),
+        legal.join(", ")
+    )
+}

@@ -1,0 +1,767 @@
+//! Transitions of the debug session (DESIGN section 3). Every function is total
+//! and pure: `(state, input, now) -> Result<Transition, DomainError>`. A
+//! refused command leaves the caller's state untouched because it is never
+//! mutated in place.
+
+use super::error::{CommandName, DomainError};
+use super::model::*;
+use super::run_id::run_id;
+use serde::{Deserialize, Serialize};
+
+/// Closing reminders per round before the sidecar closes the round itself.
+pub const MAX_HANDOFF_NUDGES: u32 = 2;
+/// Refusals of a hand-off that promised runtime probes while none is on disk.
+pub const MAX_PROBE_REFUSALS: u32 = 1;
+/// Times cleanup is sent back because probes are still on disk.
+pub const MAX_CLEANUP_NUDGES: u32 = 3;
+
+/// What the agent hands to the user.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandOff {
+    pub mode: Option<HandoffMode>,
+    pub steps: Vec<String>,
+    pub plan: Option<Vec<EvidenceRequest>>,
+    pub hypotheses: Option<Vec<Hypothesis>>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservationInput {
+    pub text: String,
+    #[serde(default)]
+    pub request_ids: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactInput {
+    pub path: String,
+    pub request_id: Option<String>,
+    pub kind: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProceedInput {
+    pub note: Option<String>,
+    #[serde(default)]
+    pub observations: Vec<ObservationInput>,
+    #[serde(default)]
+    pub artifacts: Vec<ArtifactInput>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeRequest {
+    pub file: String,
+    pub hypothesis_id: Option<String>,
+    pub language: Option<String>,
+}
+
+/// Who started an agent turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnSource {
+    User,
+    Continuation,
+}
+
+/// Our markers of this session that a scan found on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FoundProbe {
+    pub id: String,
+    pub file: String,
+    pub line: u32,
+    pub language: Option<String>,
+}
+
+/// Which part of the disk a scan covered: probes outside it keep their state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind", content = "files")]
+pub enum ScanScope {
+    Workspace,
+    Files(Vec<String>),
+}
+
+impl ScanScope {
+    fn covers(&self, file: &str) -> bool {
+        match self {
+            ScanScope::Workspace => true,
+            ScanScope::Files(files) => files.iter().any(|f| f == file),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanReport {
+    pub scope: ScanScope,
+    pub found: Vec<FoundProbe>,
+}
+
+/// Inputs to the debug session: user and agent commands, and the harness's
+/// reports of what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Start {
+        problem: String,
+    },
+    HandOff(HandOff),
+    Proceed(ProceedInput),
+    Done {
+        note: Option<String>,
+    },
+    Abort,
+    Observe(ObservationInput),
+    Attach(ArtifactInput),
+    RecordHypotheses(Vec<Hypothesis>),
+    RegisterProbe(ProbeRequest),
+    /// The agent's turn ended; the answer is the nudge decision.
+    Stop,
+    TurnStarted(TurnSource),
+    AssistantMessage,
+    ToolCall {
+        tool: String,
+    },
+    ProbeScan(ScanReport),
+    LogLines {
+        run_id: String,
+        lines: u64,
+    },
+}
+
+impl Command {
+    /// The command's name when it is one a client may be refused; harness
+    /// events are legal in every state.
+    pub fn name(&self) -> Option<CommandName> {
+        Some(match self {
+            Command::Start { .. } => CommandName::Start,
+            Command::HandOff(_) => CommandName::HandOff,
+            Command::Proceed(_) => CommandName::Proceed,
+            Command::Done { .. } => CommandName::Done,
+            Command::Abort => CommandName::Abort,
+            Command::Observe(_) => CommandName::Observe,
+            Command::Attach(_) => CommandName::Attach,
+            Command::RecordHypotheses(_) => CommandName::RecordHypotheses,
+            Command::RegisterProbe(_) => CommandName::RegisterProbe,
+            _ => return None,
+        })
+    }
+}
+
+/// Why the agent is sent back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Nudge {
+    /// The round is still the agent's and it stopped without handing off.
+    Handoff { attempt: u32 },
+    /// Cleanup stopped with probes still on disk.
+    Cleanup { attempt: u32, remaining: Vec<Probe> },
+}
+
+/// What the user should hear when the agent is allowed to stop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Notice {
+    /// The agent stopped without closing the round; the sidecar closed it.
+    ClosedIncomplete { agent_spoke: bool },
+    /// Every probe is gone and the session ended.
+    CleanupVerified(CleanupSummary),
+    /// Cleanup gave up with probes still on disk; the session stays open.
+    CleanupUnfinished { remaining: Vec<Probe> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CleanupSummary {
+    pub problem: String,
+    pub rounds: u32,
+    pub runs: Vec<Run>,
+    pub probes_removed: usize,
+    pub hypotheses: Vec<Hypothesis>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "decision")]
+pub enum StopDecision {
+    Allow { notice: Option<Notice> },
+    Block { nudge: Nudge },
+}
+
+/// How the hand-off tool call went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum HandOffResult {
+    Accepted {
+        mode: HandoffMode,
+    },
+    /// The plan promised runtime probes and the ledger has none on disk.
+    RefusedNoProbes,
+}
+
+/// What the transport, the workspace and the model must learn from a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Effect {
+    /// A run began: create its log file.
+    RunStarted {
+        run_id: String,
+    },
+    /// Reconcile the ledger with the disk.
+    Rescan,
+    /// Send the model the kickoff text of this step.
+    Kickoff(Kickoff),
+    HandOff(HandOffResult),
+    Stop(StopDecision),
+    ProbeRegistered {
+        probe: Probe,
+    },
+    Reconciled(Reconciliation),
+    /// The session was aborted; these probes are still on disk.
+    Aborted {
+        leftover: Vec<Probe>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Kickoff {
+    Start,
+    /// The user reproduced and pressed Proceed on the given round.
+    Proceed {
+        closed_round: u32,
+    },
+    Done,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reconciliation {
+    pub live: Vec<String>,
+    pub missing: Vec<String>,
+    pub adopted: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    pub state: DebugState,
+    pub effects: Vec<Effect>,
+}
+
+/// Every command legal in a state, user and agent alike, in a stable order.
+pub fn legal_commands(state: &DebugState) -> Vec<CommandName> {
+    use CommandName::*;
+    match state.stage() {
+        None => vec![Start],
+        Some(Stage::Investigating) => vec![
+            HandOff,
+            Done,
+            Abort,
+            Observe,
+            Attach,
+            RecordHypotheses,
+            RegisterProbe,
+        ],
+        Some(Stage::UserTurn) => vec![
+            Proceed,
+            Done,
+            Abort,
+            HandOff,
+            Observe,
+            Attach,
+            RecordHypotheses,
+            RegisterProbe,
+        ],
+        Some(Stage::CleaningUp) => vec![Abort, RecordHypotheses],
+    }
+}
+
+/// The commands a person can issue now; never empty, so no state strands the user.
+pub fn user_commands(state: &DebugState) -> Vec<CommandName> {
+    legal_commands(state)
+        .into_iter()
+        .filter(|c| c.is_user_command())
+        .collect()
+}
+
+/// Whether the engine should reconcile the ledger with the disk before
+/// applying `command`, because its outcome depends on what is on disk.
+pub fn needs_fresh_scan(state: &DebugState, command: &Command) -> bool {
+    let Some(session) = state.session() else {
+        return false;
+    };
+    match command {
+        Command::HandOff(h) => h
+            .plan
+            .iter()
+            .flatten()
+            .any(|r| r.method == EvidenceMethod::RuntimeProbe),
+        Command::Stop => session.stage == Stage::CleaningUp,
+        Command::Abort | Command::Done { .. } => true,
+        _ => false,
+    }
+}
+
+/// Tools whose calls can add or remove probes, so a rescan should follow.
+pub fn is_edit_tool(tool: &str) -> bool {
+    matches!(
+        tool,
+        "Edit"
+            | "Write"
+            | "MultiEdit"
+            | "NotebookEdit"
+            | "apply_patch"
+            | "edit"
+            | "write"
+            | "multiedit"
+            | "patch"
+    )
+}
+
+pub fn apply(state: &DebugState, command: Command, now: u64) -> Result<Transition, DomainError> {
+    if let Some(name) = command.name() {
+        if !legal_commands(state).contains(&name) {
+            return Err(DomainError::Illegal {
+                command: name,
+                stage: state.stage(),
+                legal: legal_commands(state),
+            });
+        }
+    }
+    let mut effects = Vec::new();
+    let next = match (state, command) {
+        (DebugState::Inactive, Command::Start { problem }) => {
+            let problem = required_text("problem", &problem)?;
+            effects.push(Effect::RunStarted {
+                run_id: run_id(1, now),
+            });
+            effects.push(Effect::Kickoff(Kickoff::Start));
+            DebugState::Active(Box::new(DebugSession::new(problem, run_id(1, now), now)))
+        }
+        // Harness events mean nothing without a session.
+        (DebugState::Inactive, Command::Stop) => {
+            effects.push(Effect::Stop(StopDecision::Allow { notice: None }));
+            DebugState::Inactive
+        }
+        (DebugState::Inactive, _) => DebugState::Inactive,
+        (DebugState::Active(session), command) => {
+            let mut session = session.as_ref().clone();
+            session.updated_at = now;
+            apply_active(session, command, now, &mut effects)?
+        }
+    };
+    Ok(Transition {
+        state: next,
+        effects,
+    })
+}
+
+fn apply_active(
+    mut s: DebugSession,
+    command: Command,
+    now: u64,
+    effects: &mut Vec<Effect>,
+) -> Result<DebugState, DomainError> {
+    match command {
+        Command::Start { .. } => return unreachable_legal(),
+        Command::HandOff(handoff) => {
+            let result = hand_off(&mut s, handoff)?;
+            effects.push(Effect::HandOff(result));
+        }
+        Command::Proceed(input) => {
+            let closed = s.round().index;
+            record_inputs(&mut s, input.note, input.observations, input.artifacts, now)?;
+            let index = closed.saturating_add(1);
+            let run = run_id(index, now);
+            s.rounds.push(Round::new(index, run.clone()));
+            s.runs.push(Run {
+                id: run.clone(),
+                round: index,
+                lines: 0,
+            });
+            s.stage = Stage::Investigating;
+            s.turn_produced = false;
+            s.user_spoke = false;
+            effects.push(Effect::RunStarted { run_id: run });
+            effects.push(Effect::Kickoff(Kickoff::Proceed {
+                closed_round: closed,
+            }));
+        }
+        Command::Done { note } => {
+            record_inputs(&mut s, note, Vec::new(), Vec::new(), now)?;
+            s.stage = Stage::CleaningUp;
+            s.cleanup_nudges = 0;
+            let round = s.round_mut();
+            round.handoff = None;
+            round.awaiting_progress = false;
+            effects.push(Effect::Rescan);
+            effects.push(Effect::Kickoff(Kickoff::Done));
+        }
+        Command::Abort => {
+            let leftover = s.live_probes().cloned().collect();
+            effects.push(Effect::Aborted { leftover });
+            return Ok(DebugState::Inactive);
+        }
+        Command::Observe(input) => {
+            record_inputs(&mut s, None, vec![input], Vec::new(), now)?;
+        }
+        Command::Attach(input) => {
+            record_inputs(&mut s, None, Vec::new(), vec![input], now)?;
+        }
+        Command::RecordHypotheses(hypotheses) => {
+            upsert_hypotheses(&mut s, hypotheses)?;
+        }
+        Command::RegisterProbe(request) => {
+            let file = required_text("file", &request.file)?;
+            let id = format!("p{}", s.next_probe);
+            s.next_probe = s.next_probe.saturating_add(1);
+            let probe = Probe {
+                id: id.clone(),
+                file,
+                line: None,
+                round: s.round().index,
+                hypothesis_id: request.hypothesis_id.filter(|h| !h.trim().is_empty()),
+                language: request.language,
+                state: ProbeState::Issued,
+            };
+            s.probes.push(probe.clone());
+            s.round_mut().probe_ids.push(id);
+            effects.push(Effect::ProbeRegistered { probe });
+        }
+        Command::Stop => {
+            let (next, decision) = stop(s);
+            effects.push(Effect::Stop(decision));
+            return Ok(next);
+        }
+        Command::TurnStarted(source) => {
+            s.turn_produced = false;
+            s.user_spoke = source == TurnSource::User;
+        }
+        Command::AssistantMessage => s.turn_produced = true,
+        Command::ToolCall { tool } => {
+            // Any tool call is visible progress and re-arms the reminder.
+            s.round_mut().awaiting_progress = false;
+            if is_edit_tool(&tool) {
+                effects.push(Effect::Rescan);
+            }
+        }
+        Command::ProbeScan(report) => {
+            let outcome = reconcile(&mut s, report);
+            effects.push(Effect::Reconciled(outcome));
+        }
+        Command::LogLines { run_id, lines } => {
+            if let Some(run) = s.runs.iter_mut().find(|r| r.id == run_id) {
+                run.lines = lines;
+            }
+        }
+    }
+    Ok(DebugState::Active(Box::new(s)))
+}
+
+/// `apply` checks legality first, so this arm cannot be reached; answering
+/// with a state-preserving error keeps the function total anyway.
+fn unreachable_legal() -> Result<DebugState, DomainError> {
+    Err(DomainError::invalid(
+        "command",
+        "start is only legal while inactive",
+    ))
+}
+
+fn hand_off(s: &mut DebugSession, input: HandOff) -> Result<HandOffResult, DomainError> {
+    let mode = input.mode.unwrap_or(HandoffMode::Reproduce);
+    if mode == HandoffMode::Incomplete {
+        return Err(DomainError::invalid(
+            "mode",
+            "`incomplete` is set by the sidecar; use reproduce, capture or question",
+        ));
+    }
+    let steps: Vec<String> = input
+        .steps
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let message = input
+        .message
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty());
+    match mode {
+        HandoffMode::Reproduce | HandoffMode::Capture if steps.is_empty() => {
+            return Err(DomainError::invalid(
+                "steps",
+                format!(
+                    "a `{}` hand-off needs at least one step the user can follow",
+                    mode.as_str()
+                ),
+            ))
+        }
+        HandoffMode::Question if message.is_none() && steps.is_empty() => {
+            return Err(DomainError::invalid(
+                "message",
+                "a `question` hand-off needs the question in `message`",
+            ))
+        }
+        _ => {}
+    }
+    if let Some(plan) = &input.plan {
+        validate_plan(plan)?;
+    }
+    if let Some(hypotheses) = input.hypotheses {
+        upsert_hypotheses(s, hypotheses)?;
+    }
+
+    let promises_probes = input
+        .plan
+        .iter()
+        .flatten()
+        .any(|r| r.method == EvidenceMethod::RuntimeProbe);
+    // Session-wide on purpose: a verification round reuses the probes of the
+    // round that found the bug, and refusing it would cost the user a turn.
+    if promises_probes && s.live_probe_count() == 0 && s.round().nudges.probes < MAX_PROBE_REFUSALS
+    {
+        let round = s.round_mut();
+        round.nudges.probes += 1;
+        if input.plan.is_some() {
+            round.plan = input.plan;
+        }
+        return Ok(HandOffResult::RefusedNoProbes);
+    }
+
+    let round = s.round_mut();
+    if input.plan.is_some() {
+        round.plan = input.plan;
+    }
+    round.steps = steps;
+    round.message = message;
+    round.handoff = Some(mode);
+    round.awaiting_progress = false;
+    s.stage = Stage::UserTurn;
+    s.user_spoke = false;
+    Ok(HandOffResult::Accepted { mode })
+}
+
+fn validate_plan(plan: &[EvidenceRequest]) -> Result<(), DomainError> {
+    let mut seen = std::collections::HashSet::new();
+    for (i, request) in plan.iter().enumerate() {
+        if request.id.trim().is_empty() {
+            return Err(DomainError::invalid(
+                format!("plan[{i}].id"),
+                "every request needs an id",
+            ));
+        }
+        if !seen.insert(request.id.as_str()) {
+            return Err(DomainError::invalid(
+                format!("plan[{i}].id"),
+                format!("`{}` appears twice in the plan", request.id),
+            ));
+        }
+        if request.method.needs_user() && request.instructions.iter().all(|s| s.trim().is_empty()) {
+            return Err(DomainError::invalid(
+                format!("plan[{i}].instructions"),
+                "a request the user must fulfil needs instructions",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn upsert_hypotheses(s: &mut DebugSession, hypotheses: Vec<Hypothesis>) -> Result<(), DomainError> {
+    for (i, h) in hypotheses.iter().enumerate() {
+        if h.id.trim().is_empty() {
+            return Err(DomainError::invalid(
+                format!("hypotheses[{i}].id"),
+                "every hypothesis needs an id",
+            ));
+        }
+        if h.statement.trim().is_empty() {
+            return Err(DomainError::invalid(
+                format!("hypotheses[{i}].statement"),
+                "every hypothesis needs a statement",
+            ));
+        }
+    }
+    for h in hypotheses {
+        match s.hypotheses.iter_mut().find(|existing| existing.id == h.id) {
+            Some(existing) => *existing = h,
+            None => s.hypotheses.push(h),
+        }
+    }
+    Ok(())
+}
+
+fn record_inputs(
+    s: &mut DebugSession,
+    note: Option<String>,
+    observations: Vec<ObservationInput>,
+    artifacts: Vec<ArtifactInput>,
+    now: u64,
+) -> Result<(), DomainError> {
+    for (i, a) in artifacts.iter().enumerate() {
+        if a.path.trim().is_empty() {
+            return Err(DomainError::invalid(
+                format!("artifacts[{i}].path"),
+                "an artifact needs a path",
+            ));
+        }
+    }
+    let round = s.round().index;
+    let note = note
+        .filter(|n| !n.trim().is_empty())
+        .map(|text| ObservationInput {
+            text,
+            request_ids: Vec::new(),
+        });
+    for o in observations.into_iter().chain(note) {
+        if o.text.trim().is_empty() {
+            continue;
+        }
+        s.observations.push(Observation {
+            text: o.text,
+            request_ids: o.request_ids,
+            round,
+            added_at: now,
+        });
+    }
+    for a in artifacts {
+        s.artifacts.push(Artifact {
+            path: a.path,
+            request_id: a.request_id,
+            kind: a.kind,
+            round,
+            added_at: now,
+        });
+    }
+    Ok(())
+}
+
+fn required_text(field: &str, value: &str) -> Result<String, DomainError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(DomainError::invalid(field, "must not be empty"));
+    }
+    Ok(trimmed.to_string())
+}
+
+/// The nudge decision when the agent's turn ends.
+fn stop(mut s: DebugSession) -> (DebugState, StopDecision) {
+    match s.stage {
+        Stage::Investigating => {
+            let agent_spoke = s.turn_produced;
+            let round = s.round_mut();
+            if round.nudges.handoff < MAX_HANDOFF_NUDGES && !round.awaiting_progress {
+                round.nudges.handoff += 1;
+                round.awaiting_progress = true;
+                let attempt = round.nudges.handoff;
+                let decision = StopDecision::Block {
+                    nudge: Nudge::Handoff { attempt },
+                };
+                return (DebugState::Active(Box::new(s)), decision);
+            }
+            // Budget spent, or the last reminder produced no progress: close
+            // the round for the agent so the user is never stranded.
+            round.handoff = Some(HandoffMode::Incomplete);
+            round.awaiting_progress = false;
+            s.stage = Stage::UserTurn;
+            let decision = StopDecision::Allow {
+                notice: Some(Notice::ClosedIncomplete { agent_spoke }),
+            };
+            (DebugState::Active(Box::new(s)), decision)
+        }
+        Stage::UserTurn => (
+            DebugState::Active(Box::new(s)),
+            StopDecision::Allow { notice: None },
+        ),
+        Stage::CleaningUp => {
+            let remaining: Vec<Probe> = s.live_probes().cloned().collect();
+            if remaining.is_empty() {
+                let summary = CleanupSummary {
+                    problem: s.problem.clone(),
+                    rounds: s.round().index,
+                    runs: s.runs.clone(),
+                    probes_removed: s
+                        .probes
+                        .iter()
+                        .filter(|p| p.state == ProbeState::Missing)
+                        .count(),
+                    hypotheses: s.hypotheses.clone(),
+                };
+                let decision = StopDecision::Allow {
+                    notice: Some(Notice::CleanupVerified(summary)),
+                };
+                return (DebugState::Inactive, decision);
+            }
+            if s.cleanup_nudges < MAX_CLEANUP_NUDGES {
+                s.cleanup_nudges += 1;
+                let decision = StopDecision::Block {
+                    nudge: Nudge::Cleanup {
+                        attempt: s.cleanup_nudges,
+                        remaining,
+                    },
+                };
+                return (DebugState::Active(Box::new(s)), decision);
+            }
+            let decision = StopDecision::Allow {
+                notice: Some(Notice::CleanupUnfinished { remaining }),
+            };
+            (DebugState::Active(Box::new(s)), decision)
+        }
+    }
+}
+
+/// Reconcile the ledger with a scan, both ways: ledger probes found on disk are
+/// live (with their current line), ledger probes no longer found are missing,
+/// and markers of this session the ledger did not know are adopted.
+fn reconcile(s: &mut DebugSession, report: ScanReport) -> Reconciliation {
+    let mut outcome = Reconciliation::default();
+    let mut seen = std::collections::HashSet::new();
+    let round_index = s.round().index;
+    for found in &report.found {
+        if !seen.insert(found.id.clone()) {
+            continue; // a pasted duplicate: the first occurrence locates it
+        }
+        match s.probes.iter_mut().find(|p| p.id == found.id) {
+            Some(probe) => {
+                probe.file = found.file.clone();
+                probe.line = Some(found.line);
+                probe.state = ProbeState::Live;
+                if probe.language.is_none() {
+                    probe.language = found.language.clone();
+                }
+            }
+            None => {
+                s.probes.push(Probe {
+                    id: found.id.clone(),
+                    file: found.file.clone(),
+                    line: Some(found.line),
+                    round: round_index,
+                    hypothesis_id: None,
+                    language: found.language.clone(),
+                    state: ProbeState::Live,
+                });
+                s.round_mut().probe_ids.push(found.id.clone());
+                outcome.adopted.push(found.id.clone());
+                // Keep issued ids unique even when a marker was written by hand.
+                if let Some(n) = found
+                    .id
+                    .strip_prefix('p')
+                    .and_then(|n| n.parse::<u32>().ok())
+                {
+                    s.next_probe = s.next_probe.max(n.saturating_add(1));
+                }
+            }
+        }
+    }
+    for probe in &mut s.probes {
+        if seen.contains(&probe.id) {
+            outcome.live.push(probe.id.clone());
+        } else if probe.state == ProbeState::Live && report.scope.covers(&probe.file) {
+            probe.state = ProbeState::Missing;
+            probe.line = None;
+            outcome.missing.push(probe.id.clone());
+        }
+    }
+    outcome
+}

@@ -1,0 +1,14 @@
+//! The pure core (DESIGN sections 2-5): no I/O, no async, no clock, no
+//! randomness. Time and ids are arguments, so every rule here is testable as a
+//! plain function.
+
+pub mod agents;
+pub mod context_sync;
+pub mod error;
+pub mod machine;
+pub mod model;
+pub mod progress;
+pub mod revival;
+pub mod run_id;
+pub mod text;
+pub mod turn;

@@ -1,0 +1,200 @@
+use super::{indented, RenderEnv, HAND_OFF_TOOL, HYPOTHESES_TOOL, SNIPPET_TOOL};
+use crate::core::machine::{
+    CleanupSummary, HandOffResult, Kickoff, Notice, Nudge, StopDecision, MAX_CLEANUP_NUDGES,
+    MAX_HANDOFF_NUDGES,
+};
+use crate::core::model::{DebugSession, HandoffMode, Probe};
+use crate::core::text::MAX_LISTED_PROBES;
+use std::fmt::Write;
+
+/// The reason a blocked stop sends back to the model.
+pub fn nudge_reason(session: &DebugSession, nudge: &Nudge) -> String {
+    match nudge {
+        Nudge::Handoff { attempt } => {
+            let n = session.round().index;
+            let mut text = format!(
+                "Round {n} is still yours: you stopped without calling {HAND_OFF_TOOL}, so the \
+                 user has no Proceed button and nothing was handed over. Call {HAND_OFF_TOOL} now \
+                 with numbered reproduction steps and your evidence plan, or keep working with \
+                 tools. Do not answer with prose alone."
+            );
+            if *attempt >= MAX_HANDOFF_NUDGES {
+                text.push_str(
+                    " This is the last reminder: if you stop again, the sidecar closes the round \
+                     as incomplete and the user gets no steps from you.",
+                );
+            }
+            text
+        }
+        Nudge::Cleanup { attempt, remaining } => format!(
+            "Cleanup is not finished: {} probe(s) are still on disk:\n{}\nDelete each block from \
+             its `#region debug-probe` line through its `#endregion debug-probe` line, then stop. \
+             (Reminder {attempt} of {MAX_CLEANUP_NUDGES}.)",
+            remaining.len(),
+            probe_lines(remaining)
+        ),
+    }
+}
+
+/// The text a harness shows the model for a blocked stop; None to allow.
+pub fn stop_reason(session: Option<&DebugSession>, decision: &StopDecision) -> Option<String> {
+    match (decision, session) {
+        (StopDecision::Block { nudge }, Some(session)) => Some(nudge_reason(session, nudge)),
+        _ => None,
+    }
+}
+
+/// What the user is told when the agent is allowed to stop with something to say.
+pub fn notice(notice: &Notice, round: u32) -> String {
+    match notice {
+        Notice::ClosedIncomplete { agent_spoke } => {
+            let said = if *agent_spoke {
+                "The agent stopped without handing the round over"
+            } else {
+                "The agent stopped without a word and without handing the round over"
+            };
+            format!(
+                "{said}, so the sidecar closed round {round} for it. Reproduce the problem and \
+                 press Proceed, press Mark fixed if it is gone, or reply to the agent."
+            )
+        }
+        Notice::CleanupVerified(summary) => cleanup_summary(summary),
+        Notice::CleanupUnfinished { remaining } => format!(
+            "Cleanup stopped with {} probe(s) still on disk:\n{}\nRemove them by hand or ask the \
+             agent again; `debug-sidecar check` lists them. Abort ends the session.",
+            remaining.len(),
+            probe_lines(remaining)
+        ),
+    }
+}
+
+fn cleanup_summary(summary: &CleanupSummary) -> String {
+    let lines: u64 = summary.runs.iter().map(|r| r.lines).sum();
+    let mut out = format!(
+        "Cleanup verified: no probe of this session is left on disk. The debug session ended \
+         after {} round(s) and {} run(s) ({lines} log line(s)); {} probe(s) removed.\nProblem: {}",
+        summary.rounds,
+        summary.runs.len(),
+        summary.probes_removed,
+        summary.problem.lines().next().unwrap_or_default()
+    );
+    for h in &summary.hypotheses {
+        let _ = write!(out, "\n  {} {}: {}", h.id, h.status.as_str(), h.statement);
+    }
+    out
+}
+
+/// The result of the hand-off tool: the new state and what to do next.
+pub fn hand_off_result(session: &DebugSession, result: &HandOffResult) -> String {
+    let n = session.round().index;
+    match result {
+        HandOffResult::Accepted { mode } => {
+            let ask = match mode {
+                HandoffMode::Question => "your question",
+                _ => "the steps",
+            };
+            format!(
+                "Round {n} handed to the user ({}); stage is now user_turn. They see {ask} with \
+                 Proceed and Mark fixed buttons. Write one short line telling them what to do, \
+                 then end your turn. Do not read logs or change code until they press Proceed.",
+                mode.as_str()
+            )
+        }
+        HandOffResult::RefusedNoProbes => format!(
+            "Hand-off refused: your plan declares runtime_probe, but no probe is on disk. Insert \
+             the probes first ({SNIPPET_TOOL} returns a ready block for each file), then call \
+             {HAND_OFF_TOOL} again. If you decided not to instrument, drop runtime_probe from \
+             the plan. Round {n} is still yours."
+        ),
+    }
+}
+
+/// The message that starts the model's turn after a user command.
+pub fn kickoff(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> String {
+    match kickoff {
+        Kickoff::Start => format!(
+            "Debug Mode is on. The problem:\n{}\n\nWork from runtime evidence, not guesses:\n\
+             1. Read the relevant code. Write 3-5 precise, testable hypotheses and record them \
+             with {HYPOTHESES_TOOL}.\n\
+             2. Instrument: insert 2-6 probes, each tagged with the hypothesis it tests, using \
+             the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers.\n\
+             3. Call {HAND_OFF_TOOL} with numbered reproduction steps and an evidence plan, \
+             then stop. The user reproduces and presses Proceed.\n\
+             Do not fix anything until the logs confirm a hypothesis.",
+            indented(&session.problem, "  ")
+        ),
+        Kickoff::Proceed { closed_round } => proceed_kickoff(session, closed_round, env),
+        Kickoff::Done => {
+            let live: Vec<Probe> = session.live_probes().cloned().collect();
+            let list = if live.is_empty() {
+                "The ledger shows no probe on disk; check for any you inserted that it missed."
+                    .to_string()
+            } else {
+                format!("Probes on disk ({}):\n{}", live.len(), probe_lines(&live))
+            };
+            format!(
+                "The user marked the bug fixed. Clean up now: delete every probe block from its \
+                 `#region debug-probe` line through its `#endregion debug-probe` line, and revert \
+                 edits made only for rejected hypotheses. Keep the fix.\n{list}\nThen summarise in \
+                 a few lines: root cause, fix, evidence. The sidecar rescans when you stop and \
+                 ends the session once no probe is left."
+            )
+        }
+    }
+}
+
+fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -> String {
+    let closed = session
+        .rounds
+        .iter()
+        .rev()
+        .find(|r| r.index == closed_round);
+    let run_id = closed.map(|r| r.run_id.as_str()).unwrap_or("(unknown)");
+    let lines = session.run(run_id).map_or(0, |r| r.lines);
+    let file = env
+        .log_file(run_id)
+        .unwrap_or_else(|| "(no log file)".to_string());
+    let mut out = format!(
+        "The user reproduced and pressed Proceed. Run {run_id} of round {closed_round} logged \
+         {lines} line(s) to {file}. Round {} is yours now.\n",
+        session.round().index
+    );
+    if lines == 0 {
+        out.push_str(
+            "No line arrived. Before anything else, find out why: the probed code did not run, \
+             the program was not rebuilt or restarted, or a probe is not on disk.\n",
+        );
+    }
+    let notes: Vec<_> = session
+        .observations
+        .iter()
+        .filter(|o| o.round == closed_round)
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("The user reported:\n");
+        for o in notes {
+            let _ = writeln!(out, "{}", indented(&o.text, "  > "));
+        }
+    }
+    let _ = write!(
+        out,
+        "1. Read the evidence with read_logs or log_summary for that run.\n\
+         2. Mark each hypothesis confirmed, rejected or inconclusive with {HYPOTHESES_TOOL}, \
+         citing log lines.\n\
+         3. If one is confirmed, fix it, keep the probes, and hand off again so the user \
+         verifies the fix. Otherwise refine the hypotheses, add probes and hand off again."
+    );
+    out
+}
+
+fn probe_lines(probes: &[Probe]) -> String {
+    let mut lines: Vec<String> = probes
+        .iter()
+        .take(MAX_LISTED_PROBES)
+        .map(|p| format!("  {} {}", p.id, p.location()))
+        .collect();
+    if probes.len() > MAX_LISTED_PROBES {
+        lines.push(format!("  +{} more", probes.len() - MAX_LISTED_PROBES));
+    }
+    lines.join("\n")
+}

@@ -1,0 +1,46 @@
+//! Everything the model (and, for notices, the user) is told (DESIGN section 4).
+//! Rendering is pure; the paths it mentions come in through `RenderEnv`.
+
+mod blackboard;
+mod briefing;
+mod messages;
+
+pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
+pub use briefing::briefing;
+pub use messages::{hand_off_result, kickoff, notice, nudge_reason, stop_reason};
+
+use std::path::Path;
+
+/// The name the agent's hand-off tool has in every face.
+pub const HAND_OFF_TOOL: &str = "hand_off_to_user";
+pub const SNIPPET_TOOL: &str = "probe_snippet";
+pub const HYPOTHESES_TOOL: &str = "record_hypotheses";
+
+/// Where things live, as the workspace layer sees them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderEnv {
+    /// Absolute directory holding `<runId>.jsonl` files.
+    pub runs_dir: Option<String>,
+    /// Loopback URL for browser JavaScript, when the ingest server runs.
+    pub ingest_url: Option<String>,
+}
+
+impl RenderEnv {
+    pub fn log_file(&self, run_id: &str) -> Option<String> {
+        let dir = self.runs_dir.as_ref()?;
+        Some(
+            Path::new(dir)
+                .join(format!("{run_id}.jsonl"))
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+/// Indent every line of a free text so it reads as one block under a heading.
+fn indented(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|line| format!("{prefix}{line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

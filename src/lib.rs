@@ -1,0 +1,7 @@
+//! debug-sidecar: a disciplined Debug Mode for coding agents.
+//!
+//! Layers, imports pointing downward only: `core` (pure domain) ->
+//! `workspace` (I/O) -> `engine` (single owner of state) -> faces (`cli`, ...).
+
+pub mod cli;
+pub mod core;

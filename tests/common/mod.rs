@@ -1,0 +1,160 @@
+//! Builders shared by the core tests: sessions are made by applying real
+//! commands, so fixtures can never hold a state the machine could not reach.
+#![allow(dead_code)]
+
+use debug_sidecar::core::machine::*;
+use debug_sidecar::core::model::*;
+use debug_sidecar::core::text::RenderEnv;
+
+pub const T0: u64 = 1_764_000_000_000;
+
+pub fn env() -> RenderEnv {
+    RenderEnv {
+        runs_dir: Some("/home/ada/shop/.debug-sidecar/sessions/default/runs".into()),
+        ingest_url: Some("http://127.0.0.1:7242/ingest/3f9c2a".into()),
+    }
+}
+
+pub fn step(state: &DebugState, command: Command) -> (DebugState, Vec<Effect>) {
+    let t = apply(state, command.clone(), T0 + 1000)
+        .unwrap_or_else(|e| panic!("{command:?} refused: {e}"));
+    (t.state, t.effects)
+}
+
+pub fn run(state: DebugState, commands: Vec<Command>) -> DebugState {
+    commands.into_iter().fold(state, |s, c| step(&s, c).0)
+}
+
+pub fn session(state: &DebugState) -> &DebugSession {
+    state.session().expect("an active session")
+}
+
+pub fn started() -> DebugState {
+    apply(
+        &DebugState::Inactive,
+        Command::Start {
+            problem: "Checkout total ignores the 10% discount for 3-item carts.".into(),
+        },
+        T0,
+    )
+    .unwrap()
+    .state
+}
+
+pub fn hypotheses() -> Vec<Hypothesis> {
+    vec![
+        Hypothesis {
+            id: "H1".into(),
+            statement: "The discount threshold compares with > instead of >=.".into(),
+            status: HypothesisStatus::Open,
+            evidence: vec![],
+        },
+        Hypothesis {
+            id: "H2".into(),
+            statement: "Prices arrive as strings and are concatenated.".into(),
+            status: HypothesisStatus::Open,
+            evidence: vec![],
+        },
+    ]
+}
+
+pub fn register(file: &str, hypothesis: &str) -> Command {
+    Command::RegisterProbe(ProbeRequest {
+        file: file.into(),
+        hypothesis_id: Some(hypothesis.into()),
+        language: Some("shell".into()),
+    })
+}
+
+/// A scan that finds the given probe ids, each in its ledger file at line 10*n.
+pub fn scan_finding(state: &DebugState, ids: &[&str]) -> Command {
+    let s = session(state);
+    let found = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let file = s
+                .probes
+                .iter()
+                .find(|p| p.id == *id)
+                .map(|p| p.file.clone())
+                .unwrap_or_else(|| "src/adopted.sh".into());
+            FoundProbe {
+                id: id.to_string(),
+                file,
+                line: 10 * (i as u32 + 1),
+                language: Some("shell".into()),
+            }
+        })
+        .collect();
+    Command::ProbeScan(ScanReport {
+        scope: ScanScope::Workspace,
+        found,
+    })
+}
+
+/// Started, hypotheses recorded, `n` probes issued and found on disk.
+pub fn instrumented(n: usize) -> DebugState {
+    let mut state = run(started(), vec![Command::RecordHypotheses(hypotheses())]);
+    for i in 0..n {
+        let h = if i % 2 == 0 { "H1" } else { "H2" };
+        state = step(&state, register(&format!("src/cart_{i}.sh"), h)).0;
+    }
+    let ids: Vec<String> = session(&state)
+        .probes
+        .iter()
+        .map(|p| p.id.clone())
+        .collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let scan = scan_finding(&state, &ids);
+    step(&state, scan).0
+}
+
+pub fn probe_plan() -> Vec<EvidenceRequest> {
+    vec![EvidenceRequest {
+        id: "e1".into(),
+        method: EvidenceMethod::RuntimeProbe,
+        instructions: vec!["Probes p1-p2 record count and total before the discount.".into()],
+        artifact_hint: None,
+    }]
+}
+
+pub fn user_plan() -> Vec<EvidenceRequest> {
+    vec![
+        EvidenceRequest {
+            id: "e1".into(),
+            method: EvidenceMethod::RuntimeProbe,
+            instructions: vec!["Probes record count and total.".into()],
+            artifact_hint: None,
+        },
+        EvidenceRequest {
+            id: "e2".into(),
+            method: EvidenceMethod::UserReport,
+            instructions: vec!["Tell me the total the page shows.".into()],
+            artifact_hint: None,
+        },
+        EvidenceRequest {
+            id: "e3".into(),
+            method: EvidenceMethod::UserArtifact,
+            instructions: vec!["Attach a screenshot of the cart.".into()],
+            artifact_hint: Some("screenshot".into()),
+        },
+    ]
+}
+
+pub fn hand_off(mode: HandoffMode, plan: Option<Vec<EvidenceRequest>>) -> Command {
+    Command::HandOff(HandOff {
+        mode: Some(mode),
+        steps: vec![
+            "Run `sh checkout.sh 1000 2000 3000`.".into(),
+            "Note the total it prints.".into(),
+        ],
+        plan,
+        hypotheses: None,
+        message: Some("Does the total include the discount?".into()),
+    })
+}
+
+pub fn handed_off(n: usize, mode: HandoffMode) -> DebugState {
+    run(instrumented(n), vec![hand_off(mode, Some(probe_plan()))])
+}

@@ -1,0 +1,182 @@
+//! Property tests over arbitrary sequences of commands and harness events.
+
+mod common;
+
+use common::*;
+use debug_sidecar::core::machine::*;
+use debug_sidecar::core::model::*;
+use debug_sidecar::core::revival::{load_live, persist};
+use debug_sidecar::core::text::{blackboard, briefing, kickoff, stop_reason};
+use proptest::prelude::*;
+
+fn mode() -> impl Strategy<Value = Option<HandoffMode>> {
+    prop::option::of(prop::sample::select(HandoffMode::ALL.to_vec()))
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![Just(String::new()), Just("  ".to_string()), "[a-z ]{1,12}"]
+}
+
+fn method() -> impl Strategy<Value = EvidenceMethod> {
+    prop::sample::select(EvidenceMethod::PRIORITY.to_vec())
+}
+
+fn plan() -> impl Strategy<Value = Option<Vec<EvidenceRequest>>> {
+    prop::option::of(prop::collection::vec(
+        (
+            prop::sample::select(vec!["e1", "e2", "e3", ""]),
+            method(),
+            prop::collection::vec(text(), 0..2),
+        )
+            .prop_map(|(id, method, instructions)| EvidenceRequest {
+                id: id.into(),
+                method,
+                instructions,
+                artifact_hint: None,
+            }),
+        0..3,
+    ))
+}
+
+fn probe_id() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["p1", "p2", "p3", "p7", "x"]).prop_map(str::to_string)
+}
+
+fn command() -> impl Strategy<Value = Command> {
+    prop_oneof![
+        text().prop_map(|problem| Command::Start { problem }),
+        (
+            mode(),
+            prop::collection::vec(text(), 0..3),
+            plan(),
+            prop::option::of(text())
+        )
+            .prop_map(|(mode, steps, plan, message)| Command::HandOff(HandOff {
+                mode,
+                steps,
+                plan,
+                hypotheses: None,
+                message,
+            })),
+        prop::option::of(text()).prop_map(|note| Command::Proceed(ProceedInput {
+            note,
+            ..ProceedInput::default()
+        })),
+        prop::option::of(text()).prop_map(|note| Command::Done { note }),
+        Just(Command::Abort),
+        Just(Command::Stop),
+        Just(Command::Stop),
+        Just(Command::AssistantMessage),
+        prop::sample::select(vec!["Edit", "Read", "Bash"])
+            .prop_map(|t| Command::ToolCall { tool: t.into() }),
+        prop::sample::select(vec![TurnSource::User, TurnSource::Continuation])
+            .prop_map(Command::TurnStarted),
+        (text(), prop::option::of(Just("H1".to_string()))).prop_map(|(file, hypothesis_id)| {
+            Command::RegisterProbe(ProbeRequest {
+                file,
+                hypothesis_id,
+                language: None,
+            })
+        }),
+        (
+            prop::collection::vec((probe_id(), 1u32..50), 0..4),
+            any::<bool>()
+        )
+            .prop_map(|(found, whole)| {
+                Command::ProbeScan(ScanReport {
+                    scope: if whole {
+                        ScanScope::Workspace
+                    } else {
+                        ScanScope::Files(vec!["a.sh".into()])
+                    },
+                    found: found
+                        .into_iter()
+                        .map(|(id, line)| FoundProbe {
+                            id,
+                            file: "a.sh".into(),
+                            line,
+                            language: None,
+                        })
+                        .collect(),
+                })
+            }),
+        (prop::sample::select(vec!["H1", "H2", ""]), text()).prop_map(|(id, statement)| {
+            Command::RecordHypotheses(vec![Hypothesis {
+                id: id.into(),
+                statement,
+                status: HypothesisStatus::Open,
+                evidence: vec![],
+            }])
+        }),
+        text().prop_map(|text| Command::Observe(ObservationInput {
+            text,
+            request_ids: vec!["e1".into()]
+        })),
+        text().prop_map(|path| Command::Attach(ArtifactInput {
+            path,
+            request_id: Some("e2".into()),
+            kind: None
+        })),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn any_sequence_keeps_the_invariants(commands in prop::collection::vec(command(), 0..60)) {
+        let mut state = DebugState::Inactive;
+        let mut now = T0;
+        for command in commands {
+            now += 17;
+            // A refused command leaves `state` as it was (`apply` borrows it).
+            if let Ok(t) = apply(&state, command.clone(), now) {
+                for effect in &t.effects {
+                    if let Effect::Stop(decision) = effect {
+                        // A block always carries a reason the model can read.
+                        if matches!(decision, StopDecision::Block { .. }) {
+                            prop_assert!(stop_reason(t.state.session(), decision).is_some());
+                        }
+                    }
+                    if let (Effect::Kickoff(k), Some(s)) = (effect, t.state.session()) {
+                        prop_assert!(!kickoff(s, *k, &env()).is_empty());
+                    }
+                }
+                state = t.state;
+            }
+            prop_assert!(!user_commands(&state).is_empty(), "user stranded in {:?}", state);
+            if let Some(s) = state.session() {
+                prop_assert!(!s.rounds.is_empty());
+                let mut ids: Vec<_> = s.probes.iter().map(|p| p.id.as_str()).collect();
+                ids.sort();
+                let before = ids.len();
+                ids.dedup();
+                prop_assert_eq!(before, ids.len(), "probe ids must stay unique");
+                prop_assert_eq!(s.stage == Stage::UserTurn, s.round().handoff.is_some());
+                prop_assert!(s.round().nudges.handoff <= MAX_HANDOFF_NUDGES);
+                prop_assert!(s.round().nudges.probes <= MAX_PROBE_REFUSALS);
+                prop_assert!(s.cleanup_nudges <= MAX_CLEANUP_NUDGES);
+                prop_assert!(s.runs.iter().any(|r| r.id == s.round().run_id));
+                prop_assert!(!blackboard(s, &env()).is_empty());
+                prop_assert!(!briefing(s).is_empty());
+                // State handed between processes comes back exactly.
+                prop_assert_eq!(load_live(&persist(&state)), state.clone());
+            }
+        }
+    }
+
+    #[test]
+    fn the_agent_can_never_stop_forever_in_investigating(stops in 1usize..20, tool_between in any::<bool>()) {
+        let mut state = started();
+        for _ in 0..stops {
+            if tool_between {
+                state = step(&state, Command::ToolCall { tool: "Read".into() }).0;
+            }
+            state = step(&state, Command::Stop).0;
+        }
+        // At most MAX_HANDOFF_NUDGES blocks; then the round is closed for the user.
+        if stops > MAX_HANDOFF_NUDGES as usize {
+            prop_assert_eq!(state.stage(), Some(Stage::UserTurn));
+        }
+    }
+}

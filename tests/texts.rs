@@ -1,0 +1,273 @@
+//! Snapshots of every text the model or the user receives. Review each diff
+//! as a reader of that text before accepting it.
+
+mod common;
+
+use common::*;
+use debug_sidecar::core::machine::*;
+use debug_sidecar::core::model::*;
+use debug_sidecar::core::text::*;
+
+fn board(state: &DebugState) -> String {
+    blackboard(session(state), &env())
+}
+
+#[test]
+fn blackboard_investigating_fresh() {
+    insta::assert_snapshot!(board(&started()));
+}
+
+#[test]
+fn blackboard_investigating_with_hypotheses_and_probes() {
+    let state = run(instrumented(3), vec![register("src/late.sh", "H2")]);
+    insta::assert_snapshot!(board(&state));
+}
+
+#[test]
+fn blackboard_user_turn_per_mode_without_plan() {
+    for mode in [
+        HandoffMode::Reproduce,
+        HandoffMode::Capture,
+        HandoffMode::Question,
+    ] {
+        let state = run(instrumented(1), vec![hand_off(mode, None)]);
+        insta::assert_snapshot!(
+            format!("blackboard_user_turn_{}", mode.as_str()),
+            board(&state)
+        );
+    }
+}
+
+#[test]
+fn blackboard_user_turn_incomplete() {
+    let state = run(
+        instrumented(1),
+        vec![
+            Command::Stop,
+            Command::ToolCall {
+                tool: "Read".into(),
+            },
+            Command::Stop,
+            Command::Stop,
+        ],
+    );
+    assert_eq!(
+        session(&state).round().handoff,
+        Some(HandoffMode::Incomplete)
+    );
+    insta::assert_snapshot!(board(&state));
+}
+
+#[test]
+fn blackboard_user_turn_with_plan_and_pending_user_actions() {
+    let state = run(
+        instrumented(2),
+        vec![
+            hand_off(HandoffMode::Capture, Some(user_plan())),
+            Command::Observe(ObservationInput {
+                text: "The page shows 60.00".into(),
+                request_ids: vec!["e2".into()],
+            }),
+        ],
+    );
+    insta::assert_snapshot!(board(&state));
+}
+
+#[test]
+fn blackboard_past_the_listing_limits() {
+    let mut state = instrumented(MAX_LISTED_PROBES + 5);
+    for i in 0..(MAX_LISTED_RUNS + 3) {
+        let run_id = session(&state).run_id().to_string();
+        state = run(
+            state,
+            vec![
+                Command::LogLines {
+                    run_id,
+                    lines: 10 * i as u64,
+                },
+                hand_off(HandoffMode::Reproduce, Some(probe_plan())),
+            ],
+        );
+        state = apply(
+            &state,
+            Command::Proceed(ProceedInput::default()),
+            T0 + 1_000 * (i as u64 + 2),
+        )
+        .unwrap()
+        .state;
+    }
+    insta::assert_snapshot!(board(&state));
+}
+
+#[test]
+fn blackboard_cleaning_up() {
+    let state = run(
+        handed_off(2, HandoffMode::Reproduce),
+        vec![Command::Done { note: None }],
+    );
+    insta::assert_snapshot!(board(&state));
+}
+
+#[test]
+fn blackboard_without_paths() {
+    insta::assert_snapshot!(blackboard(session(&started()), &RenderEnv::default()));
+}
+
+#[test]
+fn blackboard_stays_small_however_long_the_session_runs() {
+    let mut state = instrumented(200);
+    for i in 0..100u64 {
+        state = run(
+            state,
+            vec![hand_off(HandoffMode::Reproduce, Some(probe_plan()))],
+        );
+        state = apply(&state, Command::Proceed(ProceedInput::default()), T0 + i)
+            .unwrap()
+            .state;
+    }
+    let small = board(&instrumented(MAX_LISTED_PROBES)).len();
+    let long = board(&state).len();
+    assert!(
+        long < small + 1_000,
+        "{long} bytes against {small} at the limit"
+    );
+}
+
+#[test]
+fn hand_off_results() {
+    let accepted = handed_off(1, HandoffMode::Reproduce);
+    let question = run(instrumented(1), vec![hand_off(HandoffMode::Question, None)]);
+    let refused = run(
+        started(),
+        vec![hand_off(HandoffMode::Reproduce, Some(probe_plan()))],
+    );
+    let texts = [
+        hand_off_result(
+            session(&accepted),
+            &HandOffResult::Accepted {
+                mode: HandoffMode::Reproduce,
+            },
+        ),
+        hand_off_result(
+            session(&question),
+            &HandOffResult::Accepted {
+                mode: HandoffMode::Question,
+            },
+        ),
+        hand_off_result(session(&refused), &HandOffResult::RefusedNoProbes),
+    ];
+    insta::assert_snapshot!(texts.join("\n---\n"));
+}
+
+#[test]
+fn nudge_reasons() {
+    let state = instrumented(2);
+    let cleaning = run(instrumented(14), vec![Command::Done { note: None }]);
+    let remaining: Vec<Probe> = session(&cleaning).live_probes().cloned().collect();
+    let texts = [
+        nudge_reason(session(&state), &Nudge::Handoff { attempt: 1 }),
+        nudge_reason(session(&state), &Nudge::Handoff { attempt: 2 }),
+        nudge_reason(
+            session(&cleaning),
+            &Nudge::Cleanup {
+                attempt: 1,
+                remaining: remaining[..2].to_vec(),
+            },
+        ),
+        nudge_reason(
+            session(&cleaning),
+            &Nudge::Cleanup {
+                attempt: 3,
+                remaining,
+            },
+        ),
+    ];
+    insta::assert_snapshot!(texts.join("\n---\n"));
+}
+
+#[test]
+fn notices_and_cleanup_summary() {
+    let mut state = run(
+        handed_off(2, HandoffMode::Reproduce),
+        vec![Command::Done { note: None }],
+    );
+    let remaining: Vec<Probe> = session(&state).live_probes().cloned().collect();
+    let mut hypotheses = hypotheses();
+    hypotheses[0].status = HypothesisStatus::Confirmed;
+    hypotheses[1].status = HypothesisStatus::Rejected;
+    state = run(state, vec![Command::RecordHypotheses(hypotheses)]);
+    let scan = scan_finding(&state, &[]);
+    let t = apply(&run(state, vec![scan]), Command::Stop, T0 + 9).unwrap();
+    let Some(Effect::Stop(StopDecision::Allow {
+        notice: Some(verified),
+    })) = t.effects.first()
+    else {
+        panic!("cleanup verified")
+    };
+    let texts = [
+        notice(&Notice::ClosedIncomplete { agent_spoke: true }, 2),
+        notice(&Notice::ClosedIncomplete { agent_spoke: false }, 1),
+        notice(&Notice::CleanupUnfinished { remaining }, 3),
+        notice(verified, 3),
+    ];
+    insta::assert_snapshot!(texts.join("\n---\n"));
+}
+
+#[test]
+fn kickoffs() {
+    let start = started();
+    let state = handed_off(2, HandoffMode::Reproduce);
+    let run_id = session(&state).run_id().to_string();
+    let proceeded = run(
+        state,
+        vec![
+            Command::LogLines { run_id, lines: 14 },
+            Command::Proceed(ProceedInput {
+                note: Some("It printed total: 6000.\nExpected 5400.".into()),
+                ..ProceedInput::default()
+            }),
+        ],
+    );
+    let silent = run(
+        handed_off(1, HandoffMode::Reproduce),
+        vec![Command::Proceed(ProceedInput::default())],
+    );
+    let done = run(
+        handed_off(2, HandoffMode::Reproduce),
+        vec![Command::Done { note: None }],
+    );
+    let done_clean = run(
+        handed_off(0, HandoffMode::Reproduce),
+        vec![Command::Done { note: None }],
+    );
+    let texts = [
+        kickoff(session(&start), Kickoff::Start, &env()),
+        kickoff(
+            session(&proceeded),
+            Kickoff::Proceed { closed_round: 1 },
+            &env(),
+        ),
+        kickoff(
+            session(&silent),
+            Kickoff::Proceed { closed_round: 1 },
+            &env(),
+        ),
+        kickoff(session(&done), Kickoff::Done, &env()),
+        kickoff(session(&done_clean), Kickoff::Done, &env()),
+    ];
+    insta::assert_snapshot!(texts.join("\n---\n"));
+}
+
+#[test]
+fn briefings() {
+    let states = [
+        started(),
+        handed_off(1, HandoffMode::Reproduce),
+        handed_off(1, HandoffMode::Capture),
+        handed_off(1, HandoffMode::Question),
+        run(started(), vec![Command::Stop, Command::Stop]),
+        run(instrumented(1), vec![Command::Done { note: None }]),
+    ];
+    let texts: Vec<String> = states.iter().map(|s| briefing(session(s))).collect();
+    insta::assert_snapshot!(texts.join("\n---\n"));
+}
