@@ -5,3 +5,5 @@
 
 pub mod cli;
 pub mod core;
+pub mod engine;
+pub mod workspace;

@@ -6,6 +6,7 @@ pub mod agents;
 pub mod context_sync;
 pub mod error;
 pub mod machine;
+pub mod markers;
 pub mod model;
 pub mod progress;
 pub mod revival;

@@ -116,11 +116,14 @@ fn render_probes(out: &mut String, session: &DebugSession) {
 fn render_runs(out: &mut String, session: &DebugSession, env: &RenderEnv) {
     let current = session.run_id();
     let _ = writeln!(out, "\nCurrent run: {current}");
-    match env.log_file(current) {
+    match env.probe_log() {
         Some(path) => {
-            let _ = writeln!(out, "Log file (absolute path): {path}");
+            let _ = writeln!(
+                out,
+                "Probe log file (absolute path; always the current run): {path}"
+            );
         }
-        None => out.push_str("Log file: not created yet\n"),
+        None => out.push_str("Probe log file: not created yet\n"),
     }
     if let Some(url) = &env.ingest_url {
         let _ = writeln!(out, "Ingest URL (browser JavaScript only): {url}");

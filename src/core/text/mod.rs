@@ -25,7 +25,23 @@ pub struct RenderEnv {
     pub ingest_url: Option<String>,
 }
 
+/// The file probes append to: a link the workspace re-points at the current
+/// run's file whenever a run starts, so a probe placed in round 1 still logs
+/// into the right run during a verification round.
+pub const ACTIVE_LOG: &str = "active.jsonl";
+
 impl RenderEnv {
+    pub fn probe_log(&self) -> Option<String> {
+        let dir = self.runs_dir.as_ref()?;
+        Some(
+            Path::new(dir)
+                .join(ACTIVE_LOG)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+
+    /// The file holding one run's lines.
     pub fn log_file(&self, run_id: &str) -> Option<String> {
         let dir = self.runs_dir.as_ref()?;
         Some(
