@@ -83,7 +83,11 @@ mod tests {
     fn counts_terminated_and_unterminated_lines() {
         let dir = temp_dir("count");
         let file = dir.join("r.jsonl");
-        assert_eq!(count_lines(&file).unwrap(), 0, "a missing file has no lines");
+        assert_eq!(
+            count_lines(&file).unwrap(),
+            0,
+            "a missing file has no lines"
+        );
         fs::write(&file, "").unwrap();
         assert_eq!(count_lines(&file).unwrap(), 0);
         fs::write(&file, "{}\n{}\n").unwrap();

@@ -108,7 +108,11 @@ mod tests {
         fs::write(root.join("src/.gitignore"), "gen/\n").unwrap();
         fs::write(root.join(".debug-sidecar/c.js"), block).unwrap();
         fs::write(root.join("bin.dat"), b"\0# #region debug-probe p7 me").unwrap();
-        fs::write(root.join("other.py"), "# #region debug-probe p2 someone-else\n").unwrap();
+        fs::write(
+            root.join("other.py"),
+            "# #region debug-probe p2 someone-else\n",
+        )
+        .unwrap();
         fs::write(
             root.join("half.py"),
             "# #region debug-probe p3 me\nx = 1\n# #endregion debug-probe p4\n",
