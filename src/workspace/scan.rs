@@ -70,19 +70,21 @@ fn scan_text(
             Some(Marker::Start {
                 probe_id,
                 session_tag: tag,
-            }) if tag == session_tag => {
-                found.push(FoundProbe {
-                    id: probe_id.clone(),
-                    file: file.to_string(),
-                    line: number,
-                    language: None,
-                });
+            }) => {
+                if tag == session_tag {
+                    found.push(FoundProbe {
+                        id: probe_id.clone(),
+                        file: file.to_string(),
+                        line: number,
+                        language: None,
+                    });
+                }
+                // Every session's starts, so another session's end is not
+                // mistaken for a half-removed block.
                 open.insert(probe_id, number);
             }
-            Some(Marker::End { probe_id }) => {
-                if open.remove(&probe_id).is_none() {
-                    half_removed.push((file.to_string(), number, probe_id));
-                }
+            Some(Marker::End { probe_id }) if open.remove(&probe_id).is_none() => {
+                half_removed.push((file.to_string(), number, probe_id));
             }
             _ => {}
         }
@@ -110,7 +112,7 @@ mod tests {
         fs::write(root.join("bin.dat"), b"\0# #region debug-probe p7 me").unwrap();
         fs::write(
             root.join("other.py"),
-            "# #region debug-probe p2 someone-else\n",
+            "# #region debug-probe p2 someone-else\n# #endregion debug-probe p2\n",
         )
         .unwrap();
         fs::write(
