@@ -39,6 +39,21 @@ fn blackboard_user_turn_per_mode_without_plan() {
 }
 
 #[test]
+fn blackboard_user_turn_per_mode_with_plan() {
+    for mode in [
+        HandoffMode::Reproduce,
+        HandoffMode::Capture,
+        HandoffMode::Question,
+    ] {
+        let state = run(instrumented(1), vec![hand_off(mode, Some(probe_plan()))]);
+        insta::assert_snapshot!(
+            format!("blackboard_user_turn_{}_with_plan", mode.as_str()),
+            board(&state)
+        );
+    }
+}
+
+#[test]
 fn blackboard_user_turn_incomplete() {
     let state = run(
         instrumented(1),
