@@ -124,14 +124,11 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
     ));
 
     heading("3. The agent stops without handing the round over");
-    let decision = stop(&mut engine, &mut clock)?;
-    if let StopDecision::Block { nudge } = &decision {
-        let session = engine.state().session().context("session ended early")?;
-        sidecar("stop blocked; the model is sent back with:");
-        tell_model("nudge", &text::nudge_reason(session, nudge));
-    } else {
-        bail!("the first early stop should have been blocked");
-    }
+    expect_nudge(
+        &mut engine,
+        &mut clock,
+        "stop blocked; the model is sent back with:",
+    )?;
 
     heading("4. The agent hands the round to the user");
     let steps = vec![
@@ -221,14 +218,11 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
     tell_model("kickoff", &kickoff_text(&engine, &effects));
 
     heading("8. Cleanup, verified against the ledger");
-    let decision = stop(&mut engine, &mut clock)?;
-    if let StopDecision::Block { nudge } = &decision {
-        let session = engine.state().session().context("session ended early")?;
-        sidecar("the agent stopped with a probe still on disk; sent back with:");
-        tell_model("nudge", &text::nudge_reason(session, nudge));
-    } else {
-        bail!("cleanup with a probe on disk should have been blocked");
-    }
+    expect_nudge(
+        &mut engine,
+        &mut clock,
+        "the agent stopped with a probe still on disk; sent back with:",
+    )?;
     remove_block(&program, &probe.id)?;
     agent(&format!("edit checkout.sh: removed the {} block", probe.id));
     engine.apply(
@@ -266,6 +260,17 @@ fn stop(engine: &mut Engine, clock: &mut Clock) -> anyhow::Result<StopDecision> 
             _ => None,
         })
         .context("stop gave no decision")
+}
+
+/// The agent stops and the sidecar must send it back; the demo fails otherwise.
+fn expect_nudge(engine: &mut Engine, clock: &mut Clock, what: &str) -> anyhow::Result<()> {
+    let StopDecision::Block { nudge } = stop(engine, clock)? else {
+        bail!("this stop should have been blocked");
+    };
+    let session = engine.state().session().context("session ended early")?;
+    sidecar(what);
+    tell_model("nudge", &text::nudge_reason(session, &nudge));
+    Ok(())
 }
 
 fn kickoff_text(engine: &Engine, effects: &[Effect]) -> String {
