@@ -11,5 +11,6 @@ pub mod model;
 pub mod progress;
 pub mod revival;
 pub mod run_id;
+pub mod snapshot;
 pub mod text;
 pub mod turn;
