@@ -6,4 +6,5 @@
 pub mod cli;
 pub mod core;
 pub mod engine;
+pub mod protocol;
 pub mod workspace;

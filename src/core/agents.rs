@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_AGENT_RECORDS: usize = 256;
 
 /// Lifecycle of a subagent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentStatus {
     Queued,
@@ -33,7 +33,7 @@ impl AgentStatus {
 ///
 /// Fields are public for reading; change `status`, times, `result` and
 /// `error` only through the `mark_*` methods so the stop guard holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRecord {
     pub id: String,
@@ -125,7 +125,7 @@ impl AgentRecord {
 }
 
 /// The kind of lifecycle event a harness reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentEventKind {
     Queued,
@@ -139,7 +139,7 @@ pub enum AgentEventKind {
 }
 
 /// One lifecycle event for a subagent, as sent by a harness.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentEvent {
     pub id: String,
@@ -155,7 +155,7 @@ pub struct AgentEvent {
 }
 
 /// All subagent records of a session, in order of first appearance.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRegistry {
     records: Vec<AgentRecord>,

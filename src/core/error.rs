@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// Every command a client can send, by its protocol name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum CommandName {
     Start,

@@ -16,7 +16,7 @@ pub const MAX_PROBE_REFUSALS: u32 = 1;
 pub const MAX_CLEANUP_NUDGES: u32 = 3;
 
 /// What the agent hands to the user.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HandOff {
     pub mode: Option<HandoffMode>,
@@ -26,7 +26,7 @@ pub struct HandOff {
     pub message: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ObservationInput {
     pub text: String,
@@ -34,7 +34,7 @@ pub struct ObservationInput {
     pub request_ids: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactInput {
     pub path: String,
@@ -42,7 +42,7 @@ pub struct ArtifactInput {
     pub kind: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProceedInput {
     pub note: Option<String>,
@@ -52,7 +52,7 @@ pub struct ProceedInput {
     pub artifacts: Vec<ArtifactInput>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeRequest {
     pub file: String,
@@ -61,7 +61,7 @@ pub struct ProbeRequest {
 }
 
 /// Who started an agent turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnSource {
     User,
@@ -69,7 +69,7 @@ pub enum TurnSource {
 }
 
 /// Our markers of this session that a scan found on disk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FoundProbe {
     pub id: String,
@@ -79,7 +79,7 @@ pub struct FoundProbe {
 }
 
 /// Which part of the disk a scan covered: probes outside it keep their state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", tag = "kind", content = "files")]
 pub enum ScanScope {
     Workspace,
@@ -95,7 +95,7 @@ impl ScanScope {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScanReport {
     pub scope: ScanScope,
@@ -153,7 +153,7 @@ impl Command {
 }
 
 /// Why the agent is sent back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Nudge {
     /// The round is still the agent's and it stopped without handing off.
@@ -163,7 +163,7 @@ pub enum Nudge {
 }
 
 /// What the user should hear when the agent is allowed to stop.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Notice {
     /// The agent stopped without closing the round; the sidecar closed it.
@@ -174,7 +174,7 @@ pub enum Notice {
     CleanupUnfinished { remaining: Vec<Probe> },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CleanupSummary {
     pub problem: String,
@@ -184,7 +184,7 @@ pub struct CleanupSummary {
     pub hypotheses: Vec<Hypothesis>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", tag = "decision")]
 pub enum StopDecision {
     Allow { notice: Option<Notice> },
@@ -192,7 +192,7 @@ pub enum StopDecision {
 }
 
 /// How the hand-off tool call went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum HandOffResult {
     Accepted {
@@ -203,7 +203,7 @@ pub enum HandOffResult {
 }
 
 /// What the transport, the workspace and the model must learn from a step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Effect {
     /// A run began: create its log file.
@@ -226,7 +226,7 @@ pub enum Effect {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Kickoff {
     Start,
@@ -237,7 +237,7 @@ pub enum Kickoff {
     Done,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Reconciliation {
     pub live: Vec<String>,

@@ -10,7 +10,7 @@ pub const STATE_VERSION: u32 = 3;
 
 /// Whose move it is, and nothing else. Command legality depends only on this,
 /// never on how well the agent followed the protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     Investigating,
@@ -33,7 +33,7 @@ impl Stage {
 /// How the round was handed to the user. Wording only: every mode is the same
 /// `user_turn` stage with the same legal commands, so a mode the agent got
 /// wrong can never make a legitimate user command illegal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HandoffMode {
     /// Run the reproduction steps so the probes record what happens.
@@ -65,7 +65,7 @@ impl HandoffMode {
 }
 
 /// How a piece of evidence is obtained, cheapest for the user first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EvidenceMethod {
     AgentInspection,
@@ -100,7 +100,7 @@ impl EvidenceMethod {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EvidenceRequest {
     /// Model-authored id, unique within a plan.
@@ -114,7 +114,7 @@ pub struct EvidenceRequest {
 }
 
 /// Something the user reported in words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Observation {
     pub text: String,
@@ -125,7 +125,7 @@ pub struct Observation {
 }
 
 /// A file the user supplied (screenshot, crash dump, HAR).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
     pub path: String,
@@ -137,7 +137,7 @@ pub struct Artifact {
     pub added_at: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HypothesisStatus {
     Open,
@@ -157,7 +157,7 @@ impl HypothesisStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Hypothesis {
     pub id: String,
@@ -170,7 +170,7 @@ pub struct Hypothesis {
 
 /// Where the ledger believes a probe is. The ledger is ground truth about the
 /// disk because only a scan moves a probe to `Live` or `Missing`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeState {
     /// A snippet was issued; no scan has seen it in a file yet.
@@ -181,7 +181,7 @@ pub enum ProbeState {
     Missing,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Probe {
     pub id: String,
@@ -208,7 +208,9 @@ impl Probe {
 }
 
 /// Separate budgets so a probe refusal never consumes the closing reminders.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct NudgeBudget {
     pub handoff: u32,
@@ -217,7 +219,7 @@ pub struct NudgeBudget {
 
 /// One evidence round. Everything scoped to a round lives here, so starting a
 /// round cannot forget to reset a field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Round {
     pub index: u32,
@@ -262,7 +264,7 @@ impl Round {
 }
 
 /// One run per round; its log file is named after the id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
     pub id: String,
@@ -271,7 +273,7 @@ pub struct Run {
     pub lines: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DebugSession {
     pub stage: Stage,

@@ -19,7 +19,7 @@ pub const BUBBLE_TTL_MS: u64 = 30_000;
 const MAX_ACTIVITY_CHARS: usize = 160;
 
 /// One todo item's state. Only `Completed` counts towards the percentage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
     Pending,
@@ -28,7 +28,7 @@ pub enum TodoStatus {
 }
 
 /// One entry of a harness's todo list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Todo {
     pub content: String,
@@ -38,7 +38,7 @@ pub struct Todo {
 }
 
 /// Where a goal stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GoalStatus {
     Active,
@@ -47,7 +47,7 @@ pub enum GoalStatus {
 }
 
 /// A harness's current goal with its optional round budget.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Goal {
     pub objective: String,
@@ -58,7 +58,7 @@ pub struct Goal {
 }
 
 /// Which rule produced a bubble.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BubbleKind {
     Blocked,
@@ -69,7 +69,7 @@ pub enum BubbleKind {
 
 /// What an editor shows for a session: a title, an optional measured
 /// percentage and an optional second line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Bubble {
     pub kind: BubbleKind,
@@ -87,7 +87,7 @@ pub struct Bubble {
 ///
 /// Invariant kept by the folds: `todos` is never `Some` of an empty list, and
 /// `activity` is only set while there is neither a todo list nor a goal.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressView {
     pub todos: Option<Vec<Todo>>,
@@ -103,7 +103,7 @@ impl ProgressView {
 }
 
 /// The visible bubble of one session changed; `bubble: None` means it is gone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BubbleChange {
     pub session_id: String,
@@ -352,7 +352,7 @@ pub fn bubble_for(view: &ProgressView) -> Option<Bubble> {
 }
 
 /// A published bubble and the moment it stops being visible.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct ShownBubble {
     bubble: Bubble,
@@ -365,7 +365,7 @@ impl ShownBubble {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct SessionProgress {
     session_id: String,
@@ -410,7 +410,7 @@ impl SessionProgress {
 /// - `turn_end` retires the bubble at once but keeps a todo/goal view for the
 ///   next `turn_start`; an activity-only session is deleted outright.
 /// - Every mutating call returns the visible-bubble changes a server must announce.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressTracker {
     /// Least recently touched first.

@@ -8,7 +8,7 @@ use super::model::{DebugState, EvidenceRequest, HandoffMode, Hypothesis, Probe, 
 use super::text::RenderEnv;
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
     pub session_id: String,
@@ -34,7 +34,7 @@ pub struct Snapshot {
     pub revision: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeSummary {
     /// Probes the last scan found on disk.

@@ -7,7 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 /// What the current turn is doing. `Idle` means no turn is running.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum TurnState {
     /// No turn is running; the user can type.
@@ -42,7 +44,7 @@ impl TurnState {
 }
 
 /// An observable event from the harness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum TurnEvent {
     /// A new user turn began.
@@ -83,7 +85,9 @@ pub fn next_turn_state(current: TurnState, event: TurnEvent) -> TurnState {
 
 /// Holds one session's turn state and reports only real changes, so a burst
 /// of identical deltas costs one notification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnTracker {
     state: TurnState,

@@ -1,0 +1,305 @@
+//! Protocol v1 (DESIGN section 8): every method as a type with its `METHOD`
+//! name, params and result, in one file. The JSON Schemas in
+//! `protocol/schema/` are generated from these types and a test fails when
+//! they drift. Only the types live here; the `serve` face that answers them
+//! is not built yet.
+
+use crate::core::agents::{AgentEventKind, AgentRecord};
+use crate::core::machine::{ArtifactInput, ObservationInput};
+use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Probe};
+use crate::core::progress::Bubble;
+use crate::core::snapshot::Snapshot;
+use crate::core::turn::TurnState;
+use schemars::{JsonSchema, Schema};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Kind {
+    /// Client to sidecar, answered.
+    Request,
+    /// Client to sidecar, not answered.
+    ClientNotification,
+    /// Sidecar to client.
+    ServerNotification,
+}
+
+/// One method of the protocol.
+pub trait Method {
+    const METHOD: &'static str;
+    const KIND: Kind;
+    type Params: JsonSchema;
+    type Result: JsonSchema;
+}
+
+macro_rules! methods {
+    ($($name:ident = $method:literal, $kind:ident, $params:ty => $result:ty;)*) => {
+        $(
+            pub enum $name {}
+            impl Method for $name {
+                const METHOD: &'static str = $method;
+                const KIND: Kind = Kind::$kind;
+                type Params = $params;
+                type Result = $result;
+            }
+        )*
+
+        /// Every method with its kind and the schemas of its params and result.
+        pub fn catalogue() -> Vec<MethodSpec> {
+            vec![$(MethodSpec {
+                method: $name::METHOD,
+                kind: $name::KIND,
+                params: schemars::schema_for!($params),
+                result: schemars::schema_for!($result),
+            }),*]
+        }
+    };
+}
+
+pub struct MethodSpec {
+    pub method: &'static str,
+    pub kind: Kind,
+    pub params: Schema,
+    pub result: Schema,
+}
+
+/// Every method takes an optional `sessionId`; without one the server uses
+/// the session from `initialize`, else the most recently active, else "default".
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionParams {
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StartParams {
+    pub session_id: Option<String>,
+    pub problem: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandOffParams {
+    pub session_id: Option<String>,
+    pub mode: HandoffMode,
+    pub steps: Vec<String>,
+    pub plan: Option<Vec<EvidenceRequest>>,
+    pub hypotheses: Option<Vec<Hypothesis>>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HandOffResult {
+    pub snapshot: Snapshot,
+    /// The text the hand-off tool returns to the model: the new state and what to do next.
+    pub tool_result: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProceedParams {
+    pub session_id: Option<String>,
+    pub note: Option<String>,
+    #[serde(default)]
+    pub observations: Vec<ObservationInput>,
+    #[serde(default)]
+    pub artifacts: Vec<ArtifactInput>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DoneParams {
+    pub session_id: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AbortResult {
+    pub snapshot: Snapshot,
+    /// Probes still on disk when the session was aborted.
+    pub leftover_probes: Vec<Probe>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextParams {
+    pub session_id: Option<String>,
+    /// The messages a harness is about to send; when given, the synced list is returned.
+    pub messages: Option<Vec<Value>>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextResult {
+    /// Always `debug-mode-context`.
+    pub custom_type: String,
+    /// The blackboard; null when no session is active.
+    pub content: Option<String>,
+    /// The synced list; null when it is unchanged (or none was given).
+    pub messages: Option<Vec<Value>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StopParams {
+    pub session_id: Option<String>,
+    pub last_assistant_message: Option<String>,
+    /// The harness's own "already blocked once" flag: a hint only, the
+    /// sidecar keeps its own budgets.
+    pub stop_hook_active: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Block,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StopResult {
+    pub decision: Decision,
+    /// For `block`: the text sent back to the model.
+    pub reason: Option<String>,
+    /// For `allow`: what to tell the user, if anything.
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObserveParams {
+    pub session_id: Option<String>,
+    pub text: String,
+    #[serde(default)]
+    pub request_ids: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStateResult {
+    pub session_id: String,
+    pub state: TurnState,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum TurnEventKind {
+    TurnStart,
+    Reasoning,
+    ToolCall,
+    Content,
+    TurnEnd,
+    Cancel,
+    Error,
+    /// A finished assistant message.
+    Message,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnSourceParam {
+    User,
+    Continuation,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnEventParams {
+    pub session_id: Option<String>,
+    pub kind: TurnEventKind,
+    /// For `toolCall`: the tool's name (edit tools trigger a probe rescan).
+    pub tool: Option<String>,
+    pub text: Option<String>,
+    /// For `turnStart`: a user-sourced start is the "user message arrived" event.
+    pub source: Option<TurnSourceParam>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TodosParams {
+    pub session_id: Option<String>,
+    /// Raw entries `{content, status, activeForm?}`; malformed ones are skipped.
+    pub todos: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GoalParams {
+    pub session_id: Option<String>,
+    /// `{objective, status, blockedReason?, roundsUsed?, roundBudget?}` or null to clear.
+    pub goal: Value,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActivityParams {
+    pub session_id: Option<String>,
+    pub phase: Option<String>,
+    pub line: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentEventParams {
+    pub session_id: Option<String>,
+    pub id: String,
+    pub kind: AgentEventKind,
+    #[serde(rename = "type")]
+    pub agent_type: Option<String>,
+    pub description: Option<String>,
+    pub result: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressChanged {
+    pub session_id: String,
+    pub bubble: Option<Bubble>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentChanged {
+    pub session_id: String,
+    pub record: AgentRecord,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentList {
+    pub session_id: String,
+    pub agents: Vec<AgentRecord>,
+}
+
+methods! {
+    Start = "debug/start", Request, StartParams => Snapshot;
+    HandOff = "debug/handOff", Request, HandOffParams => HandOffResult;
+    Proceed = "debug/proceed", Request, ProceedParams => Snapshot;
+    Done = "debug/done", Request, DoneParams => Snapshot;
+    Abort = "debug/abort", Request, SessionParams => AbortResult;
+    Status = "debug/status", Request, SessionParams => Snapshot;
+    Context = "debug/context", Request, ContextParams => ContextResult;
+    Stop = "debug/stop", Request, StopParams => StopResult;
+    Observe = "debug/observe", Request, ObserveParams => Snapshot;
+    TurnStateRequest = "turn/state", Request, SessionParams => TurnStateResult;
+    ProgressState = "progress/state", Request, SessionParams => Option<Bubble>;
+    AgentsList = "agents/list", Request, SessionParams => AgentList;
+    TurnEventNotification = "turn/event", ClientNotification, TurnEventParams => ();
+    ProgressTodos = "progress/todos", ClientNotification, TodosParams => ();
+    ProgressGoal = "progress/goal", ClientNotification, GoalParams => ();
+    ProgressActivity = "progress/activity", ClientNotification, ActivityParams => ();
+    AgentsEvent = "agents/event", ClientNotification, AgentEventParams => ();
+    StateChanged = "debug/stateChanged", ServerNotification, Snapshot => ();
+    TurnStateChanged = "turn/stateChanged", ServerNotification, TurnStateResult => ();
+    ProgressChangedNotification = "progress/changed", ServerNotification, ProgressChanged => ();
+    AgentsChanged = "agents/changed", ServerNotification, AgentChanged => ();
+}
