@@ -577,6 +577,7 @@ fn fresh_scans_come_before_decisions_that_read_the_disk() {
         &hand_off(HandoffMode::Reproduce, None)
     ));
     assert!(needs_fresh_scan(&started(), &Command::Abort));
+    assert!(!needs_fresh_scan(&started(), &Command::Done { note: None }));
     assert!(!needs_fresh_scan(&DebugState::Inactive, &Command::Abort));
 }
 

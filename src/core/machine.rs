@@ -300,7 +300,8 @@ pub fn needs_fresh_scan(state: &DebugState, command: &Command) -> bool {
             .flatten()
             .any(|r| r.method == EvidenceMethod::RuntimeProbe),
         Command::Stop => session.stage == Stage::CleaningUp,
-        Command::Abort | Command::Done { .. } => true,
+        // Done rescans through its own effect, before its kickoff is rendered.
+        Command::Abort => true,
         _ => false,
     }
 }
