@@ -104,10 +104,7 @@ impl Engine {
         }
         let outcome = scan::scan_workspace(&self.root, self.session_tag());
         self.half_removed = outcome.half_removed;
-        let Some(report) = outcome.report else {
-            return Ok(Reconciliation::default());
-        };
-        let transition = machine::apply(&self.state, Command::ProbeScan(report), now)?;
+        let transition = machine::apply(&self.state, Command::ProbeScan(outcome.report), now)?;
         self.state = transition.state;
         Ok(transition
             .effects

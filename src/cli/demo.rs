@@ -135,22 +135,17 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
         format!("Run `sh checkout.sh {}`.", ARGS.join(" ")),
         "Press Proceed.".to_string(),
     ];
-    let effects = engine.apply(
-        Command::HandOff(HandOff {
-            mode: Some(HandoffMode::Reproduce),
-            steps: steps.clone(),
-            plan: Some(vec![EvidenceRequest {
-                id: "e1".into(),
-                method: EvidenceMethod::RuntimeProbe,
-                instructions: vec!["p1 logs count and total before the check.".into()],
-                artifact_hint: None,
-            }]),
-            hypotheses: None,
-            message: None,
-        }),
-        clock.tick(),
+    hand_off(
+        &mut engine,
+        &mut clock,
+        steps.clone(),
+        Some(vec![EvidenceRequest {
+            id: "e1".into(),
+            method: EvidenceMethod::RuntimeProbe,
+            instructions: vec!["p1 logs count and total before the check.".into()],
+            artifact_hint: None,
+        }]),
     )?;
-    tool_result(&engine, &effects)?;
     editor(&engine);
     notification(&steps);
     tell_model(
@@ -191,20 +186,11 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
         },
         clock.tick(),
     )?;
-    let effects = engine.apply(
-        Command::HandOff(HandOff {
-            mode: Some(HandoffMode::Reproduce),
-            steps: vec![format!(
-                "Run `sh checkout.sh {}` again; it should print 5400.",
-                ARGS.join(" ")
-            )],
-            plan: None,
-            hypotheses: None,
-            message: None,
-        }),
-        clock.tick(),
-    )?;
-    tool_result(&engine, &effects)?;
+    let verify = format!(
+        "Run `sh checkout.sh {}` again; it should print 5400.",
+        ARGS.join(" ")
+    );
+    hand_off(&mut engine, &mut clock, vec![verify], None)?;
     editor(&engine);
 
     heading("7. The user verifies the fix and presses Mark fixed");
@@ -283,9 +269,25 @@ fn kickoff_text(engine: &Engine, effects: &[Effect]) -> String {
         .unwrap_or_default()
 }
 
-fn tool_result(engine: &Engine, effects: &[Effect]) -> anyhow::Result<()> {
+/// The agent calls the hand-off tool; the demo shows the tool result it gets.
+fn hand_off(
+    engine: &mut Engine,
+    clock: &mut Clock,
+    steps: Vec<String>,
+    plan: Option<Vec<EvidenceRequest>>,
+) -> anyhow::Result<()> {
+    let effects = engine.apply(
+        Command::HandOff(HandOff {
+            mode: Some(HandoffMode::Reproduce),
+            steps,
+            plan,
+            hypotheses: None,
+            message: None,
+        }),
+        clock.tick(),
+    )?;
     let session = engine.state().session().context("no session")?;
-    for effect in effects {
+    for effect in &effects {
         if let Effect::HandOff(result) = effect {
             agent("hand_off_to_user (reproduce)");
             tell_model("tool result", &text::hand_off_result(session, result));

@@ -194,7 +194,6 @@ fn revive_stage(record: &Map<String, Value>) -> (Stage, Option<HandoffMode>) {
     }
     match raw.as_str() {
         "cleaning_up" => (Stage::CleaningUp, None),
-        "user_turn" => (Stage::UserTurn, None),
         _ => (Stage::UserTurn, None),
     }
 }

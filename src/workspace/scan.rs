@@ -12,9 +12,9 @@ use std::path::Path;
 /// Directories that never hold the user's code.
 const SKIPPED_DIRS: &[&str] = &[".git", ".debug-sidecar"];
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanOutcome {
-    pub report: Option<ScanReport>,
+    pub report: ScanReport,
     /// Start markers without an end, or ends without a start: `(file, line, id)`.
     pub half_removed: Vec<(String, u32, String)>,
 }
@@ -48,10 +48,10 @@ pub fn scan_workspace(root: &Path, session_tag: &str) -> ScanOutcome {
         scan_text(&relative, &text, session_tag, &mut found, &mut half_removed);
     }
     ScanOutcome {
-        report: Some(ScanReport {
+        report: ScanReport {
             scope: ScanScope::Workspace,
             found,
-        }),
+        },
         half_removed,
     }
 }
@@ -124,7 +124,6 @@ mod tests {
         let outcome = scan_workspace(&root, "me");
         let mut found: Vec<_> = outcome
             .report
-            .unwrap()
             .found
             .into_iter()
             .map(|f| (f.file, f.line, f.id))
