@@ -7,4 +7,5 @@ pub mod cli;
 pub mod core;
 pub mod engine;
 pub mod protocol;
+pub mod rpc;
 pub mod workspace;

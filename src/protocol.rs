@@ -1,11 +1,11 @@
 //! Protocol v1 (DESIGN section 8): every method as a type with its `METHOD`
 //! name, params and result, in one file. The JSON Schemas in
 //! `protocol/schema/` are generated from these types and a test fails when
-//! they drift. Only the types live here; the `serve` face that answers them
-//! is not built yet.
+//! they drift. The `serve` face (`src/rpc`) answers them.
 
 use crate::core::agents::{AgentEventKind, AgentRecord};
-use crate::core::machine::{ArtifactInput, ObservationInput};
+use crate::core::harness::HarnessEventKind;
+use crate::core::machine::{ArtifactInput, ObservationInput, TurnSource};
 use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Probe};
 use crate::core::progress::Bubble;
 use crate::core::snapshot::Snapshot;
@@ -90,6 +90,25 @@ pub struct HandOffParams {
     pub plan: Option<Vec<EvidenceRequest>>,
     pub hypotheses: Option<Vec<Hypothesis>>,
     pub message: Option<String>,
+}
+
+/// A snapshot plus the message that starts the agent's next turn.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KickoffResult {
+    #[serde(flatten)]
+    pub snapshot: Snapshot,
+    /// The message a harness sends the model to start its turn (after start,
+    /// proceed and done); null when there is none.
+    pub kickoff: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordHypothesesParams {
+    pub session_id: Option<String>,
+    /// New hypotheses and updates of known ones (matched by `id`).
+    pub hypotheses: Vec<Hypothesis>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -189,37 +208,44 @@ pub struct TurnStateResult {
     pub label: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum TurnEventKind {
-    TurnStart,
-    Reasoning,
-    ToolCall,
-    Content,
-    TurnEnd,
-    Cancel,
-    Error,
-    /// A finished assistant message.
-    Message,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum TurnSourceParam {
-    User,
-    Continuation,
-}
-
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TurnEventParams {
     pub session_id: Option<String>,
-    pub kind: TurnEventKind,
+    pub kind: HarnessEventKind,
     /// For `toolCall`: the tool's name (edit tools trigger a probe rescan).
     pub tool: Option<String>,
     pub text: Option<String>,
     /// For `turnStart`: a user-sourced start is the "user message arrived" event.
-    pub source: Option<TurnSourceParam>,
+    pub source: Option<TurnSource>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProbeSnippetParams {
+    pub session_id: Option<String>,
+    /// The file the block goes into, relative to the workspace (or absolute inside it).
+    pub file: String,
+    pub hypothesis_id: Option<String>,
+    /// What the probe records, written into every line it logs.
+    pub message: Option<String>,
+    /// Overrides the language the file's extension names.
+    pub language: Option<String>,
+    /// Variables whose values go into the line's `data`.
+    #[serde(default)]
+    pub variables: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeSnippetResult {
+    /// The probe as the ledger now holds it (state `issued` until a scan finds it).
+    pub probe: Probe,
+    pub language: String,
+    /// The block to insert, markers included.
+    pub snippet: String,
+    /// The session's state after registering the probe.
+    pub snapshot: Snapshot,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -281,15 +307,17 @@ pub struct AgentList {
 }
 
 methods! {
-    Start = "debug/start", Request, StartParams => Snapshot;
+    Start = "debug/start", Request, StartParams => KickoffResult;
     HandOff = "debug/handOff", Request, HandOffParams => HandOffResult;
-    Proceed = "debug/proceed", Request, ProceedParams => Snapshot;
-    Done = "debug/done", Request, DoneParams => Snapshot;
+    Proceed = "debug/proceed", Request, ProceedParams => KickoffResult;
+    Done = "debug/done", Request, DoneParams => KickoffResult;
     Abort = "debug/abort", Request, SessionParams => AbortResult;
     Status = "debug/status", Request, SessionParams => Snapshot;
     Context = "debug/context", Request, ContextParams => ContextResult;
     Stop = "debug/stop", Request, StopParams => StopResult;
     Observe = "debug/observe", Request, ObserveParams => Snapshot;
+    RecordHypotheses = "debug/recordHypotheses", Request, RecordHypothesesParams => Snapshot;
+    ProbeSnippet = "debug/probeSnippet", Request, ProbeSnippetParams => ProbeSnippetResult;
     TurnStateRequest = "turn/state", Request, SessionParams => TurnStateResult;
     ProgressState = "progress/state", Request, SessionParams => Option<Bubble>;
     AgentsList = "agents/list", Request, SessionParams => AgentList;

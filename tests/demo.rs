@@ -35,13 +35,3 @@ fn demo_runs_a_whole_session_and_verifies_cleanup() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
-
-#[test]
-fn no_command_is_a_clear_error() {
-    let output = Command::new(env!("CARGO_BIN_EXE_debug-sidecar"))
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("no command given"));
-}

@@ -57,19 +57,81 @@ fn schemas_match_the_types() {
     );
 }
 
+fn readme() -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/README.md"))
+        .expect("protocol/README.md exists")
+}
+
 #[test]
-fn the_method_table_lists_every_method() {
-    let readme =
-        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/README.md"))
-            .expect("protocol/README.md exists");
-    let documented: BTreeSet<&str> = readme
+fn the_method_table_lists_every_method_with_its_kind() {
+    let readme = readme();
+    let documented: BTreeSet<(String, String)> = readme
         .lines()
         .filter_map(|line| line.strip_prefix("| `"))
-        .filter_map(|rest| rest.split('`').next())
+        .filter(|rest| rest.split('`').next().is_some_and(|m| m.contains('/')))
+        .map(|rest| {
+            let cells: Vec<&str> = rest.split('|').map(str::trim).collect();
+            (
+                cells[0].trim_end_matches('`').to_string(),
+                cells[1].to_string(),
+            )
+        })
         .collect();
-    let defined: BTreeSet<&str> = catalogue().iter().map(|s| s.method).collect();
+    let defined: BTreeSet<(String, String)> = catalogue()
+        .iter()
+        .map(|s| {
+            let kind = match s.kind {
+                Kind::Request => "request",
+                Kind::ClientNotification => "notification to the sidecar",
+                Kind::ServerNotification => "notification from the sidecar",
+            };
+            (s.method.to_string(), kind.to_string())
+        })
+        .collect();
     assert_eq!(
         documented, defined,
         "protocol/README.md's method table and src/protocol.rs differ"
     );
+}
+
+#[test]
+fn every_error_code_is_documented() {
+    use debug_sidecar::rpc::errors::*;
+    let readme = readme();
+    for code in [
+        PARSE_ERROR,
+        INVALID_REQUEST,
+        INVALID_PARAMS,
+        INTERNAL_ERROR,
+        ILLEGAL_COMMAND,
+        WORKSPACE_ERROR,
+        -32601,
+        -32002,
+    ] {
+        assert!(
+            readme.contains(&format!("| `{code}` |")),
+            "error code {code} is missing from protocol/README.md's error table"
+        );
+    }
+}
+
+#[test]
+fn the_documented_body_limit_is_the_real_one() {
+    let limit = debug_sidecar::rpc::framing::MAX_BODY;
+    assert!(
+        readme().contains(&format!("**8 MiB** ({} bytes)", group(limit))),
+        "protocol/README.md states a different body limit than {limit}"
+    );
+}
+
+fn group(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

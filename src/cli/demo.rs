@@ -1,18 +1,16 @@
 //! `debug-sidecar demo`: a whole scripted debug session on a bundled buggy
-//! shell program, printing what an editor would show and what the model would
-//! be told at each step. It checks its own outcome and exits 1 if the session
-//! did not end with cleanup verified.
+//! shell program. It starts `debug-sidecar serve` and drives it over stdio
+//! like an editor and an agent harness would, printing what the editor shows
+//! and what the model is told at each step. It checks its own outcome and
+//! exits 1 if the session did not end with cleanup verified.
 
-use crate::core::machine::*;
-use crate::core::model::*;
-use crate::core::text;
-use crate::engine::Engine;
-use crate::workspace::{runlog, snippet};
+use crate::rpc::client::Connection;
 use anyhow::{bail, Context};
+use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, ExitCode};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The bundled program: a checkout total that should take 10% off carts of
 /// three or more items, but compares with `-gt`.
@@ -45,14 +43,24 @@ pub fn run(keep: bool) -> anyhow::Result<ExitCode> {
     result
 }
 
+/// How long the demo waits for a notification the server owes it.
+const WAIT: Duration = Duration::from_secs(10);
+
 fn play(root: &Path) -> anyhow::Result<ExitCode> {
     let program = root.join("checkout.sh");
     fs::write(&program, PROGRAM)?;
-    let mut engine = Engine::new(root, &root.join(".debug-sidecar"), "demo");
-    let mut clock = Clock::new();
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    let mut server = Connection::spawn(&exe, root, false)
+        .with_context(|| format!("cannot start {} serve", exe.display()))?;
+    let init = server.initialize(root, json!({ "sessionId": "demo" }))?;
 
     println!("debug-sidecar demo: one debug session on a bundled buggy program");
     println!("workspace: {}", root.display());
+    println!(
+        "server:    {} serve (protocol v{}), driven over stdio like an editor would",
+        exe.display(),
+        init["capabilities"]["experimental"]["debugSidecar"]["protocolVersion"]
+    );
     let before = execute(&program)?;
     println!(
         "\n$ sh checkout.sh {}    # expected: total: 5400",
@@ -62,105 +70,97 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
 
     heading("1. The user starts Debug Mode");
     let problem = "`sh checkout.sh 1000 2000 3000` prints total: 6000; a 3-item cart should get 10% off (5400).";
-    let effects = engine.apply(
-        Command::Start {
-            problem: problem.into(),
-        },
-        clock.tick(),
-    )?;
-    editor(&engine);
-    tell_model("kickoff", &kickoff_text(&engine, &effects));
+    let started = call(&mut server, "debug/start", json!({ "problem": problem }))?;
+    editor(&started);
+    tell_model("kickoff", started["kickoff"].as_str().unwrap_or_default());
 
     heading("2. The agent records hypotheses and places a probe");
-    let hypotheses = vec![
+    let hypotheses = json!([
         hypothesis(
             "H1",
             "The discount check uses -gt, so exactly 3 items get no discount.",
+            "open"
         ),
         hypothesis(
             "H2",
             "The item count is wrong, so the check sees fewer than 3 items.",
+            "open"
         ),
-    ];
-    engine.apply(Command::RecordHypotheses(hypotheses.clone()), clock.tick())?;
+    ]);
+    call(
+        &mut server,
+        "debug/recordHypotheses",
+        json!({ "hypotheses": hypotheses }),
+    )?;
     agent("record_hypotheses H1, H2");
-    let effects = engine.apply(
-        Command::RegisterProbe(ProbeRequest {
-            file: "checkout.sh".into(),
-            hypothesis_id: Some("H1".into()),
-            language: Some("shell".into()),
+    let placed = call(
+        &mut server,
+        "debug/probeSnippet",
+        json!({
+            "file": "checkout.sh",
+            "hypothesisId": "H1",
+            "message": "count and total before the discount check",
+            "variables": ["count", "total"],
         }),
-        clock.tick(),
     )?;
-    let probe = effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::ProbeRegistered { probe } => Some(probe.clone()),
-            _ => None,
-        })
-        .context("the probe was not registered")?;
-    let env = engine.env();
-    let block = snippet::snippet(
-        "shell",
-        &snippet::SnippetInput {
-            probe: &probe,
-            session_id: engine.session_id(),
-            session_tag: engine.session_tag(),
-            log_file: &env.probe_log().context("no probe log")?,
-            message: "count and total before the discount check",
-            variables: &["count", "total"],
-        },
-    )?;
+    let probe_id = placed["probe"]["id"]
+        .as_str()
+        .context("no probe id")?
+        .to_string();
+    let block = placed["snippet"].as_str().context("no snippet")?;
     agent(&format!(
-        "probe_snippet checkout.sh (H1) -> {}; inserted above the discount check:",
-        probe.id
+        "probe_snippet checkout.sh (H1) -> {probe_id}; inserted above the discount check:"
     ));
-    quote(&block);
-    insert_before(&program, PROBE_ANCHOR, &block)?;
-    let reconciled = engine.rescan(clock.tick())?;
+    quote(block);
+    insert_before(&program, PROBE_ANCHOR, block)?;
+    edited(&mut server)?;
+    let scanned = server
+        .wait_for("debug/stateChanged", WAIT, |s| s["probes"]["live"] == 1)
+        .context("the scan after the edit did not find the probe")?;
     sidecar(&format!(
-        "scan: live {:?}, missing {:?}",
-        reconciled.live, reconciled.missing
+        "scan after the edit: {probe_id} live at {}",
+        scanned["probes"]["list"][0]["file"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+            + ":"
+            + &scanned["probes"]["list"][0]["line"].to_string()
     ));
 
     heading("3. The agent stops without handing the round over");
-    expect_nudge(
-        &mut engine,
-        &mut clock,
-        "stop blocked; the model is sent back with:",
-    )?;
+    expect_nudge(&mut server, "stop blocked; the model is sent back with:")?;
 
     heading("4. The agent hands the round to the user");
     let steps = vec![
         format!("Run `sh checkout.sh {}`.", ARGS.join(" ")),
         "Press Proceed.".to_string(),
     ];
-    hand_off(
-        &mut engine,
-        &mut clock,
-        steps.clone(),
-        Some(vec![EvidenceRequest {
-            id: "e1".into(),
-            method: EvidenceMethod::RuntimeProbe,
-            instructions: vec!["p1 logs count and total before the check.".into()],
-            artifact_hint: None,
-        }]),
-    )?;
-    editor(&engine);
-    notification(&steps);
+    let plan = json!([{
+        "id": "e1",
+        "method": "runtime_probe",
+        "instructions": [format!("{probe_id} logs count and total before the check.")],
+    }]);
+    let handed = hand_off(&mut server, &steps, Some(plan))?;
+    let closed_log = handed["logFile"]
+        .as_str()
+        .context("no log file")?
+        .to_string();
+    let closed_run = handed["runId"].as_str().unwrap_or_default().to_string();
+    editor(&handed);
+    notification(&handed);
+    let context = call(&mut server, "debug/context", json!({}))?;
     tell_model(
         "blackboard (the context message, every turn)",
-        &engine.blackboard().unwrap_or_default(),
+        context["content"].as_str().unwrap_or_default(),
     );
 
     heading("5. The user reproduces and presses Proceed");
     println!("$ sh checkout.sh {}", ARGS.join(" "));
     println!("{}", execute(&program)?);
-    let closed_run = current_run(&engine)?;
-    let effects = engine.apply(Command::Proceed(ProceedInput::default()), clock.tick())?;
-    editor(&engine);
-    tell_model("kickoff", &kickoff_text(&engine, &effects));
-    let lines = runlog::read_lines(&engine.run_file(&closed_run))?;
+    let proceeded = call(&mut server, "debug/proceed", json!({}))?;
+    editor(&proceeded);
+    tell_model("kickoff", proceeded["kickoff"].as_str().unwrap_or_default());
+    let lines = read_lines(Path::new(&closed_log))?;
     agent(&format!("read_logs {closed_run}:"));
     for line in &lines {
         quote(line);
@@ -173,25 +173,31 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
     }
 
     heading("6. The evidence confirms H1: the agent fixes it and asks for verification");
-    let mut confirmed = hypotheses;
-    confirmed[0].status = HypothesisStatus::Confirmed;
-    confirmed[0].evidence = vec![format!("{closed_run}: count=3 total=6000")];
-    confirmed[1].status = HypothesisStatus::Rejected;
-    engine.apply(Command::RecordHypotheses(confirmed), clock.tick())?;
+    let mut confirmed = hypothesis(
+        "H1",
+        "The discount check uses -gt, so exactly 3 items get no discount.",
+        "confirmed",
+    );
+    confirmed["evidence"] = json!([format!("{closed_run}: count=3 total=6000")]);
+    let rejected = hypothesis(
+        "H2",
+        "The item count is wrong, so the check sees fewer than 3 items.",
+        "rejected",
+    );
+    call(
+        &mut server,
+        "debug/recordHypotheses",
+        json!({ "hypotheses": [confirmed, rejected] }),
+    )?;
     replace_in(&program, BUG, FIX)?;
     agent("record_hypotheses H1 confirmed, H2 rejected; edit checkout.sh: -gt 3 -> -ge 3");
-    engine.apply(
-        Command::ToolCall {
-            tool: "Edit".into(),
-        },
-        clock.tick(),
-    )?;
+    edited(&mut server)?;
     let verify = format!(
         "Run `sh checkout.sh {}` again; it should print 5400.",
         ARGS.join(" ")
     );
-    hand_off(&mut engine, &mut clock, vec![verify], None)?;
-    editor(&engine);
+    let handed = hand_off(&mut server, &[verify], None)?;
+    editor(&handed);
 
     heading("7. The user verifies the fix and presses Mark fixed");
     let after = execute(&program)?;
@@ -199,119 +205,91 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
     if after != "total: 5400" {
         bail!("the fix did not work: {after}");
     }
-    let effects = engine.apply(Command::Done { note: None }, clock.tick())?;
-    editor(&engine);
-    tell_model("kickoff", &kickoff_text(&engine, &effects));
+    let done = call(&mut server, "debug/done", json!({}))?;
+    editor(&done);
+    tell_model("kickoff", done["kickoff"].as_str().unwrap_or_default());
 
     heading("8. Cleanup, verified against the ledger");
     expect_nudge(
-        &mut engine,
-        &mut clock,
+        &mut server,
         "the agent stopped with a probe still on disk; sent back with:",
     )?;
-    remove_block(&program, &probe.id)?;
-    agent(&format!("edit checkout.sh: removed the {} block", probe.id));
-    engine.apply(
-        Command::ToolCall {
-            tool: "Edit".into(),
-        },
-        clock.tick(),
-    )?;
-    let decision = stop(&mut engine, &mut clock)?;
-    match decision {
-        StopDecision::Allow {
-            notice: Some(notice @ Notice::CleanupVerified(_)),
-        } if *engine.state() == DebugState::Inactive => {
-            println!("\n{}", text::notice(&notice, 0));
+    remove_block(&program, &probe_id)?;
+    agent(&format!("edit checkout.sh: removed the {probe_id} block"));
+    edited(&mut server)?;
+    let stop = call(&mut server, "debug/stop", json!({}))?;
+    let status = call(&mut server, "debug/status", json!({}))?;
+    match stop["notice"].as_str() {
+        Some(notice) if stop["decision"] == "allow" && status["active"] == false => {
+            println!("\n{notice}");
         }
-        other => bail!("cleanup was not verified: {other:?}"),
+        _ => bail!("cleanup was not verified: {stop}"),
     }
+    editor(&status);
     let leftovers = fs::read_to_string(&program)?;
     if leftovers.contains("debug-probe") {
         bail!("a marker is still in checkout.sh");
+    }
+    let exit = server.shutdown()?;
+    if !exit.success() {
+        bail!("the server did not exit cleanly: {exit}");
     }
     println!("\nThe bug is fixed on evidence, and no probe was left behind.");
     Ok(ExitCode::SUCCESS)
 }
 
-fn stop(engine: &mut Engine, clock: &mut Clock) -> anyhow::Result<StopDecision> {
-    let effects = engine.apply(Command::Stop, clock.tick())?;
-    effects
-        .into_iter()
-        .find_map(|e| match e {
-            Effect::Stop(decision) => Some(decision),
-            _ => None,
-        })
-        .context("stop gave no decision")
+/// A request that must succeed.
+fn call(server: &mut Connection, method: &str, params: Value) -> anyhow::Result<Value> {
+    server
+        .request(method, params)
+        .with_context(|| format!("{method} failed"))
+}
+
+/// The harness reports an edit tool call: the sidecar rescans for probes.
+fn edited(server: &mut Connection) -> anyhow::Result<()> {
+    server.notify("turn/event", json!({ "kind": "toolCall", "tool": "Edit" }))?;
+    Ok(())
 }
 
 /// The agent stops and the sidecar must send it back; the demo fails otherwise.
-fn expect_nudge(engine: &mut Engine, clock: &mut Clock, what: &str) -> anyhow::Result<()> {
-    let StopDecision::Block { nudge } = stop(engine, clock)? else {
-        bail!("this stop should have been blocked");
-    };
-    let session = engine.state().session().context("session ended early")?;
+fn expect_nudge(server: &mut Connection, what: &str) -> anyhow::Result<()> {
+    let stop = call(server, "debug/stop", json!({}))?;
+    if stop["decision"] != "block" {
+        bail!("this stop should have been blocked: {stop}");
+    }
     sidecar(what);
-    tell_model("nudge", &text::nudge_reason(session, &nudge));
+    tell_model("nudge", stop["reason"].as_str().unwrap_or_default());
     Ok(())
-}
-
-fn kickoff_text(engine: &Engine, effects: &[Effect]) -> String {
-    let Some(session) = engine.state().session() else {
-        return String::new();
-    };
-    effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::Kickoff(k) => Some(text::kickoff(session, *k, &engine.env())),
-            _ => None,
-        })
-        .unwrap_or_default()
 }
 
 /// The agent calls the hand-off tool; the demo shows the tool result it gets.
+/// Returns the new snapshot.
 fn hand_off(
-    engine: &mut Engine,
-    clock: &mut Clock,
-    steps: Vec<String>,
-    plan: Option<Vec<EvidenceRequest>>,
-) -> anyhow::Result<()> {
-    let effects = engine.apply(
-        Command::HandOff(HandOff {
-            mode: Some(HandoffMode::Reproduce),
-            steps,
-            plan,
-            hypotheses: None,
-            message: None,
-        }),
-        clock.tick(),
+    server: &mut Connection,
+    steps: &[String],
+    plan: Option<Value>,
+) -> anyhow::Result<Value> {
+    let result = call(
+        server,
+        "debug/handOff",
+        json!({ "mode": "reproduce", "steps": steps, "plan": plan }),
     )?;
-    let session = engine.state().session().context("no session")?;
-    for effect in &effects {
-        if let Effect::HandOff(result) = effect {
-            agent("hand_off_to_user (reproduce)");
-            tell_model("tool result", &text::hand_off_result(session, result));
-        }
-    }
-    Ok(())
+    agent("hand_off_to_user (reproduce)");
+    tell_model(
+        "tool result",
+        result["toolResult"].as_str().unwrap_or_default(),
+    );
+    Ok(result["snapshot"].clone())
 }
 
-fn current_run(engine: &Engine) -> anyhow::Result<String> {
-    Ok(engine
-        .state()
-        .session()
-        .context("no session")?
-        .run_id()
-        .to_string())
+fn hypothesis(id: &str, statement: &str, status: &str) -> Value {
+    json!({ "id": id, "statement": statement, "status": status, "evidence": [] })
 }
 
-fn hypothesis(id: &str, statement: &str) -> Hypothesis {
-    Hypothesis {
-        id: id.into(),
-        statement: statement.into(),
-        status: HypothesisStatus::Open,
-        evidence: Vec::new(),
-    }
+fn read_lines(file: &Path) -> anyhow::Result<Vec<String>> {
+    let text =
+        fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    Ok(text.lines().map(str::to_string).collect())
 }
 
 fn execute(program: &Path) -> anyhow::Result<String> {
@@ -359,40 +337,51 @@ fn remove_block(file: &Path, probe_id: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The status bar an editor shows, from a snapshot.
+fn editor(snapshot: &Value) {
+    let line = if snapshot["active"] != true {
+        "Debug Mode off".to_string()
+    } else {
+        let turn = match snapshot["stage"].as_str() {
+            Some("investigating") => "agent investigating",
+            Some("user_turn") => "your turn",
+            Some("cleaning_up") => "agent cleaning up",
+            _ => "?",
+        };
+        format!(
+            "Debug: round {} · {} · {} probe(s) on disk · run {}",
+            snapshot["round"],
+            turn,
+            snapshot["probes"]["live"],
+            snapshot["runId"].as_str().unwrap_or_default()
+        )
+    };
+    println!("editor  ▸ [{line}]");
+}
+
+/// The notification an editor raises when the round becomes the user's.
+fn notification(snapshot: &Value) {
+    println!("editor  ▸ notification: Reproduce the problem:");
+    for (i, step) in snapshot["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        println!(
+            "            {}. {}",
+            i + 1,
+            step.as_str().unwrap_or_default()
+        );
+    }
+    println!("            [Proceed]  [Mark fixed]");
+}
+
 fn heading(title: &str) {
     println!(
         "\n── {title} {}",
         "─".repeat(70usize.saturating_sub(title.len()))
     );
-}
-
-fn editor(engine: &Engine) {
-    let line = match engine.state().session() {
-        None => "Debug Mode off".to_string(),
-        Some(s) => {
-            let turn = match s.stage {
-                Stage::Investigating => "agent investigating",
-                Stage::UserTurn => "your turn",
-                Stage::CleaningUp => "agent cleaning up",
-            };
-            format!(
-                "Debug: round {} · {} · {} probe(s) on disk · run {}",
-                s.round().index,
-                turn,
-                s.live_probe_count(),
-                s.run_id()
-            )
-        }
-    };
-    println!("editor  ▸ [{line}]");
-}
-
-fn notification(steps: &[String]) {
-    println!("editor  ▸ notification: Reproduce the problem:");
-    for (i, step) in steps.iter().enumerate() {
-        println!("            {}. {step}", i + 1);
-    }
-    println!("            [Proceed]  [Mark fixed]");
 }
 
 fn agent(action: &str) {
@@ -411,23 +400,6 @@ fn tell_model(what: &str, body: &str) {
 fn quote(body: &str) {
     for line in body.lines() {
         println!("          │ {line}");
-    }
-}
-
-/// Real milliseconds, but strictly increasing so run ids never collide.
-struct Clock(u64);
-
-impl Clock {
-    fn new() -> Self {
-        Clock(0)
-    }
-
-    fn tick(&mut self) -> u64 {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        self.0 = now.max(self.0 + 1);
-        self.0
     }
 }
 

@@ -18,6 +18,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve protocol v1 (LSP-framed JSON-RPC) on stdin/stdout for an editor
+    /// or a harness shim. This is what runs when no command is given.
+    Serve,
     /// Run a whole scripted debug session on a bundled buggy program and show
     /// what an editor would display and what the model would be told.
     Demo {
@@ -30,9 +33,11 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
-        None => {
-            eprintln!("debug-sidecar: no command given; try `debug-sidecar demo` or `--help`");
-            Ok(ExitCode::from(2))
+        Some(Command::Serve) | None => {
+            let code = crate::rpc::serve_stdio()?;
+            // Exit at once: the runtime's stdin reader is a blocking thread
+            // that would keep the process alive while the client holds the pipe.
+            std::process::exit(code)
         }
     }
 }

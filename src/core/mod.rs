@@ -5,12 +5,14 @@
 pub mod agents;
 pub mod context_sync;
 pub mod error;
+pub mod harness;
 pub mod machine;
 pub mod markers;
 pub mod model;
 pub mod progress;
 pub mod revival;
 pub mod run_id;
+pub mod session_id;
 pub mod snapshot;
 pub mod text;
 pub mod turn;

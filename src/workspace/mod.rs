@@ -1,5 +1,7 @@
-//! The I/O layer: run log files, the probe scan, snippet templates.
+//! The I/O layer: session state stores, run log files, the probe scan,
+//! snippet templates.
 
 pub mod runlog;
 pub mod scan;
 pub mod snippet;
+pub mod store;

@@ -5,7 +5,7 @@ use crate::core::markers::{end_marker, start_marker};
 use crate::core::model::Probe;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no probe snippet for language `{0}` yet")]
+#[error("no probe snippet for language `{0}` yet; supported: shell")]
 pub struct UnsupportedLanguage(pub String);
 
 pub struct SnippetInput<'a> {
@@ -16,6 +16,28 @@ pub struct SnippetInput<'a> {
     pub message: &'a str,
     /// Shell variable names whose values go into `data`.
     pub variables: &'a [&'a str],
+}
+
+/// The snippet language for a file: the requested one when given, else the
+/// one its extension names.
+pub fn language_for(
+    file: &str,
+    requested: Option<&str>,
+) -> Result<&'static str, UnsupportedLanguage> {
+    let name = match requested.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(requested) => requested.to_ascii_lowercase(),
+        None => std::path::Path::new(file)
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default(),
+    };
+    match name.as_str() {
+        "shell" | "sh" | "bash" => Ok("shell"),
+        "" => Err(UnsupportedLanguage(format!(
+            "(none: {file} has no extension)"
+        ))),
+        _ => Err(UnsupportedLanguage(name)),
+    }
 }
 
 pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, UnsupportedLanguage> {
@@ -62,4 +84,20 @@ fn json_safe(text: &str) -> String {
     text.chars()
         .filter(|c| !matches!(c, '"' | '\\' | '$' | '`' | '%') && !c.is_control())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_language_comes_from_the_request_or_the_extension() {
+        assert_eq!(language_for("run.sh", None), Ok("shell"));
+        assert_eq!(language_for("tool", Some("Bash")), Ok("shell"));
+        assert_eq!(
+            language_for("app.py", None),
+            Err(UnsupportedLanguage("py".into()))
+        );
+        assert!(language_for("Makefile", None).is_err());
+    }
 }

@@ -1,0 +1,121 @@
+//! What a harness reports about the agent's turn (`turn/event`, hook events),
+//! and what each report means to the turn-state reducer and to the debug
+//! session. Faces only parse; the meaning lives here.
+
+use super::machine::{Command, TurnSource};
+use super::turn::TurnEvent;
+use serde::{Deserialize, Serialize};
+
+/// The kinds of `turn/event`: the turn-state events of DESIGN section 5 plus
+/// `message`, a finished assistant message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum HarnessEventKind {
+    TurnStart,
+    Reasoning,
+    ToolCall,
+    Content,
+    TurnEnd,
+    Cancel,
+    Error,
+    /// A finished assistant message.
+    Message,
+}
+
+/// One report from a harness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HarnessEvent {
+    pub kind: HarnessEventKind,
+    /// For `toolCall`: the tool's name, when the harness knows it.
+    pub tool: Option<String>,
+    /// For `turnStart`: who started the turn. A start without a source is
+    /// taken as a continuation, so it never spends the user's budgets.
+    pub source: Option<TurnSource>,
+}
+
+impl HarnessEvent {
+    /// The turn-state event; a finished message changes no turn state.
+    pub fn turn_event(&self) -> Option<TurnEvent> {
+        Some(match self.kind {
+            HarnessEventKind::TurnStart => TurnEvent::TurnStart,
+            HarnessEventKind::Reasoning => TurnEvent::Reasoning,
+            HarnessEventKind::ToolCall => TurnEvent::ToolCall,
+            HarnessEventKind::Content => TurnEvent::Content,
+            HarnessEventKind::TurnEnd => TurnEvent::TurnEnd,
+            HarnessEventKind::Cancel => TurnEvent::Cancel,
+            HarnessEventKind::Error => TurnEvent::Error,
+            HarnessEventKind::Message => return None,
+        })
+    }
+
+    /// The debug-session command this report carries, if any: a turn start,
+    /// a finished assistant message, or a tool call that names its tool.
+    pub fn session_command(&self) -> Option<Command> {
+        match self.kind {
+            HarnessEventKind::TurnStart => Some(Command::TurnStarted(
+                self.source.unwrap_or(TurnSource::Continuation),
+            )),
+            HarnessEventKind::Message => Some(Command::AssistantMessage),
+            HarnessEventKind::ToolCall => self
+                .tool
+                .as_ref()
+                .filter(|tool| !tool.trim().is_empty())
+                .map(|tool| Command::ToolCall { tool: tool.clone() }),
+            _ => None,
+        }
+    }
+
+    /// Whether the progress bubble's turn begins or ends here.
+    pub fn progress_edge(&self) -> Option<bool> {
+        match self.kind {
+            HarnessEventKind::TurnStart => Some(true),
+            HarnessEventKind::TurnEnd | HarnessEventKind::Cancel | HarnessEventKind::Error => {
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: HarnessEventKind) -> HarnessEvent {
+        HarnessEvent {
+            kind,
+            tool: None,
+            source: None,
+        }
+    }
+
+    #[test]
+    fn a_start_without_source_is_a_continuation() {
+        assert_eq!(
+            event(HarnessEventKind::TurnStart).session_command(),
+            Some(Command::TurnStarted(TurnSource::Continuation))
+        );
+    }
+
+    #[test]
+    fn a_tool_call_without_a_name_is_only_a_turn_state_event() {
+        let mut call = event(HarnessEventKind::ToolCall);
+        assert_eq!(call.session_command(), None);
+        assert_eq!(call.turn_event(), Some(TurnEvent::ToolCall));
+        call.tool = Some("Edit".into());
+        assert_eq!(
+            call.session_command(),
+            Some(Command::ToolCall {
+                tool: "Edit".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_finished_message_moves_no_turn_state() {
+        let message = event(HarnessEventKind::Message);
+        assert_eq!(message.turn_event(), None);
+        assert_eq!(message.session_command(), Some(Command::AssistantMessage));
+        assert_eq!(message.progress_edge(), None);
+    }
+}

@@ -1,0 +1,764 @@
+//! The engine: the single owner of mutable state in a process (DESIGN
+//! section 2). It resolves sessions, applies commands through the store
+//! (read, apply, write), performs the I/O their effects ask for (run files,
+//! scans), keeps the per-process trackers (turn state, progress, subagents)
+//! and records every change for the face to publish.
+//!
+//! The engine is synchronous; `owner` runs it on its own thread and feeds it
+//! jobs in arrival order.
+
+pub mod owner;
+
+use crate::core::agents::{AgentEvent, AgentRecord, AgentRegistry};
+use crate::core::context_sync::{sync_context, Synced};
+use crate::core::error::DomainError;
+use crate::core::harness::HarnessEvent;
+use crate::core::machine::{
+    self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
+    StopDecision,
+};
+use crate::core::model::{DebugState, Hypothesis, Probe};
+use crate::core::progress::{Bubble, BubbleChange, ProgressTracker};
+use crate::core::session_id::{check_session_id, DEFAULT_SESSION};
+use crate::core::snapshot::{snapshot, Snapshot};
+use crate::core::text::{self, RenderEnv};
+use crate::core::turn::{TurnState, TurnTracker};
+use crate::workspace::runlog;
+use crate::workspace::scan::{self, ScanOutcome};
+use crate::workspace::snippet::{self, SnippetInput};
+use crate::workspace::store::{Refused, Store, StoreError, Stored, Update};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error("workspace I/O failed: {0}")]
+    Io(#[from] io::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Where the engine works.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The workspace root: scans walk it, probe files are relative to it.
+    pub root: PathBuf,
+    /// The state directory (`<root>/.debug-sidecar` unless overridden).
+    pub state_dir: PathBuf,
+    /// The session of requests that name none (from `initialize`).
+    pub default_session: Option<String>,
+}
+
+/// Something an observer should hear about, in the order it happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    State(Snapshot),
+    Turn {
+        session_id: String,
+        state: TurnState,
+    },
+    Progress(BubbleChange),
+    Agent {
+        session_id: String,
+        record: AgentRecord,
+    },
+}
+
+/// A marker whose partner is gone: `(file, line, probe id)`.
+pub type HalfRemoved = (String, u32, String);
+
+/// A probe scan the owner should run off its thread and commit back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanRequest {
+    pub session_id: String,
+    pub root: PathBuf,
+    pub tag: String,
+}
+
+/// When the rescan an effect asks for runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScanTiming {
+    /// Before answering: the answer depends on it.
+    Inline,
+    /// Later, off the owner: a harness event needs no answer.
+    Deferred,
+}
+
+/// A command applied: what it produced and the state around it.
+struct Applied {
+    effects: Vec<Effect>,
+    before: DebugState,
+    after: Stored,
+}
+
+/// What a stop decided, with the texts a harness passes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopAnswer {
+    pub decision: StopDecision,
+    /// For a block: the text sent back to the model.
+    pub reason: Option<String>,
+    /// For an allow: what to tell the user, if anything.
+    pub notice: Option<String>,
+}
+
+/// A probe placed in the ledger and the block to paste.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedProbe {
+    pub probe: Probe,
+    pub snippet: String,
+    pub language: &'static str,
+}
+
+/// What the snippet request asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SnippetRequest {
+    pub file: String,
+    pub hypothesis_id: Option<String>,
+    pub message: Option<String>,
+    pub language: Option<String>,
+    pub variables: Vec<String>,
+}
+
+pub struct Engine {
+    config: EngineConfig,
+    store: Box<dyn Store>,
+    turns: HashMap<String, TurnTracker>,
+    agents: HashMap<String, AgentRegistry>,
+    progress: ProgressTracker,
+    half_removed: HashMap<String, Vec<HalfRemoved>>,
+    changes: Vec<Change>,
+    scan_requests: Vec<ScanRequest>,
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig, store: Box<dyn Store>) -> Self {
+        Engine {
+            config,
+            store,
+            turns: HashMap::new(),
+            agents: HashMap::new(),
+            progress: ProgressTracker::new(),
+            half_removed: HashMap::new(),
+            changes: Vec::new(),
+            scan_requests: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The session a request means: the one it names, else the one from
+    /// `initialize`, else the most recently active, else `"default"`.
+    pub fn resolve(&mut self, requested: Option<&str>) -> Result<String, EngineError> {
+        if let Some(id) = requested {
+            check_session_id(id)?;
+            return Ok(id.to_string());
+        }
+        if let Some(id) = &self.config.default_session {
+            return Ok(id.clone());
+        }
+        let recent = self.store.sessions()?.into_iter().next();
+        Ok(recent.map_or_else(|| DEFAULT_SESSION.to_string(), |(id, _)| id))
+    }
+
+    /// Changes since the last call, oldest first.
+    pub fn take_changes(&mut self) -> Vec<Change> {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// Scans that harness events asked for, to run off the owner.
+    pub fn take_scan_requests(&mut self) -> Vec<ScanRequest> {
+        std::mem::take(&mut self.scan_requests)
+    }
+
+    pub fn env(&self, session_id: &str) -> RenderEnv {
+        RenderEnv {
+            runs_dir: Some(self.runs_dir(session_id).to_string_lossy().into_owned()),
+            ingest_url: None,
+        }
+    }
+
+    pub fn runs_dir(&self, session_id: &str) -> PathBuf {
+        self.config
+            .state_dir
+            .join("sessions")
+            .join(session_id)
+            .join("runs")
+    }
+
+    /// Half-removed probe blocks the last scan of the session saw.
+    pub fn half_removed(&self, session_id: &str) -> &[HalfRemoved] {
+        self.half_removed
+            .get(session_id)
+            .map_or(&[], |list| list.as_slice())
+    }
+
+    // ----------------------------------------------------------- requests
+
+    pub fn status(&mut self, session_id: &str) -> Result<Snapshot, EngineError> {
+        let stored = self.store.load(session_id)?;
+        Ok(self.snapshot_of(session_id, &stored))
+    }
+
+    /// Starts a session; returns it with the kickoff message for the model.
+    pub fn start(
+        &mut self,
+        session_id: &str,
+        problem: String,
+        now: u64,
+    ) -> Result<(Snapshot, Option<String>), EngineError> {
+        let applied = self.apply(
+            session_id,
+            Command::Start { problem },
+            now,
+            ScanTiming::Inline,
+        )?;
+        Ok(self.with_kickoff(session_id, applied))
+    }
+
+    /// The hand-off tool call: the new state and the text the tool returns.
+    pub fn hand_off(
+        &mut self,
+        session_id: &str,
+        hand_off: HandOff,
+        now: u64,
+    ) -> Result<(Snapshot, String), EngineError> {
+        let applied = self.apply(
+            session_id,
+            Command::HandOff(hand_off),
+            now,
+            ScanTiming::Inline,
+        )?;
+        let result = applied.effects.iter().find_map(|effect| match effect {
+            Effect::HandOff(result) => Some(result.clone()),
+            _ => None,
+        });
+        let tool_result = match (applied.after.state.session(), result) {
+            (Some(session), Some(result)) => text::hand_off_result(session, &result),
+            _ => String::new(),
+        };
+        Ok((self.snapshot_of(session_id, &applied.after), tool_result))
+    }
+
+    pub fn proceed(
+        &mut self,
+        session_id: &str,
+        input: ProceedInput,
+        now: u64,
+    ) -> Result<(Snapshot, Option<String>), EngineError> {
+        let applied = self.apply(session_id, Command::Proceed(input), now, ScanTiming::Inline)?;
+        Ok(self.with_kickoff(session_id, applied))
+    }
+
+    pub fn done(
+        &mut self,
+        session_id: &str,
+        note: Option<String>,
+        now: u64,
+    ) -> Result<(Snapshot, Option<String>), EngineError> {
+        let applied = self.apply(session_id, Command::Done { note }, now, ScanTiming::Inline)?;
+        Ok(self.with_kickoff(session_id, applied))
+    }
+
+    pub fn record_hypotheses(
+        &mut self,
+        session_id: &str,
+        hypotheses: Vec<Hypothesis>,
+        now: u64,
+    ) -> Result<Snapshot, EngineError> {
+        let command = Command::RecordHypotheses(hypotheses);
+        let applied = self.apply(session_id, command, now, ScanTiming::Inline)?;
+        Ok(self.snapshot_of(session_id, &applied.after))
+    }
+
+    /// Ends the session; returns the probes still on disk.
+    pub fn abort(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<(Snapshot, Vec<Probe>), EngineError> {
+        let applied = self.apply(session_id, Command::Abort, now, ScanTiming::Inline)?;
+        let leftover = applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::Aborted { leftover } => Some(leftover),
+                _ => None,
+            })
+            .unwrap_or_default();
+        Ok((self.snapshot_of(session_id, &applied.after), leftover))
+    }
+
+    pub fn observe(
+        &mut self,
+        session_id: &str,
+        input: ObservationInput,
+        now: u64,
+    ) -> Result<Snapshot, EngineError> {
+        let applied = self.apply(session_id, Command::Observe(input), now, ScanTiming::Inline)?;
+        Ok(self.snapshot_of(session_id, &applied.after))
+    }
+
+    /// The agent's turn ended: send it back, or let it stop. A last assistant
+    /// message the harness passes along counts as the agent having spoken.
+    pub fn stop(
+        &mut self,
+        session_id: &str,
+        last_message: Option<&str>,
+        now: u64,
+    ) -> Result<StopAnswer, EngineError> {
+        if last_message.is_some_and(|m| !m.trim().is_empty())
+            && self.store.load(session_id)?.state.session().is_some()
+        {
+            self.apply(
+                session_id,
+                Command::AssistantMessage,
+                now,
+                ScanTiming::Inline,
+            )?;
+        }
+        let applied = self.apply(session_id, Command::Stop, now, ScanTiming::Inline)?;
+        let decision = applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::Stop(decision) => Some(decision),
+                _ => None,
+            })
+            .unwrap_or(StopDecision::Allow { notice: None });
+        // Texts are rendered against the state they speak of: a nudge against
+        // the session it sends back, a notice against the round just closed.
+        let reason = text::stop_reason(applied.after.state.session(), &decision);
+        let notice = match &decision {
+            StopDecision::Allow {
+                notice: Some(notice),
+            } => {
+                let round = applied
+                    .before
+                    .session()
+                    .map_or(0, |session| session.round().index);
+                Some(text::notice(notice, round))
+            }
+            _ => None,
+        };
+        Ok(StopAnswer {
+            decision,
+            reason,
+            notice,
+        })
+    }
+
+    /// The blackboard, and the harness's message list synced to it when given
+    /// (`None` when the list needs no change).
+    pub fn context(
+        &mut self,
+        session_id: &str,
+        messages: Option<Vec<Value>>,
+    ) -> Result<(Option<String>, Option<Vec<Value>>), EngineError> {
+        let stored = self.store.load(session_id)?;
+        let env = self.env(session_id);
+        let content = stored
+            .state
+            .session()
+            .map(|session| text::blackboard(session, &env));
+        let synced =
+            messages.and_then(
+                |messages| match sync_context(&messages, content.as_deref()) {
+                    Synced::Unchanged => None,
+                    Synced::Changed(list) => Some(list),
+                },
+            );
+        Ok((content, synced))
+    }
+
+    /// Registers a probe for a file and returns its block, ready to paste.
+    pub fn probe_snippet(
+        &mut self,
+        session_id: &str,
+        request: SnippetRequest,
+        now: u64,
+    ) -> Result<PlacedProbe, EngineError> {
+        let file = self.workspace_relative(&request.file)?;
+        // Refuse an unsupported language before the ledger gains a probe.
+        let language = snippet::language_for(&file, request.language.as_deref())
+            .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;
+        let command = Command::RegisterProbe(ProbeRequest {
+            file,
+            hypothesis_id: request.hypothesis_id,
+            language: Some(language.to_string()),
+        });
+        let applied = self.apply(session_id, command, now, ScanTiming::Inline)?;
+        let probe = applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::ProbeRegistered { probe } => Some(probe),
+                _ => None,
+            })
+            .ok_or_else(|| DomainError::invalid("file", "no probe was registered"))?;
+        let env = self.env(session_id);
+        let log_file = env.probe_log().unwrap_or_default();
+        let variables: Vec<&str> = request.variables.iter().map(String::as_str).collect();
+        let block = snippet::snippet(
+            language,
+            &SnippetInput {
+                probe: &probe,
+                session_id,
+                session_tag: session_id,
+                log_file: &log_file,
+                message: request.message.as_deref().unwrap_or(""),
+                variables: &variables,
+            },
+        )
+        .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;
+        Ok(PlacedProbe {
+            probe,
+            snippet: block,
+            language,
+        })
+    }
+
+    /// Reconcile the ledger with the disk now.
+    pub fn rescan(&mut self, session_id: &str, now: u64) -> Result<Reconciliation, EngineError> {
+        let outcome = scan::scan_workspace(&self.config.root, session_id);
+        self.commit_scan(session_id, outcome, now)
+    }
+
+    /// Apply a scan that ran elsewhere.
+    pub fn commit_scan(
+        &mut self,
+        session_id: &str,
+        outcome: ScanOutcome,
+        now: u64,
+    ) -> Result<Reconciliation, EngineError> {
+        self.half_removed
+            .insert(session_id.to_string(), outcome.half_removed);
+        let applied = self.apply(
+            session_id,
+            Command::ProbeScan(outcome.report),
+            now,
+            ScanTiming::Inline,
+        )?;
+        Ok(applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::Reconciled(r) => Some(r),
+                _ => None,
+            })
+            .unwrap_or_default())
+    }
+
+    pub fn turn_state(&self, session_id: &str) -> TurnState {
+        self.turns
+            .get(session_id)
+            .map_or(TurnState::Idle, TurnTracker::state)
+    }
+
+    pub fn progress_state(&self, session_id: &str, now: u64) -> Option<Bubble> {
+        self.progress.visible(session_id, now)
+    }
+
+    pub fn agents(&self, session_id: &str) -> Vec<AgentRecord> {
+        self.agents
+            .get(session_id)
+            .map(AgentRegistry::list)
+            .unwrap_or_default()
+    }
+
+    // ------------------------------------------------------- harness events
+
+    /// A harness report: turn state, the progress bubble's turn, and the
+    /// debug session's own event. Scans it asks for are deferred.
+    pub fn harness_event(
+        &mut self,
+        session_id: &str,
+        event: HarnessEvent,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        if let Some(turn_event) = event.turn_event() {
+            let tracker = self.turns.entry(session_id.to_string()).or_default();
+            if let Some(state) = tracker.apply(turn_event) {
+                self.changes.push(Change::Turn {
+                    session_id: session_id.to_string(),
+                    state,
+                });
+            }
+        }
+        let bubbles = match event.progress_edge() {
+            Some(true) => self.progress.turn_start(session_id, now),
+            Some(false) => self.progress.turn_end(session_id, now),
+            None => Vec::new(),
+        };
+        self.push_bubbles(bubbles);
+        if let Some(command) = event.session_command() {
+            // Only an active session has anything to learn from the harness.
+            if self.store.load(session_id)?.state.session().is_some() {
+                self.apply(session_id, command, now, ScanTiming::Deferred)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn todos(&mut self, session_id: &str, todos: &[Value], now: u64) {
+        let changes = self
+            .progress
+            .todos(session_id, &Value::Array(todos.to_vec()), now);
+        self.push_bubbles(changes);
+    }
+
+    pub fn goal(&mut self, session_id: &str, goal: &Value, now: u64) {
+        let changes = self.progress.goal(session_id, goal, now);
+        self.push_bubbles(changes);
+    }
+
+    pub fn activity(&mut self, session_id: &str, line: &str, now: u64) {
+        let changes = self.progress.activity(session_id, line, now);
+        self.push_bubbles(changes);
+    }
+
+    /// Heartbeat: keeps running turns' bubbles alive and retires stale ones.
+    pub fn tick(&mut self, now: u64) {
+        let changes = self.progress.tick(now);
+        self.push_bubbles(changes);
+    }
+
+    pub fn agent_event(&mut self, session_id: &str, event: AgentEvent, now: u64) -> AgentRecord {
+        let record = self
+            .agents
+            .entry(session_id.to_string())
+            .or_default()
+            .apply(event, now);
+        self.changes.push(Change::Agent {
+            session_id: session_id.to_string(),
+            record: record.clone(),
+        });
+        record
+    }
+
+    // ------------------------------------------------------------ internals
+
+    fn push_bubbles(&mut self, changes: Vec<BubbleChange>) {
+        self.changes
+            .extend(changes.into_iter().map(Change::Progress));
+    }
+
+    /// The snapshot after a command, with the kickoff text its effects ask for.
+    fn with_kickoff(&self, session_id: &str, applied: Applied) -> (Snapshot, Option<String>) {
+        let env = self.env(session_id);
+        let kickoff = applied.after.state.session().and_then(|session| {
+            applied.effects.iter().find_map(|effect| match effect {
+                Effect::Kickoff(kickoff) => Some(text::kickoff(session, *kickoff, &env)),
+                _ => None,
+            })
+        });
+        (self.snapshot_of(session_id, &applied.after), kickoff)
+    }
+
+    fn snapshot_of(&self, session_id: &str, stored: &Stored) -> Snapshot {
+        snapshot(
+            session_id,
+            &stored.state,
+            &self.env(session_id),
+            stored.revision,
+        )
+    }
+
+    /// A probe file as the ledger names it: relative to the workspace root,
+    /// never outside it.
+    fn workspace_relative(&self, file: &str) -> Result<String, DomainError> {
+        let path = Path::new(file.trim());
+        let relative = if path.is_absolute() {
+            path.strip_prefix(&self.config.root)
+                .map_err(|_| DomainError::invalid("file", "is outside the workspace"))?
+        } else {
+            path
+        };
+        let mut parts = Vec::new();
+        for component in relative.components() {
+            match component {
+                Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if parts.pop().is_none() {
+                        return Err(DomainError::invalid("file", "is outside the workspace"));
+                    }
+                }
+                _ => return Err(DomainError::invalid("file", "is outside the workspace")),
+            }
+        }
+        if parts.is_empty() {
+            return Err(DomainError::invalid(
+                "file",
+                "must name a file in the workspace",
+            ));
+        }
+        Ok(parts.join("/"))
+    }
+
+    /// Apply one command through the store: fresh facts from the disk first
+    /// when the decision reads them, then the transition and its I/O.
+    fn apply(
+        &mut self,
+        session_id: &str,
+        command: Command,
+        now: u64,
+        timing: ScanTiming,
+    ) -> Result<Applied, EngineError> {
+        let io = SessionIo {
+            root: &self.config.root,
+            runs_dir: self.runs_dir(session_id),
+            session_id,
+        };
+        let mut outcome: Option<Result<(Vec<Effect>, DebugState), EngineError>> = None;
+        let mut halves: Option<Vec<HalfRemoved>> = None;
+        let update = self.store.update(session_id, now, &mut |current| {
+            let (result, facts) = io.step(current, &command, now, timing, &mut halves);
+            match result {
+                Ok((next, effects)) => {
+                    outcome = Some(Ok((effects, current.clone())));
+                    Ok(next)
+                }
+                Err(error) => {
+                    outcome = Some(Err(error));
+                    Err(Refused { keep: Some(facts) })
+                }
+            }
+        })?;
+        if let Some(halves) = halves {
+            self.half_removed.insert(session_id.to_string(), halves);
+        }
+        let (effects, before) = match outcome {
+            Some(Ok(done)) => done,
+            Some(Err(error)) => return Err(error),
+            None => {
+                return Err(DomainError::invalid("command", "the store did not apply it").into())
+            }
+        };
+        let after = match update {
+            Update::Written(stored) => {
+                let snapshot = self.snapshot_of(session_id, &stored);
+                self.changes.push(Change::State(snapshot));
+                stored
+            }
+            Update::Unchanged(stored) => stored,
+            Update::Refused => self.store.load(session_id)?,
+        };
+        if effects.iter().any(|e| matches!(e, Effect::Rescan)) {
+            self.scan_requests.push(ScanRequest {
+                session_id: session_id.to_string(),
+                root: self.config.root.clone(),
+                tag: session_id.to_string(),
+            });
+        }
+        Ok(Applied {
+            effects,
+            before,
+            after,
+        })
+    }
+}
+
+/// The disk a session's commands touch.
+struct SessionIo<'a> {
+    root: &'a Path,
+    runs_dir: PathBuf,
+    session_id: &'a str,
+}
+
+type StepResult = Result<(DebugState, Vec<Effect>), EngineError>;
+
+impl SessionIo<'_> {
+    /// One command against `current`. Returns the outcome and the state with
+    /// the disk facts learned before the command (kept even on refusal).
+    fn step(
+        &self,
+        current: &DebugState,
+        command: &Command,
+        now: u64,
+        timing: ScanTiming,
+        halves: &mut Option<Vec<HalfRemoved>>,
+    ) -> (StepResult, DebugState) {
+        let mut facts = current.clone();
+        if machine::needs_fresh_scan(&facts, command) {
+            match self.scan(&facts, now, halves) {
+                Ok((state, _)) => facts = state,
+                Err(error) => return (Err(error), facts),
+            }
+        }
+        if matches!(command, Command::Proceed(_) | Command::Done { .. }) {
+            // Both close the run: its line count must be current first.
+            match self.count_current_run(&facts, now) {
+                Ok(state) => facts = state,
+                Err(error) => return (Err(error), facts),
+            }
+        }
+        let result = self.transition(&facts, command.clone(), now, timing, halves);
+        (result, facts)
+    }
+
+    fn transition(
+        &self,
+        state: &DebugState,
+        command: Command,
+        now: u64,
+        timing: ScanTiming,
+        halves: &mut Option<Vec<HalfRemoved>>,
+    ) -> StepResult {
+        let transition = machine::apply(state, command, now)?;
+        let mut state = transition.state;
+        let mut effects = Vec::new();
+        for effect in transition.effects {
+            match effect {
+                Effect::RunStarted { ref run_id } => {
+                    runlog::start_run(&self.runs_dir, run_id)?;
+                    effects.push(effect);
+                }
+                Effect::Rescan if timing == ScanTiming::Inline => {
+                    let (scanned, reconciled) = self.scan(&state, now, halves)?;
+                    state = scanned;
+                    effects.push(Effect::Reconciled(reconciled));
+                }
+                other => effects.push(other),
+            }
+        }
+        Ok((state, effects))
+    }
+
+    fn scan(
+        &self,
+        state: &DebugState,
+        now: u64,
+        halves: &mut Option<Vec<HalfRemoved>>,
+    ) -> Result<(DebugState, Reconciliation), EngineError> {
+        if state.session().is_none() {
+            return Ok((state.clone(), Reconciliation::default()));
+        }
+        let outcome = scan::scan_workspace(self.root, self.session_id);
+        *halves = Some(outcome.half_removed);
+        let transition = machine::apply(state, Command::ProbeScan(outcome.report), now)?;
+        let reconciled = transition
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::Reconciled(r) => Some(r),
+                _ => None,
+            })
+            .unwrap_or_default();
+        Ok((transition.state, reconciled))
+    }
+
+    fn count_current_run(&self, state: &DebugState, now: u64) -> Result<DebugState, EngineError> {
+        let Some(session) = state.session() else {
+            return Ok(state.clone());
+        };
+        let run_id = session.run_id().to_string();
+        let lines = runlog::count_lines(&runlog::run_file(&self.runs_dir, &run_id))?;
+        Ok(machine::apply(state, Command::LogLines { run_id, lines }, now)?.state)
+    }
+}

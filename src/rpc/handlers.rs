@@ -1,0 +1,278 @@
+//! What each protocol method does, as one short impl per method: resolve the
+//! session, call the engine, shape the result. No domain logic lives here.
+
+use crate::core::agents::AgentEvent;
+use crate::core::harness::HarnessEvent;
+use crate::core::machine::{ObservationInput, ProceedInput, StopDecision};
+use crate::core::progress::Bubble;
+use crate::core::snapshot::Snapshot;
+use crate::engine::{Engine, EngineError, SnippetRequest, StopAnswer};
+use crate::protocol::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// A request: answered from the engine on the owner thread.
+pub trait RequestHandler: Method
+where
+    Self::Params: DeserializeOwned + Send + 'static,
+    Self::Result: Serialize + Send + 'static,
+{
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        params: Self::Params,
+    ) -> Result<Self::Result, EngineError>;
+}
+
+/// A notification to the sidecar: applied on the owner thread, never answered.
+pub trait NotificationHandler: Method
+where
+    Self::Params: DeserializeOwned + Send + 'static,
+{
+    fn handle(engine: &mut Engine, now: u64, params: Self::Params) -> Result<(), EngineError>;
+}
+
+impl RequestHandler for Start {
+    fn handle(engine: &mut Engine, now: u64, p: StartParams) -> Result<KickoffResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let (snapshot, kickoff) = engine.start(&session, p.problem, now)?;
+        Ok(KickoffResult { snapshot, kickoff })
+    }
+}
+
+impl RequestHandler for HandOff {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: HandOffParams,
+    ) -> Result<HandOffResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let hand_off = crate::core::machine::HandOff {
+            mode: Some(p.mode),
+            steps: p.steps,
+            plan: p.plan,
+            hypotheses: p.hypotheses,
+            message: p.message,
+        };
+        let (snapshot, tool_result) = engine.hand_off(&session, hand_off, now)?;
+        Ok(HandOffResult {
+            snapshot,
+            tool_result,
+        })
+    }
+}
+
+impl RequestHandler for Proceed {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: ProceedParams,
+    ) -> Result<KickoffResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let input = ProceedInput {
+            note: p.note,
+            observations: p.observations,
+            artifacts: p.artifacts,
+        };
+        let (snapshot, kickoff) = engine.proceed(&session, input, now)?;
+        Ok(KickoffResult { snapshot, kickoff })
+    }
+}
+
+impl RequestHandler for Done {
+    fn handle(engine: &mut Engine, now: u64, p: DoneParams) -> Result<KickoffResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let (snapshot, kickoff) = engine.done(&session, p.note, now)?;
+        Ok(KickoffResult { snapshot, kickoff })
+    }
+}
+
+impl RequestHandler for RecordHypotheses {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: RecordHypothesesParams,
+    ) -> Result<Snapshot, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        engine.record_hypotheses(&session, p.hypotheses, now)
+    }
+}
+
+impl RequestHandler for Abort {
+    fn handle(engine: &mut Engine, now: u64, p: SessionParams) -> Result<AbortResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let (snapshot, leftover_probes) = engine.abort(&session, now)?;
+        Ok(AbortResult {
+            snapshot,
+            leftover_probes,
+        })
+    }
+}
+
+impl RequestHandler for Status {
+    fn handle(engine: &mut Engine, _: u64, p: SessionParams) -> Result<Snapshot, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        engine.status(&session)
+    }
+}
+
+impl RequestHandler for Context {
+    fn handle(engine: &mut Engine, _: u64, p: ContextParams) -> Result<ContextResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let (content, messages) = engine.context(&session, p.messages)?;
+        Ok(ContextResult {
+            custom_type: crate::core::context_sync::CONTEXT_TYPE.to_string(),
+            content,
+            messages,
+        })
+    }
+}
+
+impl RequestHandler for Stop {
+    fn handle(engine: &mut Engine, now: u64, p: StopParams) -> Result<StopResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        // `stopHookActive` is only the harness's hint: the budgets that
+        // decide live in the session.
+        let StopAnswer {
+            decision,
+            reason,
+            notice,
+        } = engine.stop(&session, p.last_assistant_message.as_deref(), now)?;
+        Ok(StopResult {
+            decision: match decision {
+                StopDecision::Allow { .. } => Decision::Allow,
+                StopDecision::Block { .. } => Decision::Block,
+            },
+            reason,
+            notice,
+        })
+    }
+}
+
+impl RequestHandler for Observe {
+    fn handle(engine: &mut Engine, now: u64, p: ObserveParams) -> Result<Snapshot, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let input = ObservationInput {
+            text: p.text,
+            request_ids: p.request_ids,
+        };
+        engine.observe(&session, input, now)
+    }
+}
+
+impl RequestHandler for ProbeSnippet {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: ProbeSnippetParams,
+    ) -> Result<ProbeSnippetResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let placed = engine.probe_snippet(
+            &session,
+            SnippetRequest {
+                file: p.file,
+                hypothesis_id: p.hypothesis_id,
+                message: p.message,
+                language: p.language,
+                variables: p.variables,
+            },
+            now,
+        )?;
+        Ok(ProbeSnippetResult {
+            probe: placed.probe,
+            language: placed.language.to_string(),
+            snippet: placed.snippet,
+            snapshot: engine.status(&session)?,
+        })
+    }
+}
+
+impl RequestHandler for TurnStateRequest {
+    fn handle(
+        engine: &mut Engine,
+        _: u64,
+        p: SessionParams,
+    ) -> Result<TurnStateResult, EngineError> {
+        let session_id = engine.resolve(p.session_id.as_deref())?;
+        let state = engine.turn_state(&session_id);
+        Ok(TurnStateResult {
+            session_id,
+            state,
+            label: state.label().to_string(),
+        })
+    }
+}
+
+impl RequestHandler for ProgressState {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: SessionParams,
+    ) -> Result<Option<Bubble>, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        Ok(engine.progress_state(&session, now))
+    }
+}
+
+impl RequestHandler for AgentsList {
+    fn handle(engine: &mut Engine, _: u64, p: SessionParams) -> Result<AgentList, EngineError> {
+        let session_id = engine.resolve(p.session_id.as_deref())?;
+        let agents = engine.agents(&session_id);
+        Ok(AgentList { session_id, agents })
+    }
+}
+
+impl NotificationHandler for TurnEventNotification {
+    fn handle(engine: &mut Engine, now: u64, p: TurnEventParams) -> Result<(), EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let event = HarnessEvent {
+            kind: p.kind,
+            tool: p.tool,
+            source: p.source,
+        };
+        engine.harness_event(&session, event, now)
+    }
+}
+
+impl NotificationHandler for ProgressTodos {
+    fn handle(engine: &mut Engine, now: u64, p: TodosParams) -> Result<(), EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        engine.todos(&session, &p.todos, now);
+        Ok(())
+    }
+}
+
+impl NotificationHandler for ProgressGoal {
+    fn handle(engine: &mut Engine, now: u64, p: GoalParams) -> Result<(), EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        engine.goal(&session, &p.goal, now);
+        Ok(())
+    }
+}
+
+impl NotificationHandler for ProgressActivity {
+    fn handle(engine: &mut Engine, now: u64, p: ActivityParams) -> Result<(), EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        // A phase alone is still activity worth showing.
+        if let Some(line) = p.line.or(p.phase) {
+            engine.activity(&session, &line, now);
+        }
+        Ok(())
+    }
+}
+
+impl NotificationHandler for AgentsEvent {
+    fn handle(engine: &mut Engine, now: u64, p: AgentEventParams) -> Result<(), EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let event = AgentEvent {
+            id: p.id,
+            kind: p.kind,
+            agent_type: p.agent_type,
+            description: p.description,
+            result: p.result,
+            error: p.error,
+        };
+        engine.agent_event(&session, event, now);
+        Ok(())
+    }
+}

@@ -1,0 +1,262 @@
+//! The LSP service: lifecycle, the method table, and the publisher that turns
+//! engine changes into notifications.
+
+use super::errors;
+use super::handlers::{NotificationHandler, RequestHandler};
+use crate::core::session_id::check_session_id;
+use crate::engine::owner::Owner;
+use crate::engine::{Change, Engine, EngineConfig};
+use crate::protocol::{self, *};
+use crate::workspace::store::MemoryStore;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc;
+use tower_lsp_server::ls_types::notification::Notification;
+use tower_lsp_server::ls_types::{
+    InitializeParams, InitializeResult, InitializedParams, ServerCapabilities, ServerInfo,
+};
+use tower_lsp_server::{Client, ClientSocket, LanguageServer, LspService};
+
+/// The state directory's name under the workspace root.
+pub const STATE_DIR_NAME: &str = ".debug-sidecar";
+/// Overrides the state directory when `initializationOptions` names none.
+pub const STATE_DIR_ENV: &str = "DEBUG_SIDECAR_DIR";
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializationOptions {
+    session_id: Option<String>,
+    state_dir: Option<PathBuf>,
+}
+
+pub struct Backend {
+    client: Client,
+    owner: OnceLock<Owner>,
+    shutdown_seen: Arc<AtomicBool>,
+}
+
+/// A server notification with its params as JSON.
+struct Wire<M>(PhantomData<M>);
+
+impl<M: Method> Notification for Wire<M> {
+    type Params = Value;
+    const METHOD: &'static str = M::METHOD;
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> jsonrpc::Result<InitializeResult> {
+        let config = engine_config(&params)?;
+        tracing::info!(
+            "serving {} (state in {})",
+            config.root.display(),
+            config.state_dir.display()
+        );
+        let (changes, published) = mpsc::unbounded_channel();
+        let owner = Owner::spawn(Engine::new(config, Box::new(MemoryStore::new())), changes);
+        if self.owner.set(owner).is_err() {
+            return Err(errors::internal("initialize was already handled"));
+        }
+        tokio::spawn(publish(self.client.clone(), published));
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                experimental: Some(json!({
+                    "debugSidecar": { "protocolVersion": protocol::PROTOCOL_VERSION }
+                })),
+                ..ServerCapabilities::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "debug-sidecar".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            ..InitializeResult::default()
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {}
+
+    async fn shutdown(&self) -> jsonrpc::Result<()> {
+        self.shutdown_seen.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// The workspace from `workspaceFolders`, `rootUri` or the current
+/// directory; the session and state directory from `initializationOptions`.
+fn engine_config(params: &InitializeParams) -> jsonrpc::Result<EngineConfig> {
+    let options: InitializationOptions = match &params.initialization_options {
+        None | Some(Value::Null) => InitializationOptions::default(),
+        Some(raw) => errors::parse_params(raw.clone()).map_err(|mut e| {
+            e.message = e
+                .message
+                .replacen("invalid params", "invalid initializationOptions", 1)
+                .into();
+            e
+        })?,
+    };
+    if let Some(id) = &options.session_id {
+        check_session_id(id).map_err(|e| errors::engine_error(e.into()))?;
+    }
+    #[allow(deprecated)] // `rootUri` is still what many clients send.
+    let from_client = params
+        .workspace_folders
+        .iter()
+        .flatten()
+        .map(|folder| &folder.uri)
+        .chain(params.root_uri.iter())
+        .find_map(|uri| uri.to_file_path().map(|p| p.into_owned()));
+    let root = match from_client {
+        Some(root) => root,
+        None => std::env::current_dir().map_err(|e| {
+            errors::internal(format!("no workspace given and no current directory: {e}"))
+        })?,
+    };
+    let state_dir = options
+        .state_dir
+        .or_else(|| std::env::var_os(STATE_DIR_ENV).map(PathBuf::from))
+        .map(|dir| {
+            if dir.is_relative() {
+                root.join(dir)
+            } else {
+                dir
+            }
+        })
+        .unwrap_or_else(|| root.join(STATE_DIR_NAME));
+    Ok(EngineConfig {
+        root,
+        state_dir,
+        default_session: options.session_id,
+    })
+}
+
+impl Backend {
+    fn owner(&self) -> jsonrpc::Result<&Owner> {
+        self.owner
+            .get()
+            .ok_or_else(|| errors::internal("the server is not initialized"))
+    }
+
+    async fn request<M>(&self, params: Value) -> jsonrpc::Result<Value>
+    where
+        M: RequestHandler,
+        M::Params: DeserializeOwned + Send + 'static,
+        M::Result: Serialize + Send + 'static,
+    {
+        // Parse and queue before the first `.await`: arrival order is apply order.
+        let params: M::Params = errors::parse_params(params)?;
+        let answer = self
+            .owner()?
+            .ask(move |engine, now| M::handle(engine, now, params));
+        let result = answer.await.map_err(errors::job_failed)?;
+        let result = result.map_err(errors::engine_error)?;
+        serde_json::to_value(result).map_err(|e| errors::internal(e.to_string()))
+    }
+
+    async fn notification<M>(&self, params: Value)
+    where
+        M: NotificationHandler,
+        M::Params: DeserializeOwned + Send + 'static,
+    {
+        let params: M::Params = match errors::parse_params(params) {
+            Ok(params) => params,
+            Err(error) => {
+                tracing::warn!("{} ignored: {}", M::METHOD, error.message);
+                return;
+            }
+        };
+        let Ok(owner) = self.owner() else {
+            return;
+        };
+        owner.tell(move |engine, now| {
+            if let Err(error) = M::handle(engine, now, params) {
+                tracing::warn!("{} failed: {error}", M::METHOD);
+            }
+        });
+    }
+}
+
+/// Sends every change to the client, in order, as its notification.
+async fn publish(client: Client, mut changes: mpsc::UnboundedReceiver<Change>) {
+    while let Some(change) = changes.recv().await {
+        match change {
+            Change::State(snapshot) => send::<StateChanged>(&client, &snapshot).await,
+            Change::Turn { session_id, state } => {
+                let params = TurnStateResult {
+                    session_id,
+                    state,
+                    label: state.label().to_string(),
+                };
+                send::<TurnStateChanged>(&client, &params).await
+            }
+            Change::Progress(change) => {
+                let params = ProgressChanged {
+                    session_id: change.session_id,
+                    bubble: change.bubble,
+                };
+                send::<ProgressChangedNotification>(&client, &params).await
+            }
+            Change::Agent { session_id, record } => {
+                send::<AgentsChanged>(&client, &AgentChanged { session_id, record }).await
+            }
+        }
+    }
+}
+
+async fn send<M: Method>(client: &Client, params: &impl Serialize) {
+    match serde_json::to_value(params) {
+        Ok(value) => client.send_notification::<Wire<M>>(value).await,
+        Err(error) => tracing::error!("{} could not be encoded: {error}", M::METHOD),
+    }
+}
+
+/// The service with every method of protocol v1, and a flag set by `shutdown`.
+pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
+    let shutdown_seen = Arc::new(AtomicBool::new(false));
+    let flag = shutdown_seen.clone();
+    let (service, socket) = LspService::build(move |client| Backend {
+        client,
+        owner: OnceLock::new(),
+        shutdown_seen: flag,
+    })
+    .custom_method(Start::METHOD, Backend::request::<Start>)
+    .custom_method(HandOff::METHOD, Backend::request::<HandOff>)
+    .custom_method(Proceed::METHOD, Backend::request::<Proceed>)
+    .custom_method(Done::METHOD, Backend::request::<Done>)
+    .custom_method(Abort::METHOD, Backend::request::<Abort>)
+    .custom_method(Status::METHOD, Backend::request::<Status>)
+    .custom_method(Context::METHOD, Backend::request::<Context>)
+    .custom_method(Stop::METHOD, Backend::request::<Stop>)
+    .custom_method(Observe::METHOD, Backend::request::<Observe>)
+    .custom_method(
+        RecordHypotheses::METHOD,
+        Backend::request::<RecordHypotheses>,
+    )
+    .custom_method(ProbeSnippet::METHOD, Backend::request::<ProbeSnippet>)
+    .custom_method(
+        TurnStateRequest::METHOD,
+        Backend::request::<TurnStateRequest>,
+    )
+    .custom_method(ProgressState::METHOD, Backend::request::<ProgressState>)
+    .custom_method(AgentsList::METHOD, Backend::request::<AgentsList>)
+    .custom_method(
+        TurnEventNotification::METHOD,
+        Backend::notification::<TurnEventNotification>,
+    )
+    .custom_method(
+        ProgressTodos::METHOD,
+        Backend::notification::<ProgressTodos>,
+    )
+    .custom_method(ProgressGoal::METHOD, Backend::notification::<ProgressGoal>)
+    .custom_method(
+        ProgressActivity::METHOD,
+        Backend::notification::<ProgressActivity>,
+    )
+    .custom_method(AgentsEvent::METHOD, Backend::notification::<AgentsEvent>)
+    .finish();
+    (service, socket, shutdown_seen)
+}
