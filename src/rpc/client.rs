@@ -47,16 +47,23 @@ pub struct Connection {
 impl Connection {
     /// Start `program serve` in `cwd`; its stderr goes to ours unless quiet.
     pub fn spawn(program: &Path, cwd: &Path, quiet_stderr: bool) -> io::Result<Self> {
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        command
             .arg("serve")
             .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
             .stderr(if quiet_stderr {
                 Stdio::null()
             } else {
                 Stdio::inherit()
-            })
+            });
+        Self::start(command)
+    }
+
+    /// Start a prepared command (its stdin and stdout become the pipes).
+    pub fn start(mut command: Command) -> io::Result<Self> {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .spawn()?;
         let stdout = child
             .stdout

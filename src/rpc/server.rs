@@ -27,6 +27,10 @@ use tower_lsp_server::{Client, ClientSocket, LanguageServer, LspService};
 pub const STATE_DIR_NAME: &str = ".debug-sidecar";
 /// Overrides the state directory when `initializationOptions` names none.
 pub const STATE_DIR_ENV: &str = "DEBUG_SIDECAR_DIR";
+/// Set to `1` to register `debugSidecar/testPanic`, which the tests use to
+/// prove a panicking handler or engine job is answered and survived.
+pub const TEST_HOOKS_ENV: &str = "DEBUG_SIDECAR_TEST_HOOKS";
+pub const TEST_PANIC_METHOD: &str = "debugSidecar/testPanic";
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -180,6 +184,19 @@ impl Backend {
     }
 }
 
+impl Backend {
+    /// Panics where the params say: in this handler, or in an engine job.
+    async fn test_panic(&self, params: Value) -> jsonrpc::Result<Value> {
+        if params.get("where").and_then(Value::as_str) == Some("engine") {
+            let answer = self
+                .owner()?
+                .ask(|_, _| -> Value { panic!("test hook: an engine job panicked") });
+            return answer.await.map_err(errors::job_failed);
+        }
+        panic!("test hook: a handler panicked")
+    }
+}
+
 /// Sends every change to the client, in order, as its notification.
 async fn publish(client: Client, mut changes: mpsc::UnboundedReceiver<Change>) {
     while let Some(change) = changes.recv().await {
@@ -218,7 +235,7 @@ async fn send<M: Method>(client: &Client, params: &impl Serialize) {
 pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
     let shutdown_seen = Arc::new(AtomicBool::new(false));
     let flag = shutdown_seen.clone();
-    let (service, socket) = LspService::build(move |client| Backend {
+    let builder = LspService::build(move |client| Backend {
         client,
         owner: OnceLock::new(),
         shutdown_seen: flag,
@@ -256,7 +273,12 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
         ProgressActivity::METHOD,
         Backend::notification::<ProgressActivity>,
     )
-    .custom_method(AgentsEvent::METHOD, Backend::notification::<AgentsEvent>)
-    .finish();
+    .custom_method(AgentsEvent::METHOD, Backend::notification::<AgentsEvent>);
+    let builder = if std::env::var(TEST_HOOKS_ENV).is_ok_and(|v| v == "1") {
+        builder.custom_method(TEST_PANIC_METHOD, Backend::test_panic)
+    } else {
+        builder
+    };
+    let (service, socket) = builder.finish();
     (service, socket, shutdown_seen)
 }

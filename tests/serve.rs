@@ -1,0 +1,436 @@
+//! `debug-sidecar serve` as a client meets it: the built binary, real
+//! `Content-Length` frames over pipes, every error class, bad input, and the
+//! exit codes of the LSP lifecycle.
+
+mod support;
+
+use debug_sidecar::rpc::client::{ClientError, Connection, RpcError};
+use serde_json::{json, Value};
+use std::process::{Command, Stdio};
+use support::*;
+
+fn rpc_error(result: Result<Value, ClientError>) -> RpcError {
+    match result {
+        Err(ClientError::Rpc(error)) => error,
+        other => panic!("expected an error answer, got {other:?}"),
+    }
+}
+
+/// The server still answers after whatever came before.
+fn still_serving(server: &mut Connection) {
+    let status = server
+        .request("debug/status", json!({}))
+        .expect("debug/status still answers");
+    assert_eq!(status["sessionId"], "default");
+}
+
+/// The next answer with `id`, skipping notifications.
+fn answer_with_id(server: &mut Connection, id: Value) -> Value {
+    loop {
+        let message = server.next_message(QUIET * 20).expect("an answer");
+        if message.get("method").is_none() && message["id"] == id {
+            return message;
+        }
+    }
+}
+
+#[test]
+fn no_command_serves_protocol_v1_and_exits_0_after_shutdown() {
+    let workspace = Workspace::new("default-command");
+    let mut command = Command::new(BIN);
+    command.current_dir(&workspace.root).stderr(Stdio::null());
+    let mut server = Connection::start(command).unwrap();
+    let init = server.initialize(&workspace.root, json!(null)).unwrap();
+    assert_eq!(init["serverInfo"]["name"], "debug-sidecar");
+    assert_eq!(
+        init["capabilities"]["experimental"]["debugSidecar"]["protocolVersion"],
+        1
+    );
+    still_serving(&mut server);
+    assert_eq!(server.shutdown().unwrap().code(), Some(0));
+}
+
+#[test]
+fn exit_without_shutdown_or_end_of_input_exits_1() {
+    let workspace = Workspace::new("exit-codes");
+    let mut server = initialized(&workspace.root);
+    server.notify("exit", Value::Null).unwrap();
+    assert_eq!(server.wait().unwrap().code(), Some(1));
+    let server = initialized(&workspace.root);
+    assert_eq!(server.wait().unwrap().code(), Some(1));
+}
+
+#[test]
+fn a_whole_session_over_real_frames() {
+    let workspace = Workspace::new("session");
+    std::fs::write(workspace.root.join("run.sh"), "echo hi\n").unwrap();
+    let mut server = initialized(&workspace.root);
+
+    let started = server
+        .request("debug/start", json!({ "problem": "prints hi, not hello" }))
+        .unwrap();
+    assert_eq!(started["stage"], "investigating");
+    assert!(started["kickoff"]
+        .as_str()
+        .unwrap()
+        .contains("prints hi, not hello"));
+    let changed = server
+        .wait_for("debug/stateChanged", QUIET * 10, |_| true)
+        .expect("start is announced");
+    assert_eq!(changed["revision"], started["revision"]);
+
+    let placed = server
+        .request(
+            "debug/probeSnippet",
+            json!({ "file": "run.sh", "message": "before echo", "variables": ["HOME"] }),
+        )
+        .unwrap();
+    assert_eq!(placed["probe"]["id"], "p1");
+    assert_eq!(placed["language"], "shell");
+    assert!(placed["snippet"]
+        .as_str()
+        .unwrap()
+        .contains("#region debug-probe p1"));
+
+    let handed = server
+        .request(
+            "debug/handOff",
+            json!({ "mode": "reproduce", "steps": ["Run `sh run.sh`."] }),
+        )
+        .unwrap();
+    assert_eq!(handed["snapshot"]["stage"], "user_turn");
+    assert!(handed["toolResult"].as_str().unwrap().contains("user_turn"));
+
+    let proceeded = server.request("debug/proceed", json!({})).unwrap();
+    assert_eq!(
+        (proceeded["stage"].clone(), proceeded["round"].clone()),
+        (json!("investigating"), json!(2))
+    );
+    assert!(proceeded["kickoff"]
+        .as_str()
+        .unwrap()
+        .contains("pressed Proceed"));
+
+    let done = server
+        .request("debug/done", json!({ "note": "fixed" }))
+        .unwrap();
+    assert_eq!(done["stage"], "cleaning_up");
+    // The probe was never pasted: the cleanup scan finds nothing left.
+    let stop = server.request("debug/stop", json!({})).unwrap();
+    assert_eq!(stop["decision"], "allow");
+    assert!(stop["notice"]
+        .as_str()
+        .unwrap()
+        .contains("Cleanup verified"));
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["active"], false);
+    assert_eq!(server.shutdown().unwrap().code(), Some(0));
+}
+
+#[test]
+fn pipelined_requests_apply_in_arrival_order() {
+    let workspace = Workspace::new("order");
+    let mut server = initialized(&workspace.root);
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 10, "method": "debug/start", "params": {"problem": "p"}}),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "debug/handOff",
+               "params": {"mode": "reproduce", "steps": ["s"]}}),
+        json!({"jsonrpc": "2.0", "id": 12, "method": "debug/proceed"}),
+        json!({"jsonrpc": "2.0", "id": 13, "method": "debug/status"}),
+    ];
+    let bytes: Vec<u8> = messages
+        .iter()
+        .flat_map(|m| frame(m.to_string().as_bytes()))
+        .collect();
+    server.send_raw(&bytes).unwrap();
+    for id in 10..=12 {
+        let answer = server
+            .answer(&json!(id))
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert!(answer.is_object(), "{id}: {answer}");
+    }
+    let status = server.answer(&json!(13)).unwrap();
+    assert_eq!(
+        (status["round"].clone(), status["revision"].clone()),
+        (json!(2), json!(3))
+    );
+}
+
+#[test]
+fn an_illegal_command_says_why_and_what_is_possible() {
+    let workspace = Workspace::new("illegal");
+    let mut server = initialized(&workspace.root);
+    let error = rpc_error(server.request("debug/proceed", json!({})));
+    assert_eq!(error.code, -32050);
+    assert!(
+        error.message.contains("no debug session is active"),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        error.data,
+        Some(json!({"command": "proceed", "stage": null, "legal": ["start"]}))
+    );
+
+    server
+        .request("debug/start", json!({ "problem": "p" }))
+        .unwrap();
+    let error = rpc_error(server.request("debug/proceed", json!({})));
+    assert_eq!(error.code, -32050);
+    assert!(
+        error.message.contains("the agent holds the turn"),
+        "{}",
+        error.message
+    );
+    let data = error.data.unwrap();
+    assert_eq!(data["stage"], "investigating");
+    assert!(data["legal"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("handOff")));
+    still_serving(&mut server);
+}
+
+#[test]
+fn bad_params_are_answered_naming_the_field() {
+    let workspace = Workspace::new("params");
+    let mut server = initialized(&workspace.root);
+    let cases = [
+        (
+            "debug/start",
+            json!({ "problem": 5 }),
+            "`problem`",
+            json!("problem"),
+        ),
+        (
+            "debug/start",
+            json!({}),
+            "missing field `problem`",
+            Value::Null,
+        ),
+        (
+            "debug/start",
+            json!({ "problem": "p", "problme": 1 }),
+            "unknown field `problme`",
+            json!("problme"),
+        ),
+        ("debug/start", json!([1]), "invalid params", json!("[0]")),
+        (
+            "debug/handOff",
+            json!({ "mode": "reproduce", "steps": ["a", 7] }),
+            "`steps[1]`",
+            json!("steps[1]"),
+        ),
+        (
+            "debug/handOff",
+            json!({ "mode": "dance", "steps": [] }),
+            "`mode`",
+            json!("mode"),
+        ),
+        (
+            "debug/status",
+            json!({ "sessionId": "../../etc" }),
+            "`sessionId`",
+            json!("sessionId"),
+        ),
+        (
+            "debug/status",
+            json!({ "sessionId": 3 }),
+            "`sessionId`",
+            json!("sessionId"),
+        ),
+        (
+            "debug/probeSnippet",
+            json!({ "file": "app.py" }),
+            "`language`",
+            json!("language"),
+        ),
+    ];
+    for (method, params, words, field) in cases {
+        if method == "debug/probeSnippet" {
+            server
+                .request("debug/start", json!({ "problem": "p" }))
+                .unwrap();
+        }
+        let error = rpc_error(server.request(method, params.clone()));
+        assert_eq!(error.code, -32602, "{method} {params}: {error:?}");
+        assert!(
+            error.message.contains(words),
+            "{method} {params}: {}",
+            error.message
+        );
+        assert_eq!(error.data.unwrap()["field"], field, "{method} {params}");
+        still_serving(&mut server);
+    }
+    // A refused snippet leaves the ledger as it was.
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["probes"]["list"], json!([]));
+}
+
+#[test]
+fn lifecycle_errors_and_unknown_methods() {
+    let workspace = Workspace::new("lifecycle");
+    let mut server = spawn(&workspace.root);
+    let error = rpc_error(server.request("debug/status", json!({})));
+    assert_eq!(error.code, -32002, "{error:?}");
+    server.initialize(&workspace.root, json!({})).unwrap();
+    let error = rpc_error(server.request("debug/fly", json!({})));
+    assert_eq!(error.code, -32601, "{error:?}");
+    still_serving(&mut server);
+    server.request("shutdown", Value::Null).unwrap();
+    let error = rpc_error(server.request("debug/status", json!({})));
+    assert_eq!(error.code, -32600, "{error:?}");
+    server.notify("exit", Value::Null).unwrap();
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn bad_initialization_options_name_the_field() {
+    let workspace = Workspace::new("init-options");
+    let mut server = spawn(&workspace.root);
+    let error = rpc_error(server.initialize(&workspace.root, json!({ "sessionId": 5 })));
+    assert_eq!(error.code, -32602);
+    assert!(
+        error.message.contains("initializationOptions"),
+        "{}",
+        error.message
+    );
+    assert!(error.message.contains("`sessionId`"), "{}", error.message);
+}
+
+#[test]
+fn malformed_frames_are_answered_and_the_server_keeps_serving() {
+    let workspace = Workspace::new("frames");
+    let mut server = initialized(&workspace.root);
+    let ten_mb = vec![b' '; 10 * 1024 * 1024];
+    let cases: Vec<(&str, Vec<u8>, i64)> = vec![
+        (
+            "bad Content-Length",
+            b"Content-Length: ten\r\n\r\n{}".to_vec(),
+            -32700,
+        ),
+        (
+            "no Content-Length",
+            b"Content-Type: x\r\n\r\n".to_vec(),
+            -32700,
+        ),
+        (
+            "invalid JSON",
+            frame(b"{\"jsonrpc\": \"2.0\", \"id\": "),
+            -32700,
+        ),
+        ("invalid UTF-8", frame(&[b'"', 0xc3, 0x28, b'"']), -32700),
+        (
+            "a batch",
+            frame(b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"debug/status\"}]"),
+            -32600,
+        ),
+        (
+            "not JSON-RPC",
+            frame(b"{\"id\":4,\"method\":\"debug/status\"}"),
+            -32600,
+        ),
+        ("a 10 MB body", frame(&ten_mb), -32600),
+    ];
+    for (what, bytes, code) in cases {
+        server.send_raw(&bytes).unwrap();
+        let expected_id = if what == "not JSON-RPC" {
+            json!(4)
+        } else {
+            Value::Null
+        };
+        let answer = answer_with_id(&mut server, expected_id);
+        assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
+        still_serving(&mut server);
+    }
+}
+
+#[test]
+fn two_requests_with_the_same_id_are_both_answered() {
+    let workspace = Workspace::new("same-id");
+    let mut server = initialized(&workspace.root);
+    let status = json!({"jsonrpc": "2.0", "id": 7, "method": "debug/status"});
+    let body = status.to_string();
+    server
+        .send_raw(&[frame(body.as_bytes()), frame(body.as_bytes())].concat())
+        .unwrap();
+    for _ in 0..2 {
+        let answer = answer_with_id(&mut server, json!(7));
+        // The second is refused only while the first is still pending.
+        let ok = answer.get("result").is_some() || answer["error"]["code"] == -32600;
+        assert!(ok, "{answer}");
+    }
+    still_serving(&mut server);
+}
+
+#[test]
+fn a_panic_is_answered_as_internal_error_and_survived() {
+    let workspace = Workspace::new("panic");
+    let mut server = initialized(&workspace.root);
+    server
+        .request("debug/start", json!({ "problem": "p" }))
+        .unwrap();
+    for place in ["handler", "engine", "handler"] {
+        // The same id each time: a panicked request's id is released.
+        server
+            .send(
+                &json!({"jsonrpc": "2.0", "id": "boom", "method": "debugSidecar/testPanic",
+                          "params": {"where": place}}),
+            )
+            .unwrap();
+        let answer = answer_with_id(&mut server, json!("boom"));
+        assert_eq!(answer["error"]["code"], -32603, "{place}: {answer}");
+    }
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["stage"], "investigating", "the session survived");
+    assert_eq!(server.shutdown().unwrap().code(), Some(0));
+}
+
+#[test]
+fn turn_state_notifications_only_report_changes() {
+    let workspace = Workspace::new("turn");
+    let mut server = initialized(&workspace.root);
+    server
+        .notify(
+            "turn/event",
+            json!({ "kind": "turnStart", "source": "user" }),
+        )
+        .unwrap();
+    for _ in 0..1000 {
+        server
+            .notify("turn/event", json!({ "kind": "content" }))
+            .unwrap();
+    }
+    server
+        .notify("turn/event", json!({ "kind": "turnEnd" }))
+        .unwrap();
+    let state = server.request("turn/state", json!({})).unwrap();
+    assert_eq!(
+        state,
+        json!({"sessionId": "default", "state": "idle", "label": "idle"})
+    );
+    let states: Vec<Value> = server
+        .drain(QUIET)
+        .into_iter()
+        .filter(|m| m["method"] == "turn/stateChanged")
+        .map(|m| m["params"]["state"].clone())
+        .collect();
+    assert_eq!(
+        states,
+        [json!("connecting"), json!("streaming"), json!("idle")]
+    );
+}
+
+#[test]
+fn a_notification_with_bad_params_is_dropped_not_answered() {
+    let workspace = Workspace::new("bad-notification");
+    let mut server = initialized(&workspace.root);
+    server
+        .notify("turn/event", json!({ "kind": "dance" }))
+        .unwrap();
+    server
+        .notify("progress/todos", json!({ "todos": "not a list" }))
+        .unwrap();
+    still_serving(&mut server);
+    assert!(server.drain(QUIET).is_empty());
+}

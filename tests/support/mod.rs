@@ -1,0 +1,125 @@
+//! Shared by the tests that talk to a real server: temporary workspaces,
+//! spawning the built binary, and redacting what differs between runs.
+#![allow(dead_code)]
+
+use debug_sidecar::rpc::client::Connection;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_debug-sidecar");
+pub const QUIET: Duration = Duration::from_millis(300);
+
+/// A workspace directory removed on drop.
+pub struct Workspace {
+    pub root: PathBuf,
+}
+
+impl Workspace {
+    pub fn new(name: &str) -> Self {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "ds-test-{name}-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        // Canonical, so paths the server reports compare equal.
+        let root = root.canonicalize().unwrap();
+        Workspace { root }
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// `debug-sidecar serve` in `root` with the test hooks on; stderr is discarded.
+pub fn spawn(root: &Path) -> Connection {
+    let mut command = Command::new(BIN);
+    command
+        .arg("serve")
+        .current_dir(root)
+        .env("DEBUG_SIDECAR_TEST_HOOKS", "1")
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .stderr(std::process::Stdio::null());
+    Connection::start(command).expect("the binary starts")
+}
+
+/// A served and initialized workspace.
+pub fn initialized(root: &Path) -> Connection {
+    let mut server = spawn(root);
+    server.initialize(root, json!({})).expect("initialize");
+    server
+}
+
+/// Replace what differs between runs: the workspace path, run-id stamps,
+/// times and durations.
+pub fn redact(value: &Value, root: &Path) -> Value {
+    let root = root.to_string_lossy();
+    match value {
+        Value::String(text) => Value::String(redact_text(text, &root)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| redact(v, Path::new(&*root))).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, v)| {
+                    let timed = key.ends_with("At") || key.ends_with("Ms") || key == "timestamp";
+                    let v = if timed && v.is_number() {
+                        json!("<time>")
+                    } else {
+                        redact(v, Path::new(&*root))
+                    };
+                    (key.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn redact_text(text: &str, root: &str) -> String {
+    let text = text.replace(root, "<workspace>");
+    // Run ids are `r<round>-<base36 millis>`: keep the round, hide the stamp.
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let boundary = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if boundary && bytes[i] == b'r' {
+            let digits = bytes[i + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let dash = i + 1 + digits;
+            if digits > 0 && bytes.get(dash) == Some(&b'-') {
+                let stamp = bytes[dash + 1..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+                    .count();
+                if stamp >= 6 {
+                    out.push_str(&text[i..=dash]);
+                    out.push_str("<stamp>");
+                    i = dash + 1 + stamp;
+                    continue;
+                }
+            }
+        }
+        let c = text[i..].chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+pub fn frame(body: &[u8]) -> Vec<u8> {
+    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend_from_slice(body);
+    out
+}
