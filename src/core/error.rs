@@ -4,7 +4,8 @@ use super::model::Stage;
 use serde::Serialize;
 use std::fmt;
 
-/// Every command a client can send, by its protocol name.
+/// Every command a client can send, by its protocol method name (without the
+/// `debug/` prefix), so a refusal's `legal` list names methods a client can call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum CommandName {
@@ -16,6 +17,8 @@ pub enum CommandName {
     Observe,
     Attach,
     RecordHypotheses,
+    /// Registering a probe is what `debug/probeSnippet` does.
+    #[serde(rename = "probeSnippet")]
     RegisterProbe,
 }
 
@@ -30,7 +33,7 @@ impl CommandName {
             CommandName::Observe => "observe",
             CommandName::Attach => "attach",
             CommandName::RecordHypotheses => "recordHypotheses",
-            CommandName::RegisterProbe => "registerProbe",
+            CommandName::RegisterProbe => "probeSnippet",
         }
     }
 

@@ -610,6 +610,19 @@ impl Engine {
         now: u64,
         timing: ScanTiming,
     ) -> Result<Applied, EngineError> {
+        self.apply_with_facts(session_id, &[], command, now, timing)
+    }
+
+    /// `apply`, after harness facts (`facts`) that belong to the same moment:
+    /// all of it is one write, one revision, one notification.
+    fn apply_with_facts(
+        &mut self,
+        session_id: &str,
+        facts: &[Command],
+        command: Command,
+        now: u64,
+        timing: ScanTiming,
+    ) -> Result<Applied, EngineError> {
         let io = SessionIo {
             root: &self.config.root,
             runs_dir: self.runs_dir(session_id),
@@ -618,7 +631,7 @@ impl Engine {
         let mut outcome: Option<Result<(Vec<Effect>, DebugState), EngineError>> = None;
         let mut halves: Option<Vec<HalfRemoved>> = None;
         let update = self.store.update(session_id, now, &mut |current| {
-            let (result, facts) = io.step(current, &command, now, timing, &mut halves);
+            let (result, facts) = io.step(current, facts, &command, now, timing, &mut halves);
             match result {
                 Ok((next, effects)) => {
                     outcome = Some(Ok((effects, current.clone())));
@@ -674,17 +687,25 @@ struct SessionIo<'a> {
 type StepResult = Result<(DebugState, Vec<Effect>), EngineError>;
 
 impl SessionIo<'_> {
-    /// One command against `current`. Returns the outcome and the state with
-    /// the disk facts learned before the command (kept even on refusal).
+    /// One command against `current`, after the harness facts. Returns the
+    /// outcome and the state with the facts and the disk facts learned before
+    /// the command (kept even on refusal).
     fn step(
         &self,
         current: &DebugState,
+        harness_facts: &[Command],
         command: &Command,
         now: u64,
         timing: ScanTiming,
         halves: &mut Option<Vec<HalfRemoved>>,
     ) -> (StepResult, DebugState) {
         let mut facts = current.clone();
+        for fact in harness_facts {
+            match machine::apply(&facts, fact.clone(), now) {
+                Ok(transition) => facts = transition.state,
+                Err(error) => return (Err(error.into()), facts),
+            }
+        }
         if machine::needs_fresh_scan(&facts, command) {
             match self.scan(&facts, now, halves) {
                 Ok((state, _)) => facts = state,
