@@ -13,13 +13,13 @@ pub fn check_session_id(id: &str) -> Result<(), DomainError> {
         "must not be empty"
     } else if id.len() > MAX_SESSION_ID_LEN {
         "must be at most 128 bytes"
-    } else if id == "." || id == ".." || id.starts_with('.') {
-        "must not start with a dot"
     } else if id
         .chars()
         .any(|c| matches!(c, '/' | '\\' | ':') || c.is_control())
     {
         "must not contain path separators, colons or control characters"
+    } else if id.starts_with('.') {
+        "must not start with a dot"
     } else {
         return Ok(());
     };
