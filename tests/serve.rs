@@ -434,3 +434,53 @@ fn a_notification_with_bad_params_is_dropped_not_answered() {
     still_serving(&mut server);
     assert!(server.drain(QUIET).is_empty());
 }
+
+#[test]
+fn stdin_that_is_no_pipe_and_stdout_that_is_a_file_work_too() {
+    // Neither is a pipe: stdin (a socket) is read on a thread and stdout
+    // (a file) is written in place.
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    let workspace = Workspace::new("not-pipes");
+    let uri = format!("file://{}", workspace.root.display());
+    let output = workspace.root.join("out.bin");
+    let (mut client, server_end) = UnixStream::pair().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .current_dir(&workspace.root)
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(server_end)))
+        .stdout(std::fs::File::create(&output).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let answers = |count: usize| -> Vec<Value> {
+        for _ in 0..200 {
+            let bytes = std::fs::read(&output).unwrap();
+            let mut reader = std::io::BufReader::new(bytes.as_slice());
+            let mut messages = Vec::new();
+            while let Ok(Some(message)) = debug_sidecar::rpc::client::read_frame(&mut reader) {
+                messages.push(message);
+            }
+            if messages.len() >= count {
+                return messages;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("the server did not answer");
+    };
+    let mut send = |message: Value| {
+        client
+            .write_all(&frame(message.to_string().as_bytes()))
+            .unwrap()
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"capabilities": {}, "workspaceFolders": [{"uri": uri, "name": "w"}]}}));
+    answers(1);
+    send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "debug/status"}));
+    assert_eq!(answers(2)[1]["result"]["active"], false);
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    answers(3);
+    send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

@@ -1,34 +1,40 @@
-//! The owner: one thread that holds the engine and runs jobs one at a time in
-//! the order they were queued. Faces queue a job synchronously when a message
-//! arrives (before any `.await`), so commands apply in arrival order. After
-//! every job the owner publishes the engine's changes and hands deferred
-//! probe scans to a scanner thread, whose results come back as jobs.
+//! The owner: the one place the engine lives in a process. Faces run a job
+//! on it synchronously when a message arrives (before any `.await`), so
+//! commands apply in arrival order, one at a time. After every job the owner
+//! publishes the engine's changes, in order, and hands deferred probe scans
+//! to a scanner thread, which walks the workspace without holding the engine
+//! and commits the result as a job of its own. A heartbeat thread ticks the
+//! progress bubbles.
+//!
+//! Jobs run on the caller's thread under a lock rather than on a thread of
+//! their own: a request then costs no thread hop, which measured as most of
+//! its round trip.
 
 use super::{Change, Engine, ScanRequest};
-use crate::workspace::scan::{self, ScanOutcome};
+use crate::workspace::scan;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::sync::{mpsc as async_mpsc, oneshot};
+use tokio::sync::mpsc as async_mpsc;
 
 /// How often running turns' progress bubbles are refreshed or retired.
 pub const TICK: Duration = Duration::from_secs(5);
 
-type Job = Box<dyn FnOnce(&mut Engine, u64) + Send>;
-
-enum Message {
-    Job(Job),
-    Scanned(ScanRequest, ScanOutcome),
+struct Inner {
+    engine: Engine,
+    changes: async_mpsc::UnboundedSender<Change>,
+    scanner: mpsc::Sender<ScanRequest>,
 }
 
-/// A handle to the owner thread; cheap to clone.
+/// A handle to the owner; cheap to clone.
 #[derive(Clone)]
 pub struct Owner {
-    jobs: mpsc::Sender<Message>,
+    inner: Arc<Mutex<Inner>>,
 }
 
-/// The owner is gone, or the job panicked (an engine bug, already logged).
+/// The job panicked: an engine bug, already logged.
 #[derive(Debug, thiserror::Error)]
 #[error("the engine failed while handling this request: {0}")]
 pub struct JobFailed(pub String);
@@ -40,119 +46,102 @@ pub fn now_ms() -> u64 {
 }
 
 impl Owner {
-    /// Start the owner thread. Changes go to `changes` in the order they happened.
+    /// Take ownership of the engine. Changes go to `changes` in the order
+    /// they happened.
     pub fn spawn(engine: Engine, changes: async_mpsc::UnboundedSender<Change>) -> Owner {
-        let (jobs, inbox) = mpsc::channel::<Message>();
-        let scanner = spawn_scanner(jobs.clone());
-        thread::Builder::new()
-            .name("debug-sidecar-owner".into())
-            .spawn(move || run(engine, inbox, scanner, changes))
-            .map_or_else(
-                |error| {
-                    // Without a thread every job fails with a clear error.
-                    tracing::error!("could not start the engine thread: {error}");
-                },
-                |_| (),
-            );
-        Owner { jobs }
-    }
-
-    /// Queue a job now and return where its answer will arrive.
-    pub fn ask<T, F>(&self, job: F) -> impl std::future::Future<Output = Result<T, JobFailed>>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Engine, u64) -> T + Send + 'static,
-    {
-        let (reply, answer) = oneshot::channel();
-        let queued = self.jobs.send(Message::Job(Box::new(move |engine, now| {
-            let _ = reply.send(job(engine, now));
-        })));
-        async move {
-            if queued.is_err() {
-                return Err(JobFailed("the engine thread has stopped".into()));
-            }
-            answer
-                .await
-                .map_err(|_| JobFailed("the engine panicked; see the server log".into()))
-        }
-    }
-
-    /// Queue a job whose answer nobody waits for.
-    pub fn tell<F>(&self, job: F)
-    where
-        F: FnOnce(&mut Engine, u64) + Send + 'static,
-    {
-        if self.jobs.send(Message::Job(Box::new(job))).is_err() {
-            tracing::error!("the engine thread has stopped; an event was dropped");
-        }
-    }
-}
-
-fn run(
-    mut engine: Engine,
-    inbox: mpsc::Receiver<Message>,
-    scanner: mpsc::Sender<ScanRequest>,
-    changes: async_mpsc::UnboundedSender<Change>,
-) {
-    let mut next_tick = now_ms() + TICK.as_millis() as u64;
-    loop {
-        let wait = Duration::from_millis(next_tick.saturating_sub(now_ms()));
-        let job: Job = match inbox.recv_timeout(wait) {
-            Ok(Message::Job(job)) => job,
-            Ok(Message::Scanned(request, outcome)) => Box::new(move |engine, now| {
-                if let Err(error) = engine.commit_scan(&request.session_id, outcome, now) {
-                    tracing::warn!("a probe scan could not be applied: {error}");
-                }
-            }),
-            Err(RecvTimeoutError::Timeout) => {
-                next_tick = now_ms() + TICK.as_millis() as u64;
-                Box::new(|engine, now| engine.tick(now))
-            }
-            Err(RecvTimeoutError::Disconnected) => return,
+        let (scanner, scan_requests) = mpsc::channel();
+        let owner = Owner {
+            inner: Arc::new(Mutex::new(Inner {
+                engine,
+                changes,
+                scanner,
+            })),
         };
-        let now = now_ms();
-        // A panic is an engine bug: the job's caller hears of it (its reply
-        // is dropped), the thread lives on for every other caller.
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| job(&mut engine, now))) {
-            tracing::error!("engine job panicked: {}", panic_message(&*panic));
-        }
-        for change in engine.take_changes() {
-            let _ = changes.send(change);
-        }
-        for request in engine.take_scan_requests() {
-            let _ = scanner.send(request);
-        }
+        spawn_scanner(Arc::downgrade(&owner.inner), scan_requests);
+        spawn_heartbeat(Arc::downgrade(&owner.inner));
+        owner
+    }
+
+    /// Run a job on the engine now and return its answer.
+    pub fn ask<T>(&self, job: impl FnOnce(&mut Engine, u64) -> T) -> Result<T, JobFailed> {
+        run(&self.inner, job)
+    }
+
+    /// Run a job whose answer nobody waits for.
+    pub fn tell(&self, job: impl FnOnce(&mut Engine, u64)) {
+        let _ = run(&self.inner, job);
     }
 }
 
-/// Runs probe scans off the owner; requests queued while one runs are merged,
-/// one scan per session.
-fn spawn_scanner(owner: mpsc::Sender<Message>) -> mpsc::Sender<ScanRequest> {
-    let (requests, inbox) = mpsc::channel::<ScanRequest>();
+fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    // A job that panicked left the engine as it was between commands (every
+    // command is applied as a whole or not at all), so the lock stays usable.
+    inner
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn run<T>(inner: &Mutex<Inner>, job: impl FnOnce(&mut Engine, u64) -> T) -> Result<T, JobFailed> {
+    let mut inner = lock(inner);
+    let now = now_ms();
+    let answer = catch_unwind(AssertUnwindSafe(|| job(&mut inner.engine, now))).map_err(|panic| {
+        let message = panic_message(&*panic);
+        tracing::error!("engine job panicked: {message}");
+        JobFailed(message)
+    });
+    for change in inner.engine.take_changes() {
+        let _ = inner.changes.send(change);
+    }
+    for request in inner.engine.take_scan_requests() {
+        let _ = inner.scanner.send(request);
+    }
+    answer
+}
+
+/// Runs probe scans off the owner; requests queued while one runs are
+/// merged, one scan per session.
+fn spawn_scanner(owner: Weak<Mutex<Inner>>, requests: mpsc::Receiver<ScanRequest>) {
     let spawned = thread::Builder::new()
         .name("debug-sidecar-scanner".into())
         .spawn(move || {
-            while let Ok(first) = inbox.recv() {
-                let mut batch = vec![first];
-                batch.extend(inbox.try_iter());
-                batch.dedup_by(|a, b| a == b);
-                let mut seen = Vec::new();
+            while let Ok(first) = requests.recv() {
+                let mut batch: Vec<ScanRequest> = vec![first];
+                for request in requests.try_iter() {
+                    if !batch.contains(&request) {
+                        batch.push(request);
+                    }
+                }
                 for request in batch {
-                    if seen.contains(&request) {
-                        continue;
-                    }
-                    seen.push(request.clone());
                     let outcome = scan::scan_workspace(&request.root, &request.tag);
-                    if owner.send(Message::Scanned(request, outcome)).is_err() {
+                    let Some(owner) = owner.upgrade() else {
                         return;
-                    }
+                    };
+                    let _ = run(&owner, |engine, now| {
+                        if let Err(error) = engine.commit_scan(&request.session_id, outcome, now) {
+                            tracing::warn!("a probe scan could not be applied: {error}");
+                        }
+                    });
                 }
             }
         });
     if let Err(error) = spawned {
         tracing::error!("could not start the scanner thread: {error}");
     }
-    requests
+}
+
+fn spawn_heartbeat(owner: Weak<Mutex<Inner>>) {
+    let spawned = thread::Builder::new()
+        .name("debug-sidecar-heartbeat".into())
+        .spawn(move || loop {
+            thread::sleep(TICK);
+            let Some(owner) = owner.upgrade() else {
+                return;
+            };
+            let _ = run(&owner, |engine, now| engine.tick(now));
+        });
+    if let Err(error) = spawned {
+        tracing::error!("could not start the heartbeat thread: {error}");
+    }
 }
 
 pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -4,7 +4,10 @@
 //! and each bad frame becomes one injected request that `guard` answers with
 //! the error it describes. The process keeps serving either way.
 
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The largest message body accepted (documented in `protocol/README.md`).
@@ -69,6 +72,8 @@ impl BadFrame {
 /// case is a unit test.
 pub struct FrameReader {
     buffer: Vec<u8>,
+    /// Where the unread bytes begin; consumed bytes are dropped in bulk.
+    start: usize,
     max_body: usize,
     /// Bytes of an oversized body still to throw away.
     discard: usize,
@@ -80,6 +85,7 @@ impl FrameReader {
     pub fn new(max_body: usize) -> Self {
         FrameReader {
             buffer: Vec::with_capacity(CHUNK),
+            start: 0,
             max_body,
             discard: 0,
             resync: false,
@@ -87,34 +93,46 @@ impl FrameReader {
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
-        if self.discard > 0 {
-            let skipped = self.discard.min(bytes.len());
-            self.discard -= skipped;
-            self.buffer.extend_from_slice(&bytes[skipped..]);
-        } else {
-            self.buffer.extend_from_slice(bytes);
+        let skipped = self.discard.min(bytes.len());
+        self.discard -= skipped;
+        if self.start > 0 && self.start * 2 >= self.buffer.len() {
+            self.buffer.drain(..self.start);
+            self.start = 0;
+        }
+        self.buffer.extend_from_slice(&bytes[skipped..]);
+    }
+
+    fn unread(&self) -> &[u8] {
+        &self.buffer[self.start..]
+    }
+
+    fn consume(&mut self, count: usize) {
+        self.start = (self.start + count).min(self.buffer.len());
+        if self.start == self.buffer.len() {
+            self.buffer.clear();
+            self.start = 0;
         }
     }
 
     /// The next whole frame's body, a bad frame, or `None` for "need more bytes".
     pub fn next_frame(&mut self) -> Option<Result<Vec<u8>, BadFrame>> {
         if self.resync {
-            match find(&self.buffer, b"Content-Length") {
+            match find(self.unread(), b"Content-Length") {
                 Some(at) => {
-                    self.buffer.drain(..at);
+                    self.consume(at);
                     self.resync = false;
                 }
                 None => {
                     // Keep a tail that may be the start of the header name.
-                    let keep_from = self.buffer.len().saturating_sub(b"Content-Length".len());
-                    self.buffer.drain(..keep_from);
+                    let keep = b"Content-Length".len();
+                    self.consume(self.unread().len().saturating_sub(keep));
                     return None;
                 }
             }
         }
-        let Some(header_end) = find(&self.buffer, b"\r\n\r\n") else {
-            if self.buffer.len() > MAX_HEADER {
-                self.buffer.clear();
+        let Some(header_end) = find(self.unread(), b"\r\n\r\n") else {
+            if self.unread().len() > MAX_HEADER {
+                self.consume(self.unread().len());
                 self.resync = true;
                 return Some(Err(BadFrame::parse(format!(
                     "header block longer than {MAX_HEADER} bytes"
@@ -122,20 +140,19 @@ impl FrameReader {
             }
             return None;
         };
-        let header = String::from_utf8_lossy(&self.buffer[..header_end]).into_owned();
-        let length = content_length(&header);
-        let length = match length {
+        let header = String::from_utf8_lossy(&self.unread()[..header_end]).into_owned();
+        let length = match content_length(&header) {
             Ok(length) => length,
             Err(message) => {
-                self.buffer.drain(..header_end + 4);
+                self.consume(header_end + 4);
                 self.resync = true;
                 return Some(Err(BadFrame::parse(message)));
             }
         };
         if length > self.max_body {
-            self.buffer.drain(..header_end + 4);
-            let here = length.min(self.buffer.len());
-            self.buffer.drain(..here);
+            self.consume(header_end + 4);
+            let here = length.min(self.unread().len());
+            self.consume(here);
             self.discard = length - here;
             return Some(Err(BadFrame::invalid(
                 Value::Null,
@@ -145,14 +162,12 @@ impl FrameReader {
                 ),
             )));
         }
-        if self.buffer.len() < header_end + 4 + length {
+        let body_start = header_end + 4;
+        if self.unread().len() < body_start + length {
             return None;
         }
-        let body: Vec<u8> = self
-            .buffer
-            .drain(..header_end + 4 + length)
-            .skip(header_end + 4)
-            .collect();
+        let body = self.unread()[body_start..body_start + length].to_vec();
+        self.consume(body_start + length);
         Some(check_body(body))
     }
 }
@@ -175,26 +190,57 @@ fn content_length(header: &str) -> Result<usize, String> {
     length.ok_or_else(|| "missing Content-Length header".to_string())
 }
 
+/// The parts of a message the checks read; `params` is skipped unparsed.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default)]
+    result: Seen,
+    #[serde(default)]
+    error: Seen,
+}
+
+/// Whether a key was present at all, `null` included.
+#[derive(Default)]
+struct Seen(bool);
+
+impl<'de> Deserialize<'de> for Seen {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(deserializer)?;
+        Ok(Seen(true))
+    }
+}
+
 /// A body the server can take: UTF-8, JSON, one JSON-RPC 2.0 message.
+/// The body is checked without building it as a value: the server parses it.
 fn check_body(body: Vec<u8>) -> Result<Vec<u8>, BadFrame> {
     let text = std::str::from_utf8(&body)
         .map_err(|e| BadFrame::parse(format!("message body is not UTF-8: {e}")))?;
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| BadFrame::parse(format!("message body is not JSON: {e}")))?;
-    let Some(object) = value.as_object() else {
-        let what = if value.is_array() {
-            "batches are not supported"
-        } else {
-            "a message must be a JSON object"
-        };
-        return Err(BadFrame::invalid(Value::Null, what));
+    let envelope: Envelope = match serde_json::from_str(text) {
+        Ok(envelope) => envelope,
+        Err(error) => {
+            return Err(match serde_json::from_str::<Value>(text) {
+                Err(e) => BadFrame::parse(format!("message body is not JSON: {e}")),
+                Ok(Value::Array(_)) => BadFrame::invalid(Value::Null, "batches are not supported"),
+                Ok(Value::Object(object)) => BadFrame::invalid(
+                    object.get("id").cloned().unwrap_or(Value::Null),
+                    format!("not a JSON-RPC 2.0 message: {error}"),
+                ),
+                Ok(_) => BadFrame::invalid(Value::Null, "a message must be a JSON object"),
+            })
+        }
     };
-    let id = object.get("id").cloned().unwrap_or(Value::Null);
-    if object.get("jsonrpc") != Some(&json!("2.0")) {
+    let id = envelope.id.clone().unwrap_or(Value::Null);
+    if envelope.jsonrpc.as_deref() != Some("2.0") {
         return Err(BadFrame::invalid(id, "`jsonrpc` must be \"2.0\""));
     }
     let valid_id = matches!(id, Value::Null | Value::Number(_) | Value::String(_));
-    match object.get("method") {
+    match envelope.method {
         Some(Value::String(method)) if method == FRAME_ERROR_METHOD => {
             Err(BadFrame::invalid(id, "reserved method name"))
         }
@@ -205,7 +251,7 @@ fn check_body(body: Vec<u8>) -> Result<Vec<u8>, BadFrame> {
         )),
         Some(_) => Err(BadFrame::invalid(id, "`method` must be a string")),
         // A response to a request of ours.
-        None if object.contains_key("result") || object.contains_key("error") => Ok(body),
+        None if envelope.result.0 || envelope.error.0 => Ok(body),
         None => Err(BadFrame::invalid(id, "neither a request nor a response")),
     }
 }
@@ -305,6 +351,14 @@ mod tests {
     }
 
     #[test]
+    fn answers_to_our_requests_pass_even_with_a_null_result() {
+        let mut reader = FrameReader::new(MAX_BODY);
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+        reader.push(&frame(answer));
+        assert_eq!(frames(&mut reader), vec![Ok(answer.into())]);
+    }
+
+    #[test]
     fn an_oversized_body_is_skipped_without_being_kept() {
         let mut reader = FrameReader::new(16);
         reader.push(b"Content-Length: 40\r\n\r\n0123456789");
@@ -312,7 +366,7 @@ mod tests {
         assert_eq!(error.code, -32600);
         assert!(reader.next_frame().is_none());
         reader.push(&[b'x'; 30]);
-        assert!(reader.buffer.is_empty());
+        assert!(reader.unread().is_empty());
         reader.push(&frame("{}"));
         // 2 bytes fit; `{}` is not a message, so it is reported, not passed on.
         assert_eq!(reader.next_frame().unwrap().unwrap_err().code, -32600);

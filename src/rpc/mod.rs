@@ -9,6 +9,7 @@ pub mod framing;
 pub mod guard;
 pub mod handlers;
 pub mod server;
+pub mod stdio;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -50,13 +51,11 @@ where
 
 /// `debug-sidecar serve`: stdin and stdout of this process.
 pub fn serve_stdio() -> anyhow::Result<i32> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(serve(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        framing::MAX_BODY,
-    )))
+    // The pipes register with the runtime's reactor, so they are made inside it.
+    let _context = runtime.enter();
+    let (input, output) = (stdio::input()?, stdio::output()?);
+    Ok(runtime.block_on(serve(input, output, framing::MAX_BODY)))
 }

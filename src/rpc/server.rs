@@ -151,12 +151,12 @@ impl Backend {
         M::Params: DeserializeOwned + Send + 'static,
         M::Result: Serialize + Send + 'static,
     {
-        // Parse and queue before the first `.await`: arrival order is apply order.
+        // No `.await` before the engine has run: arrival order is apply order.
         let params: M::Params = errors::parse_params(params)?;
         let answer = self
             .owner()?
             .ask(move |engine, now| M::handle(engine, now, params));
-        let result = answer.await.map_err(errors::job_failed)?;
+        let result = answer.map_err(errors::job_failed)?;
         let result = result.map_err(errors::engine_error)?;
         serde_json::to_value(result).map_err(|e| errors::internal(e.to_string()))
     }
@@ -191,7 +191,7 @@ impl Backend {
             let answer = self
                 .owner()?
                 .ask(|_, _| -> Value { panic!("test hook: an engine job panicked") });
-            return answer.await.map_err(errors::job_failed);
+            return answer.map_err(errors::job_failed);
         }
         panic!("test hook: a handler panicked")
     }
