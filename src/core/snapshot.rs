@@ -32,6 +32,9 @@ pub struct Snapshot {
     /// The buttons a person may press now (never empty).
     pub user_commands: Vec<CommandName>,
     pub revision: u64,
+    /// Something a person should know about the saved state, such as a
+    /// damaged file that was moved aside; null normally.
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -70,5 +73,6 @@ pub fn snapshot(session_id: &str, state: &DebugState, env: &RenderEnv, revision:
         evidence_summary: session.map(|s| s.evidence_summary()),
         user_commands: user_commands(state),
         revision,
+        warning: None,
     }
 }

@@ -132,6 +132,9 @@ pub struct Engine {
     half_removed: HashMap<String, Vec<HalfRemoved>>,
     changes: Vec<Change>,
     scan_requests: Vec<ScanRequest>,
+    /// The last revision announced per session, so a write seen again
+    /// (through the watcher) is not announced twice.
+    announced: HashMap<String, u64>,
 }
 
 impl Engine {
@@ -145,7 +148,26 @@ impl Engine {
             half_removed: HashMap::new(),
             changes: Vec::new(),
             scan_requests: Vec::new(),
+            announced: HashMap::new(),
         }
+    }
+
+    /// Another process may have written the session: announce its state if
+    /// it is newer than the last one announced.
+    pub fn refresh(&mut self, session_id: &str) -> Result<(), EngineError> {
+        let stored = self.store.load(session_id)?;
+        let known = self.announced.get(session_id).copied().unwrap_or(0);
+        if stored.revision > known {
+            self.announce(session_id, &stored);
+        }
+        Ok(())
+    }
+
+    fn announce(&mut self, session_id: &str, stored: &Stored) {
+        self.announced
+            .insert(session_id.to_string(), stored.revision);
+        let snapshot = self.snapshot_of(session_id, stored);
+        self.changes.push(Change::State(snapshot));
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -561,12 +583,14 @@ impl Engine {
     }
 
     fn snapshot_of(&self, session_id: &str, stored: &Stored) -> Snapshot {
-        snapshot(
+        let mut snapshot = snapshot(
             session_id,
             &stored.state,
             &self.env(session_id),
             stored.revision,
-        )
+        );
+        snapshot.warning = stored.warning.clone();
+        snapshot
     }
 
     /// A probe file as the ledger names it: relative to the workspace root,
@@ -648,15 +672,20 @@ impl Engine {
         }
         let (effects, before) = match outcome {
             Some(Ok(done)) => done,
-            Some(Err(error)) => return Err(error),
+            Some(Err(error)) => {
+                // Facts learned before the refusal may have been written.
+                if let Err(refresh) = self.refresh(session_id) {
+                    tracing::warn!("could not reread session {session_id}: {refresh}");
+                }
+                return Err(error);
+            }
             None => {
                 return Err(DomainError::invalid("command", "the store did not apply it").into())
             }
         };
         let after = match update {
             Update::Written(stored) => {
-                let snapshot = self.snapshot_of(session_id, &stored);
-                self.changes.push(Change::State(snapshot));
+                self.announce(session_id, &stored);
                 stored
             }
             Update::Unchanged(stored) => stored,

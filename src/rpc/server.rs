@@ -7,13 +7,15 @@ use crate::core::session_id::check_session_id;
 use crate::engine::owner::Owner;
 use crate::engine::{Change, Engine, EngineConfig};
 use crate::protocol::{self, *};
-use crate::workspace::store::MemoryStore;
+use crate::workspace::store::{ensure_state_dir, FileStore};
+use crate::workspace::watch::watch_sessions;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::sync::{Arc, OnceLock};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc;
@@ -42,6 +44,8 @@ struct InitializationOptions {
 pub struct Backend {
     client: Client,
     owner: OnceLock<Owner>,
+    /// Kept alive while serving: announces other processes' writes.
+    watcher: OnceLock<Mutex<notify::RecommendedWatcher>>,
     shutdown_seen: Arc<AtomicBool>,
 }
 
@@ -62,11 +66,14 @@ impl LanguageServer for Backend {
             config.state_dir.display()
         );
         let (changes, published) = mpsc::unbounded_channel();
-        let owner = Owner::spawn(Engine::new(config, Box::new(MemoryStore::new())), changes);
-        if self.owner.set(owner).is_err() {
+        let state_dir = config.state_dir.clone();
+        let store = FileStore::new(&state_dir);
+        let owner = Owner::spawn(Engine::new(config, Box::new(store)), changes);
+        if self.owner.set(owner.clone()).is_err() {
             return Err(errors::internal("initialize was already handled"));
         }
         tokio::spawn(publish(self.client.clone(), published));
+        self.watch(&state_dir, owner);
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 experimental: Some(json!({
@@ -139,6 +146,30 @@ fn engine_config(params: &InitializeParams) -> jsonrpc::Result<EngineConfig> {
 }
 
 impl Backend {
+    /// Announce sessions other processes change. Without a watch (a
+    /// read-only workspace, no inotify) the server still works; it only
+    /// misses others' changes until its own next request.
+    fn watch(&self, state_dir: &std::path::Path, owner: Owner) {
+        let watched = ensure_state_dir(state_dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                watch_sessions(state_dir, move |session| {
+                    owner.tell(move |engine, _| {
+                        if let Err(error) = engine.refresh(&session) {
+                            tracing::warn!("could not reread session {session}: {error}");
+                        }
+                    })
+                })
+                .map_err(|e| e.to_string())
+            });
+        match watched {
+            Ok(watcher) => {
+                let _ = self.watcher.set(Mutex::new(watcher));
+            }
+            Err(error) => tracing::warn!("not watching {}: {error}", state_dir.display()),
+        }
+    }
+
     fn owner(&self) -> jsonrpc::Result<&Owner> {
         self.owner
             .get()
@@ -238,6 +269,7 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
     let builder = LspService::build(move |client| Backend {
         client,
         owner: OnceLock::new(),
+        watcher: OnceLock::new(),
         shutdown_seen: flag,
     })
     .custom_method(Start::METHOD, Backend::request::<Start>)

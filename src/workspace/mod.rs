@@ -5,3 +5,4 @@ pub mod runlog;
 pub mod scan;
 pub mod snippet;
 pub mod store;
+pub mod watch;

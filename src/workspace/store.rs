@@ -1,10 +1,18 @@
-//! Where session state is kept between commands. The engine only talks to
-//! this interface: every mutation is one `update` (lock, read, apply, write,
-//! unlock in the durable store), so a store shared by several processes never
-//! loses an update. `MemoryStore` keeps state for the life of the process.
+//! Where session state is kept between commands (DESIGN section 6). The
+//! engine only talks to the `Store` interface: every mutation is one
+//! `update` (lock, read, apply, write, unlock), so processes sharing a store
+//! never lose each other's updates. `FileStore` keeps sessions in the
+//! workspace's state directory; `MemoryStore` keeps them for the life of the
+//! process (tests, and a fallback nobody else can see).
 
 use crate::core::model::DebugState;
+use crate::core::revival;
+use serde_json::Value;
 use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One session's state as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,6 +22,9 @@ pub struct Stored {
     pub revision: u64,
     /// When the session was last written (ms since the epoch); 0 if never.
     pub updated_at: u64,
+    /// Something a person should know about how the state was loaded (a
+    /// damaged file moved aside); kept until the session is written again.
+    pub warning: Option<String>,
 }
 
 impl Stored {
@@ -22,14 +33,31 @@ impl Stored {
             state: DebugState::Inactive,
             revision: 0,
             updated_at: 0,
+            warning: None,
         }
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("session state could not be read or written: {0}")]
-    Io(#[from] std::io::Error),
+    #[error("cannot read session state at {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("cannot write session state at {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}
+
+fn read_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// The apply step refused the command. `keep` is a state to write anyway:
@@ -64,6 +92,240 @@ pub trait Store: Send {
 
     /// Known sessions, most recently written first.
     fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError>;
+
+    /// The file a session lives in, when it lives in one (watchers use it).
+    fn state_file(&self, _session_id: &str) -> Option<PathBuf> {
+        None
+    }
+}
+
+/// The state directory's `.gitignore`: nothing in it is ever committed.
+pub const GITIGNORE: &str = "*\n";
+pub const STATE_FILE: &str = "state.json";
+const LOCK_FILE: &str = ".lock";
+pub const SESSIONS_DIR: &str = "sessions";
+
+/// Sessions as files under `<state dir>/sessions/<id>/state.json`.
+///
+/// Writes hold an exclusive advisory lock on the session's `.lock` file,
+/// read the current file, apply, write a temporary file, fsync it, rename it
+/// over `state.json` and fsync the directory, so a crash at any instant
+/// leaves the old or the new state, never a torn one. Reads take no lock:
+/// the rename makes every read see a whole file.
+pub struct FileStore {
+    dir: PathBuf,
+    /// fsync files and directories (off only for benchmarks).
+    durable: bool,
+    /// Damage found while loading, per session, until the next write.
+    warnings: HashMap<String, String>,
+}
+
+impl FileStore {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        FileStore {
+            dir: dir.into(),
+            durable: true,
+            warnings: HashMap::new(),
+        }
+    }
+
+    /// Without fsync: faster, not crash-safe. For measuring what fsync costs.
+    pub fn without_fsync(mut self) -> Self {
+        self.durable = false;
+        self
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn session_dir(&self, session_id: &str) -> PathBuf {
+        self.dir.join(SESSIONS_DIR).join(session_id)
+    }
+
+    fn file(&self, session_id: &str) -> PathBuf {
+        self.session_dir(session_id).join(STATE_FILE)
+    }
+
+    /// The state directory with its `.gitignore`, and the session's directory.
+    fn prepare(&self, session_id: &str) -> Result<PathBuf, StoreError> {
+        ensure_state_dir(&self.dir)?;
+        let dir = self.session_dir(session_id);
+        fs::create_dir_all(&dir).map_err(write_error(&dir))?;
+        Ok(dir)
+    }
+
+    fn read(&mut self, session_id: &str, now: u64) -> Result<Stored, StoreError> {
+        let path = self.file(session_id);
+        let text = match fs::read(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(self.with_warning(session_id, Stored::empty()))
+            }
+            Err(e) => return Err(read_error(&path)(e)),
+        };
+        let Some(data) = serde_json::from_slice::<Value>(&text)
+            .ok()
+            .filter(Value::is_object)
+        else {
+            let aside = path.with_file_name(format!("{STATE_FILE}.corrupt-{now}"));
+            let warning = match fs::rename(&path, &aside) {
+                Ok(()) => format!(
+                    "The saved state of session {session_id} was damaged and could not be read; it was moved to {} and the session starts inactive.",
+                    aside.display()
+                ),
+                // Another process moved it first, or the directory is read-only.
+                Err(e) => format!(
+                    "The saved state of session {session_id} at {} is damaged ({e}); the session starts inactive.",
+                    path.display()
+                ),
+            };
+            tracing::warn!("{warning}");
+            self.warnings.insert(session_id.to_string(), warning);
+            return Ok(self.with_warning(session_id, Stored::empty()));
+        };
+        let stored = Stored {
+            state: revival::load_live(&data),
+            revision: data.get("revision").and_then(Value::as_u64).unwrap_or(0),
+            updated_at: data.get("updatedAt").and_then(Value::as_u64).unwrap_or(0),
+            warning: None,
+        };
+        Ok(self.with_warning(session_id, stored))
+    }
+
+    fn with_warning(&self, session_id: &str, mut stored: Stored) -> Stored {
+        stored.warning = self.warnings.get(session_id).cloned();
+        stored
+    }
+
+    fn write(&mut self, session_id: &str, stored: &Stored) -> Result<(), StoreError> {
+        let dir = self.session_dir(session_id);
+        let path = self.file(session_id);
+        let mut data = revival::persist(&stored.state);
+        if let Some(object) = data.as_object_mut() {
+            object.insert("revision".into(), stored.revision.into());
+            object.insert("updatedAt".into(), stored.updated_at.into());
+        }
+        let bytes = serde_json::to_vec_pretty(&data).map_err(|e| write_error(&path)(e.into()))?;
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let temp = dir.join(format!(
+            ".{STATE_FILE}.{}-{}.tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = (|| {
+            let mut file = File::create(&temp)?;
+            file.write_all(&bytes)?;
+            if self.durable {
+                file.sync_all()?;
+            }
+            fs::rename(&temp, &path)?;
+            if self.durable {
+                File::open(&dir)?.sync_all()?;
+            }
+            Ok(())
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        written.map_err(write_error(&path))?;
+        self.warnings.remove(session_id);
+        Ok(())
+    }
+}
+
+/// Create the state directory and its `.gitignore` when missing.
+pub fn ensure_state_dir(dir: &Path) -> Result<(), StoreError> {
+    let sessions = dir.join(SESSIONS_DIR);
+    fs::create_dir_all(&sessions).map_err(write_error(&sessions))?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        fs::write(&ignore, GITIGNORE).map_err(write_error(&ignore))?;
+    }
+    Ok(())
+}
+
+impl Store for FileStore {
+    fn load(&mut self, session_id: &str) -> Result<Stored, StoreError> {
+        self.read(session_id, now_stamp())
+    }
+
+    fn update(
+        &mut self,
+        session_id: &str,
+        now: u64,
+        apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
+    ) -> Result<Update, StoreError> {
+        let dir = self.prepare(session_id)?;
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(write_error(&lock_path))?;
+        lock.lock().map_err(write_error(&lock_path))?;
+        // The lock is released when `lock` is dropped, on every path out.
+        let current = self.read(session_id, now)?;
+        let next = match apply(&current.state) {
+            Ok(next) if next == current.state => return Ok(Update::Unchanged(current)),
+            Ok(next) => next,
+            Err(Refused { keep }) => {
+                if let Some(kept) = keep.filter(|kept| *kept != current.state) {
+                    let stored = Stored {
+                        state: kept,
+                        revision: current.revision + 1,
+                        updated_at: now,
+                        warning: None,
+                    };
+                    self.write(session_id, &stored)?;
+                }
+                return Ok(Update::Refused);
+            }
+        };
+        let stored = Stored {
+            state: next,
+            revision: current.revision + 1,
+            updated_at: now,
+            warning: None,
+        };
+        self.write(session_id, &stored)?;
+        drop(lock);
+        Ok(Update::Written(stored))
+    }
+
+    fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError> {
+        let root = self.dir.join(SESSIONS_DIR);
+        let entries = match fs::read_dir(&root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(read_error(&root)(e)),
+        };
+        let mut all = Vec::new();
+        for entry in entries.flatten() {
+            let id = entry.file_name().to_string_lossy().into_owned();
+            if crate::core::session_id::check_session_id(&id).is_err()
+                || !entry.path().join(STATE_FILE).exists()
+            {
+                continue;
+            }
+            let stored = self.load(&id)?;
+            all.push((id, stored));
+        }
+        all.sort_by(|a, b| b.1.updated_at.cmp(&a.1.updated_at).then(a.0.cmp(&b.0)));
+        Ok(all)
+    }
+
+    fn state_file(&self, session_id: &str) -> Option<PathBuf> {
+        Some(self.file(session_id))
+    }
+}
+
+/// A stamp for names of files moved aside.
+fn now_stamp() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// State kept in this process only.
@@ -85,6 +347,7 @@ impl MemoryStore {
         entry.state = state;
         entry.revision += 1;
         entry.updated_at = now;
+        entry.warning = None;
         entry.clone()
     }
 }

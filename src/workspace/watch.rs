@@ -1,0 +1,66 @@
+//! Watching the state directory so a long-lived process learns of writes by
+//! other processes (another `serve`, an `mcp` face, a hook call).
+
+use super::store::{SESSIONS_DIR, STATE_FILE};
+use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
+use std::path::{Path, PathBuf};
+
+/// Calls `changed(session_id)` whenever a session's state file is replaced.
+/// The watcher stops when the returned value is dropped.
+pub fn watch_sessions(
+    state_dir: &Path,
+    changed: impl Fn(String) + Send + 'static,
+) -> notify::Result<RecommendedWatcher> {
+    let sessions = state_dir.join(SESSIONS_DIR);
+    let root = sessions.clone();
+    let mut watcher =
+        notify::recommended_watcher(move |event: notify::Result<Event>| match event {
+            Ok(event) => {
+                let mut seen: Vec<String> = Vec::new();
+                for id in event.paths.iter().filter_map(|p| session_of(&root, p)) {
+                    if !seen.contains(&id) {
+                        seen.push(id.clone());
+                        changed(id);
+                    }
+                }
+            }
+            Err(error) => tracing::warn!("watching the state directory failed: {error}"),
+        })?;
+    watcher.watch(&sessions, RecursiveMode::Recursive)?;
+    Ok(watcher)
+}
+
+/// `<sessions>/<id>/state.json` names session `<id>`; any other path nothing.
+fn session_of(sessions: &Path, path: &Path) -> Option<String> {
+    if path.file_name()? != STATE_FILE {
+        return None;
+    }
+    let dir: PathBuf = path.parent()?.to_path_buf();
+    if dir.parent()? != sessions {
+        return None;
+    }
+    Some(dir.file_name()?.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_state_files_name_a_session() {
+        let sessions = Path::new("/w/.debug-sidecar/sessions");
+        assert_eq!(
+            session_of(sessions, &sessions.join("abc/state.json")),
+            Some("abc".into())
+        );
+        assert_eq!(session_of(sessions, &sessions.join("abc/.lock")), None);
+        assert_eq!(
+            session_of(sessions, &sessions.join("abc/runs/state.json")),
+            None
+        );
+        assert_eq!(
+            session_of(sessions, &sessions.join("abc/.state.json.1-2.tmp")),
+            None
+        );
+    }
+}
