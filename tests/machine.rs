@@ -666,3 +666,21 @@ fn a_user_turn_start_is_remembered_until_the_hand_off() {
     let state = run(state, vec![Command::TurnStarted(TurnSource::Continuation)]);
     assert!(!session(&state).user_spoke);
 }
+
+#[test]
+fn an_event_that_changes_nothing_leaves_the_session_untouched() {
+    let state = started();
+    let read = Command::ToolCall {
+        tool: "Read".into(),
+    };
+    let once = apply(&state, read.clone(), T0 + 5_000).unwrap().state;
+    let twice = apply(&once, read, T0 + 9_000).unwrap().state;
+    assert_eq!(
+        once, twice,
+        "a repeated non-edit tool call changed the session"
+    );
+    let moved = apply(&once, register("app.py", "H1"), T0 + 9_000)
+        .unwrap()
+        .state;
+    assert_eq!(session(&moved).updated_at, T0 + 9_000);
+}

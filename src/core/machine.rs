@@ -349,9 +349,16 @@ pub fn apply(state: &DebugState, command: Command, now: u64) -> Result<Transitio
         }
         (DebugState::Inactive, _) => DebugState::Inactive,
         (DebugState::Active(session), command) => {
-            let mut session = session.as_ref().clone();
-            session.updated_at = now;
-            apply_active(session, command, now, &mut effects)?
+            let before = session.as_ref();
+            match apply_active(before.clone(), command, now, &mut effects)? {
+                // `updatedAt` moves only with a real change, so an event
+                // that changes nothing costs no write and no notification.
+                DebugState::Active(mut next) if *next != *before => {
+                    next.updated_at = now;
+                    DebugState::Active(next)
+                }
+                next => next,
+            }
         }
     };
     Ok(Transition {
