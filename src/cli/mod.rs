@@ -1,6 +1,7 @@
 //! The command-line face for people.
 
 mod demo;
+mod status;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +22,18 @@ pub enum Command {
     /// Serve protocol v1 (LSP-framed JSON-RPC) on stdin/stdout for an editor
     /// or a harness shim. This is what runs when no command is given.
     Serve,
+    /// List the workspace's debug sessions: stage, round, live probes, last activity.
+    Status {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// The workspace (default: the current directory).
+        #[arg(long)]
+        workspace: Option<std::path::PathBuf>,
+        /// The state directory (default: $DEBUG_SIDECAR_DIR, else <workspace>/.debug-sidecar).
+        #[arg(long)]
+        state_dir: Option<std::path::PathBuf>,
+    },
     /// Run a whole scripted debug session on a bundled buggy program and show
     /// what an editor would display and what the model would be told.
     Demo {
@@ -33,6 +46,11 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
+        Some(Command::Status {
+            json,
+            workspace,
+            state_dir,
+        }) => status::run(workspace, state_dir, json),
         Some(Command::Serve) | None => {
             let code = crate::rpc::serve_stdio()?;
             // Exit at once: the runtime's stdin reader is a blocking thread

@@ -53,6 +53,44 @@ pub struct EngineConfig {
     pub default_session: Option<String>,
 }
 
+/// The state directory's name under the workspace root.
+pub const STATE_DIR_NAME: &str = ".debug-sidecar";
+/// Overrides the state directory when no option names one.
+pub const STATE_DIR_ENV: &str = "DEBUG_SIDECAR_DIR";
+
+impl EngineConfig {
+    /// The state directory for a workspace: the one given, else
+    /// `$DEBUG_SIDECAR_DIR`, else `<root>/.debug-sidecar`; a relative one is
+    /// taken from the root.
+    pub fn for_workspace(root: PathBuf, state_dir: Option<PathBuf>) -> Self {
+        let state_dir = state_dir
+            .or_else(|| std::env::var_os(STATE_DIR_ENV).map(PathBuf::from))
+            .map(|dir| {
+                if dir.is_relative() {
+                    root.join(dir)
+                } else {
+                    dir
+                }
+            })
+            .unwrap_or_else(|| root.join(STATE_DIR_NAME));
+        EngineConfig {
+            root,
+            state_dir,
+            default_session: None,
+        }
+    }
+}
+
+/// One session as a listing shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    #[serde(flatten)]
+    pub snapshot: Snapshot,
+    /// When the session was last written (ms since the epoch).
+    pub updated_at: u64,
+}
+
 /// Something an observer should hear about, in the order it happened.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
@@ -221,6 +259,18 @@ impl Engine {
     }
 
     // ----------------------------------------------------------- requests
+
+    /// Every session the store knows, most recently active first.
+    pub fn sessions(&mut self) -> Result<Vec<SessionSummary>, EngineError> {
+        let sessions = self.store.sessions()?;
+        Ok(sessions
+            .into_iter()
+            .map(|(id, stored)| SessionSummary {
+                snapshot: self.snapshot_of(&id, &stored),
+                updated_at: stored.updated_at,
+            })
+            .collect())
+    }
 
     pub fn status(&mut self, session_id: &str) -> Result<Snapshot, EngineError> {
         let stored = self.store.load(session_id)?;

@@ -25,10 +25,6 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{Client, ClientSocket, LanguageServer, LspService};
 
-/// The state directory's name under the workspace root.
-pub const STATE_DIR_NAME: &str = ".debug-sidecar";
-/// Overrides the state directory when `initializationOptions` names none.
-pub const STATE_DIR_ENV: &str = "DEBUG_SIDECAR_DIR";
 /// Set to `1` to register `debugSidecar/testPanic`, which the tests use to
 /// prove a panicking handler or engine job is answered and survived.
 pub const TEST_HOOKS_ENV: &str = "DEBUG_SIDECAR_TEST_HOOKS";
@@ -127,22 +123,9 @@ fn engine_config(params: &InitializeParams) -> jsonrpc::Result<EngineConfig> {
             errors::internal(format!("no workspace given and no current directory: {e}"))
         })?,
     };
-    let state_dir = options
-        .state_dir
-        .or_else(|| std::env::var_os(STATE_DIR_ENV).map(PathBuf::from))
-        .map(|dir| {
-            if dir.is_relative() {
-                root.join(dir)
-            } else {
-                dir
-            }
-        })
-        .unwrap_or_else(|| root.join(STATE_DIR_NAME));
-    Ok(EngineConfig {
-        root,
-        state_dir,
-        default_session: options.session_id,
-    })
+    let mut config = EngineConfig::for_workspace(root, options.state_dir);
+    config.default_session = options.session_id;
+    Ok(config)
 }
 
 impl Backend {

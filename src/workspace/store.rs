@@ -234,6 +234,21 @@ impl FileStore {
     }
 }
 
+/// Temporary files a writer killed mid-write left behind. Only the lock
+/// holder writes, so under the lock every temporary file is stale.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(&format!(".{STATE_FILE}.")) && name.ends_with(".tmp") {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Create the state directory and its `.gitignore` when missing.
 pub fn ensure_state_dir(dir: &Path) -> Result<(), StoreError> {
     let sessions = dir.join(SESSIONS_DIR);
@@ -266,6 +281,7 @@ impl Store for FileStore {
             .map_err(write_error(&lock_path))?;
         lock.lock().map_err(write_error(&lock_path))?;
         // The lock is released when `lock` is dropped, on every path out.
+        remove_stale_temps(&dir);
         let current = self.read(session_id, now)?;
         let next = match apply(&current.state) {
             Ok(next) if next == current.state => return Ok(Update::Unchanged(current)),

@@ -1,0 +1,115 @@
+//! `debug-sidecar status`: the workspace's debug sessions, for people (a
+//! table) and scripts (`--json`).
+
+use crate::engine::{Engine, EngineConfig, SessionSummary};
+use crate::workspace::store::FileStore;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub fn run(
+    workspace: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let root = match workspace {
+        Some(root) => root,
+        None => std::env::current_dir()?,
+    };
+    let config = EngineConfig::for_workspace(root, state_dir);
+    let store = FileStore::new(&config.state_dir);
+    let state_dir = config.state_dir.clone();
+    let sessions = Engine::new(config, Box::new(store)).sessions()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&sessions)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if sessions.is_empty() {
+        println!("No debug sessions in {}.", state_dir.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}", table(&sessions, crate::engine::owner::now_ms()));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(sessions: &[SessionSummary], now: u64) -> String {
+    let rows: Vec<[String; 6]> = sessions
+        .iter()
+        .map(|s| {
+            let snapshot = &s.snapshot;
+            [
+                snapshot.session_id.clone(),
+                snapshot
+                    .stage
+                    .map_or("inactive".to_string(), |stage| stage.as_str().to_string()),
+                snapshot.round.map_or("-".into(), |r| r.to_string()),
+                snapshot.probes.live.to_string(),
+                ago(now, s.updated_at),
+                snapshot.problem.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let header = [
+        "SESSION",
+        "STAGE",
+        "ROUND",
+        "PROBES",
+        "LAST ACTIVE",
+        "PROBLEM",
+    ];
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let last = cells.len() - 1;
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                if i == last {
+                    cell.to_string()
+                } else {
+                    format!("{cell:<width$}", width = widths[i])
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let mut out = vec![line(header.to_vec())];
+    out.extend(
+        rows.iter()
+            .map(|row| line(row.iter().map(String::as_str).collect())),
+    );
+    out.join("\n")
+}
+
+/// "12s ago", "5m ago", "3h ago", "2d ago".
+fn ago(now: u64, then: u64) -> String {
+    if then == 0 {
+        return "-".into();
+    }
+    let seconds = now.saturating_sub(then) / 1000;
+    match seconds {
+        0..=59 => format!("{seconds}s ago"),
+        60..=3599 => format!("{}m ago", seconds / 60),
+        3600..=86_399 => format!("{}h ago", seconds / 3600),
+        _ => format!("{}d ago", seconds / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ago;
+
+    #[test]
+    fn ages_read_like_a_person_would_say_them() {
+        let now = 1_000_000_000;
+        assert_eq!(ago(now, now - 12_000), "12s ago");
+        assert_eq!(ago(now, now - 300_000), "5m ago");
+        assert_eq!(ago(now, now - 3 * 3_600_000), "3h ago");
+        assert_eq!(ago(now, now - 2 * 86_400_000), "2d ago");
+        assert_eq!(ago(now, 0), "-");
+    }
+}
