@@ -187,7 +187,7 @@ fn echo_round_trips() -> Vec<Duration> {
         .map(|i| {
             let body = json!({"jsonrpc": "2.0", "id": i, "method": "debug/observe"}).to_string();
             let started = Instant::now();
-            write!(stdin, "{body}\n").unwrap();
+            writeln!(stdin, "{body}").unwrap();
             stdin.flush().unwrap();
             let mut line = String::new();
             stdout.read_line(&mut line).unwrap();
@@ -195,6 +195,7 @@ fn echo_round_trips() -> Vec<Duration> {
         })
         .collect();
     let _ = cat.kill();
+    let _ = cat.wait();
     times.sort();
     times
 }

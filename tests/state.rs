@@ -115,7 +115,8 @@ fn a_writer_killed_at_any_moment_leaves_a_whole_state_file() {
         loop {
             match server.request("debug/observe", json!({"text": format!("kill {round}")})) {
                 Ok(snapshot) => acknowledged = snapshot["revision"].as_u64().unwrap(),
-                Err(ClientError::Closed) => break,
+                // The write or the read meets the killed process.
+                Err(ClientError::Closed | ClientError::Io(_)) => break,
                 Err(other) => panic!("round {round}: {other}"),
             }
         }
@@ -450,4 +451,58 @@ fn status_lists_sessions_most_recent_first() {
     let mut fresh = initialized(&workspace.root);
     let status = fresh.request("debug/status", json!({})).unwrap();
     assert_eq!(status["sessionId"], "newer");
+}
+
+#[test]
+fn turn_state_progress_and_subagents_reach_the_other_server() {
+    let workspace = Workspace::new("activity");
+    let mut hooks = initialized(&workspace.root);
+    let mut editor = initialized(&workspace.root);
+    let wait = Duration::from_secs(5);
+    hooks
+        .notify("turn/event", json!({"kind": "turnStart", "source": "user"}))
+        .unwrap();
+    let turn = editor
+        .wait_for("turn/stateChanged", wait, |_| true)
+        .expect("the turn start");
+    assert_eq!(turn["state"], "connecting");
+    hooks
+        .notify(
+            "progress/todos",
+            json!({"todos": [{"content": "Fix it", "status": "in_progress"}]}),
+        )
+        .unwrap();
+    let progress = editor
+        .wait_for("progress/changed", wait, |_| true)
+        .expect("the todo list");
+    assert_eq!(progress["bubble"]["title"], "Fix it");
+    hooks
+        .notify(
+            "agents/event",
+            json!({"id": "a1", "kind": "running", "type": "explore"}),
+        )
+        .unwrap();
+    let agent = editor
+        .wait_for("agents/changed", wait, |_| true)
+        .expect("the subagent");
+    assert_eq!(agent["record"]["status"], "running");
+    // Queries on the editor's server read the shared activity too.
+    let state = editor.request("turn/state", json!({})).unwrap();
+    assert_eq!(state["state"], "connecting");
+    let agents = editor.request("agents/list", json!({})).unwrap();
+    assert_eq!(agents["agents"][0]["id"], "a1");
+    // A burst of identical deltas is one change for both.
+    for _ in 0..200 {
+        hooks
+            .notify("turn/event", json!({"kind": "content"}))
+            .unwrap();
+    }
+    hooks.request("turn/state", json!({})).unwrap();
+    let heard: Vec<Value> = editor
+        .drain(QUIET)
+        .into_iter()
+        .filter(|m| m["method"] == "turn/stateChanged")
+        .collect();
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    assert_eq!(heard[0]["params"]["state"], "streaming");
 }

@@ -2,6 +2,7 @@
 //! randomness. Time and ids are arguments, so every rule here is testable as a
 //! plain function.
 
+pub mod activity;
 pub mod agents;
 pub mod context_sync;
 pub mod error;

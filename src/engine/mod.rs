@@ -9,7 +9,8 @@
 
 pub mod owner;
 
-use crate::core::agents::{AgentEvent, AgentRecord, AgentRegistry};
+use crate::core::activity::{activity_changes, Activity, ActivityChange};
+use crate::core::agents::{AgentEvent, AgentRecord};
 use crate::core::context_sync::{sync_context, Synced};
 use crate::core::error::DomainError;
 use crate::core::harness::HarnessEvent;
@@ -18,11 +19,11 @@ use crate::core::machine::{
     StopDecision,
 };
 use crate::core::model::{DebugState, Hypothesis, Probe};
-use crate::core::progress::{Bubble, BubbleChange, ProgressTracker};
+use crate::core::progress::{Bubble, BubbleChange};
 use crate::core::session_id::{check_session_id, DEFAULT_SESSION};
 use crate::core::snapshot::{snapshot, Snapshot};
 use crate::core::text::{self, RenderEnv};
-use crate::core::turn::{TurnState, TurnTracker};
+use crate::core::turn::TurnState;
 use crate::workspace::runlog;
 use crate::workspace::scan::{self, ScanOutcome};
 use crate::workspace::snippet::{self, SnippetInput};
@@ -164,9 +165,11 @@ pub struct SnippetRequest {
 pub struct Engine {
     config: EngineConfig,
     store: Box<dyn Store>,
-    turns: HashMap<String, TurnTracker>,
-    agents: HashMap<String, AgentRegistry>,
-    progress: ProgressTracker,
+    /// Each session's activity as this process last saw and announced it.
+    activities: HashMap<String, Activity>,
+    /// The bubble observers last heard of, per session (bubbles also expire
+    /// with time, without any saved change).
+    visible: HashMap<String, Option<Bubble>>,
     half_removed: HashMap<String, Vec<HalfRemoved>>,
     changes: Vec<Change>,
     scan_requests: Vec<ScanRequest>,
@@ -180,9 +183,8 @@ impl Engine {
         Engine {
             config,
             store,
-            turns: HashMap::new(),
-            agents: HashMap::new(),
-            progress: ProgressTracker::new(),
+            activities: HashMap::new(),
+            visible: HashMap::new(),
             half_removed: HashMap::new(),
             changes: Vec::new(),
             scan_requests: Vec::new(),
@@ -192,11 +194,16 @@ impl Engine {
 
     /// Another process may have written the session: announce its state if
     /// it is newer than the last one announced.
-    pub fn refresh(&mut self, session_id: &str) -> Result<(), EngineError> {
+    pub fn refresh(&mut self, session_id: &str, now: u64) -> Result<(), EngineError> {
         let stored = self.store.load(session_id)?;
         let known = self.announced.get(session_id).copied().unwrap_or(0);
         if stored.revision > known {
             self.announce(session_id, &stored);
+        }
+        let saved = self.store.load_activity(session_id)?;
+        let heard = self.activities.get(session_id).cloned().unwrap_or_default();
+        if saved.revision != heard.revision {
+            self.announce_activity(session_id, &heard, saved, now);
         }
         Ok(())
     }
@@ -526,21 +533,23 @@ impl Engine {
             .unwrap_or_default())
     }
 
-    pub fn turn_state(&self, session_id: &str) -> TurnState {
-        self.turns
-            .get(session_id)
-            .map_or(TurnState::Idle, TurnTracker::state)
+    pub fn turn_state(&mut self, session_id: &str) -> Result<TurnState, EngineError> {
+        Ok(self.activity_of(session_id)?.turn.state())
     }
 
-    pub fn progress_state(&self, session_id: &str, now: u64) -> Option<Bubble> {
-        self.progress.visible(session_id, now)
+    pub fn progress_state(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<Option<Bubble>, EngineError> {
+        Ok(self
+            .activity_of(session_id)?
+            .progress
+            .visible(session_id, now))
     }
 
-    pub fn agents(&self, session_id: &str) -> Vec<AgentRecord> {
-        self.agents
-            .get(session_id)
-            .map(AgentRegistry::list)
-            .unwrap_or_default()
+    pub fn agents(&mut self, session_id: &str) -> Result<Vec<AgentRecord>, EngineError> {
+        Ok(self.activity_of(session_id)?.agents.list())
     }
 
     // ------------------------------------------------------- harness events
@@ -553,21 +562,18 @@ impl Engine {
         event: HarnessEvent,
         now: u64,
     ) -> Result<(), EngineError> {
-        if let Some(turn_event) = event.turn_event() {
-            let tracker = self.turns.entry(session_id.to_string()).or_default();
-            if let Some(state) = tracker.apply(turn_event) {
-                self.changes.push(Change::Turn {
-                    session_id: session_id.to_string(),
-                    state,
-                });
+        let turn_event = event.turn_event();
+        let edge = event.progress_edge();
+        self.change_activity(session_id, now, &mut |activity| {
+            if let Some(turn_event) = turn_event {
+                activity.turn.apply(turn_event);
             }
-        }
-        let bubbles = match event.progress_edge() {
-            Some(true) => self.progress.turn_start(session_id, now),
-            Some(false) => self.progress.turn_end(session_id, now),
-            None => Vec::new(),
-        };
-        self.push_bubbles(bubbles);
+            match edge {
+                Some(true) => drop(activity.progress.turn_start(session_id, now)),
+                Some(false) => drop(activity.progress.turn_end(session_id, now)),
+                None => {}
+            }
+        })?;
         if let Some(command) = event.session_command() {
             // Only an active session has anything to learn from the harness.
             if self.store.load(session_id)?.state.session().is_some() {
@@ -577,47 +583,135 @@ impl Engine {
         Ok(())
     }
 
-    pub fn todos(&mut self, session_id: &str, todos: &[Value], now: u64) {
-        let changes = self
-            .progress
-            .todos(session_id, &Value::Array(todos.to_vec()), now);
-        self.push_bubbles(changes);
+    pub fn todos(
+        &mut self,
+        session_id: &str,
+        todos: &[Value],
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let todos = Value::Array(todos.to_vec());
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.progress.todos(session_id, &todos, now);
+        })
     }
 
-    pub fn goal(&mut self, session_id: &str, goal: &Value, now: u64) {
-        let changes = self.progress.goal(session_id, goal, now);
-        self.push_bubbles(changes);
+    pub fn goal(&mut self, session_id: &str, goal: &Value, now: u64) -> Result<(), EngineError> {
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.progress.goal(session_id, goal, now);
+        })
     }
 
-    pub fn activity(&mut self, session_id: &str, line: &str, now: u64) {
-        let changes = self.progress.activity(session_id, line, now);
-        self.push_bubbles(changes);
+    pub fn activity(&mut self, session_id: &str, line: &str, now: u64) -> Result<(), EngineError> {
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.progress.activity(session_id, line, now);
+        })
     }
 
-    /// Heartbeat: keeps running turns' bubbles alive and retires stale ones.
+    pub fn agent_event(
+        &mut self,
+        session_id: &str,
+        event: AgentEvent,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.agents.apply(event.clone(), now);
+        })
+    }
+
+    /// Heartbeat: keeps running turns' bubbles alive and retires stale ones,
+    /// in the sessions this process has seen.
     pub fn tick(&mut self, now: u64) {
-        let changes = self.progress.tick(now);
-        self.push_bubbles(changes);
-    }
-
-    pub fn agent_event(&mut self, session_id: &str, event: AgentEvent, now: u64) -> AgentRecord {
-        let record = self
-            .agents
-            .entry(session_id.to_string())
-            .or_default()
-            .apply(event, now);
-        self.changes.push(Change::Agent {
-            session_id: session_id.to_string(),
-            record: record.clone(),
-        });
-        record
+        let shown: Vec<String> = self
+            .activities
+            .iter()
+            .filter(|(id, activity)| {
+                activity.progress.visible(id, now).is_some()
+                    || activity.progress.is_turn_running(id)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for session_id in shown {
+            if let Err(error) = self.change_activity(&session_id, now, &mut |activity| {
+                activity.progress.tick(now);
+            }) {
+                tracing::warn!("could not refresh the progress of {session_id}: {error}");
+            }
+            // An expired bubble changes nothing saved, only what is visible.
+            self.announce_visible_bubble(&session_id, now);
+        }
     }
 
     // ------------------------------------------------------------ internals
 
-    fn push_bubbles(&mut self, changes: Vec<BubbleChange>) {
-        self.changes
-            .extend(changes.into_iter().map(Change::Progress));
+    /// The activity as this process last saw it, read from the store once.
+    fn activity_of(&mut self, session_id: &str) -> Result<&Activity, EngineError> {
+        if !self.activities.contains_key(session_id) {
+            let activity = self.store.load_activity(session_id)?;
+            self.activities.insert(session_id.to_string(), activity);
+        }
+        Ok(&self.activities[session_id])
+    }
+
+    /// Apply a change to the session's activity. A change that alters
+    /// nothing (a burst of identical deltas) is decided on the copy this
+    /// process holds, without touching the store; a real one is applied under
+    /// the store's lock to the saved activity and announced.
+    fn change_activity(
+        &mut self,
+        session_id: &str,
+        now: u64,
+        apply: &mut dyn FnMut(&mut Activity),
+    ) -> Result<(), EngineError> {
+        let known = self.activity_of(session_id)?.clone();
+        let mut candidate = known.clone();
+        apply(&mut candidate);
+        if candidate.same_as(&known) {
+            return Ok(());
+        }
+        let saved = self.store.update_activity(session_id, apply)?;
+        self.announce_activity(session_id, &known, saved, now);
+        Ok(())
+    }
+
+    /// Announce what differs between what observers heard and `now_saved`.
+    fn announce_activity(
+        &mut self,
+        session_id: &str,
+        heard: &Activity,
+        now_saved: Activity,
+        now: u64,
+    ) {
+        for change in activity_changes(session_id, heard, &now_saved, now) {
+            let session_id = session_id.to_string();
+            self.changes.push(match change {
+                ActivityChange::Turn(state) => Change::Turn { session_id, state },
+                ActivityChange::Progress(bubble) => {
+                    Change::Progress(BubbleChange { session_id, bubble })
+                }
+                ActivityChange::Agent(record) => Change::Agent { session_id, record },
+            });
+        }
+        self.visible.insert(
+            session_id.to_string(),
+            now_saved.progress.visible(session_id, now),
+        );
+        self.activities.insert(session_id.to_string(), now_saved);
+    }
+
+    /// A bubble that expired on its own is announced as gone.
+    fn announce_visible_bubble(&mut self, session_id: &str, now: u64) {
+        let Some(activity) = self.activities.get(session_id) else {
+            return;
+        };
+        let bubble = activity.progress.visible(session_id, now);
+        let heard = self.visible.get(session_id).cloned().flatten();
+        if bubble != heard {
+            self.visible.insert(session_id.to_string(), bubble.clone());
+            self.changes.push(Change::Progress(BubbleChange {
+                session_id: session_id.to_string(),
+                bubble,
+            }));
+        }
     }
 
     /// The snapshot after a command, with the kickoff text its effects ask for.
@@ -724,7 +818,7 @@ impl Engine {
             Some(Ok(done)) => done,
             Some(Err(error)) => {
                 // Facts learned before the refusal may have been written.
-                if let Err(refresh) = self.refresh(session_id) {
+                if let Err(refresh) = self.refresh(session_id, now) {
                     tracing::warn!("could not reread session {session_id}: {refresh}");
                 }
                 return Err(error);

@@ -194,7 +194,7 @@ impl RequestHandler for TurnStateRequest {
         p: SessionParams,
     ) -> Result<TurnStateResult, EngineError> {
         let session_id = engine.resolve(p.session_id.as_deref())?;
-        let state = engine.turn_state(&session_id);
+        let state = engine.turn_state(&session_id)?;
         Ok(TurnStateResult {
             session_id,
             state,
@@ -210,14 +210,14 @@ impl RequestHandler for ProgressState {
         p: SessionParams,
     ) -> Result<Option<Bubble>, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        Ok(engine.progress_state(&session, now))
+        engine.progress_state(&session, now)
     }
 }
 
 impl RequestHandler for AgentsList {
     fn handle(engine: &mut Engine, _: u64, p: SessionParams) -> Result<AgentList, EngineError> {
         let session_id = engine.resolve(p.session_id.as_deref())?;
-        let agents = engine.agents(&session_id);
+        let agents = engine.agents(&session_id)?;
         Ok(AgentList { session_id, agents })
     }
 }
@@ -237,16 +237,14 @@ impl NotificationHandler for TurnEventNotification {
 impl NotificationHandler for ProgressTodos {
     fn handle(engine: &mut Engine, now: u64, p: TodosParams) -> Result<(), EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        engine.todos(&session, &p.todos, now);
-        Ok(())
+        engine.todos(&session, &p.todos, now)
     }
 }
 
 impl NotificationHandler for ProgressGoal {
     fn handle(engine: &mut Engine, now: u64, p: GoalParams) -> Result<(), EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        engine.goal(&session, &p.goal, now);
-        Ok(())
+        engine.goal(&session, &p.goal, now)
     }
 }
 
@@ -254,10 +252,10 @@ impl NotificationHandler for ProgressActivity {
     fn handle(engine: &mut Engine, now: u64, p: ActivityParams) -> Result<(), EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         // A phase alone is still activity worth showing.
-        if let Some(line) = p.line.or(p.phase) {
-            engine.activity(&session, &line, now);
+        match p.line.or(p.phase) {
+            Some(line) => engine.activity(&session, &line, now),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -272,7 +270,6 @@ impl NotificationHandler for AgentsEvent {
             result: p.result,
             error: p.error,
         };
-        engine.agent_event(&session, event, now);
-        Ok(())
+        engine.agent_event(&session, event, now)
     }
 }

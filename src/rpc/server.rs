@@ -137,8 +137,8 @@ impl Backend {
             .map_err(|e| e.to_string())
             .and_then(|()| {
                 watch_sessions(state_dir, move |session| {
-                    owner.tell(move |engine, _| {
-                        if let Err(error) = engine.refresh(&session) {
+                    owner.tell(move |engine, now| {
+                        if let Err(error) = engine.refresh(&session, now) {
                             tracing::warn!("could not reread session {session}: {error}");
                         }
                     })

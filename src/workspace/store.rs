@@ -5,6 +5,7 @@
 //! workspace's state directory; `MemoryStore` keeps them for the life of the
 //! process (tests, and a fallback nobody else can see).
 
+use crate::core::activity::Activity;
 use crate::core::model::DebugState;
 use crate::core::revival;
 use serde_json::Value;
@@ -93,15 +94,36 @@ pub trait Store: Send {
     /// Known sessions, most recently written first.
     fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError>;
 
-    /// The file a session lives in, when it lives in one (watchers use it).
-    fn state_file(&self, _session_id: &str) -> Option<PathBuf> {
-        None
+    /// The agent's activity in the session (default when none was saved).
+    fn load_activity(&mut self, session_id: &str) -> Result<Activity, StoreError>;
+
+    /// Read the activity under the session's lock, let `apply` change it,
+    /// and save it with the next revision when it changed. Returns it as
+    /// saved (or as it was, when nothing changed).
+    fn update_activity(
+        &mut self,
+        session_id: &str,
+        apply: &mut dyn FnMut(&mut Activity),
+    ) -> Result<Activity, StoreError>;
+}
+
+/// `apply` on a copy; the new activity with the next revision, when it changed.
+fn changed_activity(current: &Activity, apply: &mut dyn FnMut(&mut Activity)) -> Option<Activity> {
+    let mut next = current.clone();
+    apply(&mut next);
+    if next.same_as(current) {
+        return None;
     }
+    next.revision = current.revision + 1;
+    Some(next)
 }
 
 /// The state directory's `.gitignore`: nothing in it is ever committed.
 pub const GITIGNORE: &str = "*\n";
 pub const STATE_FILE: &str = "state.json";
+/// The agent's turn state, progress and subagents: shown live, not worth a
+/// fsync (a crash loses at most the last change, never the file).
+pub const ACTIVITY_FILE: &str = "activity.json";
 const LOCK_FILE: &str = ".lock";
 pub const SESSIONS_DIR: &str = "sessions";
 
@@ -199,39 +221,77 @@ impl FileStore {
     }
 
     fn write(&mut self, session_id: &str, stored: &Stored) -> Result<(), StoreError> {
-        let dir = self.session_dir(session_id);
-        let path = self.file(session_id);
         let mut data = revival::persist(&stored.state);
         if let Some(object) = data.as_object_mut() {
             object.insert("revision".into(), stored.revision.into());
             object.insert("updatedAt".into(), stored.updated_at.into());
         }
+        let path = self.file(session_id);
         let bytes = serde_json::to_vec_pretty(&data).map_err(|e| write_error(&path)(e.into()))?;
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let temp = dir.join(format!(
-            ".{STATE_FILE}.{}-{}.tmp",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let written = (|| {
-            let mut file = File::create(&temp)?;
-            file.write_all(&bytes)?;
-            if self.durable {
-                file.sync_all()?;
-            }
-            fs::rename(&temp, &path)?;
-            if self.durable {
-                File::open(&dir)?.sync_all()?;
-            }
-            Ok(())
-        })();
-        if written.is_err() {
-            let _ = fs::remove_file(&temp);
-        }
-        written.map_err(write_error(&path))?;
+        replace_file(&path, &bytes, self.durable).map_err(write_error(&path))?;
         self.warnings.remove(session_id);
         Ok(())
     }
+
+    fn activity_file(&self, session_id: &str) -> PathBuf {
+        self.session_dir(session_id).join(ACTIVITY_FILE)
+    }
+
+    fn read_activity(&self, session_id: &str) -> Result<Activity, StoreError> {
+        let path = self.activity_file(session_id);
+        match fs::read(&path) {
+            Ok(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+                tracing::warn!("{} is damaged ({error}); starting afresh", path.display());
+                Activity::default()
+            })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Activity::default()),
+            Err(e) => Err(read_error(&path)(e)),
+        }
+    }
+
+    /// The session's exclusive lock, held until the returned file is dropped.
+    fn lock(&self, session_id: &str) -> Result<File, StoreError> {
+        let dir = self.prepare(session_id)?;
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(write_error(&lock_path))?;
+        lock.lock().map_err(write_error(&lock_path))?;
+        remove_stale_temps(&dir);
+        Ok(lock)
+    }
+}
+
+/// Write `bytes` to a temporary file beside `path` and rename it over
+/// `path`; with `durable`, fsync the file before and the directory after.
+fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temp = dir.join(format!(
+        ".{name}.{}-{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = (|| {
+        let mut file = File::create(&temp)?;
+        file.write_all(bytes)?;
+        if durable {
+            file.sync_all()?;
+        }
+        fs::rename(&temp, path)?;
+        if durable {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
 }
 
 /// Temporary files a writer killed mid-write left behind. Only the lock
@@ -243,7 +303,10 @@ fn remove_stale_temps(dir: &Path) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(&format!(".{STATE_FILE}.")) && name.ends_with(".tmp") {
+        let ours = [STATE_FILE, ACTIVITY_FILE]
+            .iter()
+            .any(|file| name.starts_with(&format!(".{file}.")));
+        if ours && name.ends_with(".tmp") {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -271,17 +334,8 @@ impl Store for FileStore {
         now: u64,
         apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
     ) -> Result<Update, StoreError> {
-        let dir = self.prepare(session_id)?;
-        let lock_path = dir.join(LOCK_FILE);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(write_error(&lock_path))?;
-        lock.lock().map_err(write_error(&lock_path))?;
         // The lock is released when `lock` is dropped, on every path out.
-        remove_stale_temps(&dir);
+        let lock = self.lock(session_id)?;
         let current = self.read(session_id, now)?;
         let next = match apply(&current.state) {
             Ok(next) if next == current.state => return Ok(Update::Unchanged(current)),
@@ -332,8 +386,24 @@ impl Store for FileStore {
         Ok(all)
     }
 
-    fn state_file(&self, session_id: &str) -> Option<PathBuf> {
-        Some(self.file(session_id))
+    fn load_activity(&mut self, session_id: &str) -> Result<Activity, StoreError> {
+        self.read_activity(session_id)
+    }
+
+    fn update_activity(
+        &mut self,
+        session_id: &str,
+        apply: &mut dyn FnMut(&mut Activity),
+    ) -> Result<Activity, StoreError> {
+        let _lock = self.lock(session_id)?;
+        let current = self.read_activity(session_id)?;
+        let Some(next) = changed_activity(&current, apply) else {
+            return Ok(current);
+        };
+        let path = self.activity_file(session_id);
+        let bytes = serde_json::to_vec(&next).map_err(|e| write_error(&path)(e.into()))?;
+        replace_file(&path, &bytes, false).map_err(write_error(&path))?;
+        Ok(next)
     }
 }
 
@@ -348,6 +418,7 @@ fn now_stamp() -> u64 {
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     sessions: HashMap<String, Stored>,
+    activities: HashMap<String, Activity>,
 }
 
 impl MemoryStore {
@@ -404,6 +475,23 @@ impl Store for MemoryStore {
             .collect();
         all.sort_by(|a, b| b.1.updated_at.cmp(&a.1.updated_at).then(a.0.cmp(&b.0)));
         Ok(all)
+    }
+
+    fn load_activity(&mut self, session_id: &str) -> Result<Activity, StoreError> {
+        Ok(self.activities.get(session_id).cloned().unwrap_or_default())
+    }
+
+    fn update_activity(
+        &mut self,
+        session_id: &str,
+        apply: &mut dyn FnMut(&mut Activity),
+    ) -> Result<Activity, StoreError> {
+        let current = self.load_activity(session_id)?;
+        let Some(next) = changed_activity(&current, apply) else {
+            return Ok(current);
+        };
+        self.activities.insert(session_id.to_string(), next.clone());
+        Ok(next)
     }
 }
 

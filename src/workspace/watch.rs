@@ -1,11 +1,12 @@
 //! Watching the state directory so a long-lived process learns of writes by
 //! other processes (another `serve`, an `mcp` face, a hook call).
 
-use super::store::{SESSIONS_DIR, STATE_FILE};
+use super::store::{ACTIVITY_FILE, SESSIONS_DIR, STATE_FILE};
 use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
 use std::path::{Path, PathBuf};
 
-/// Calls `changed(session_id)` whenever a session's state file is replaced.
+/// Calls `changed(session_id)` whenever a session's state or activity file
+/// is replaced.
 /// The watcher stops when the returned value is dropped.
 pub fn watch_sessions(
     state_dir: &Path,
@@ -30,9 +31,11 @@ pub fn watch_sessions(
     Ok(watcher)
 }
 
-/// `<sessions>/<id>/state.json` names session `<id>`; any other path nothing.
+/// `<sessions>/<id>/state.json` (or `activity.json`) names session `<id>`;
+/// any other path nothing.
 fn session_of(sessions: &Path, path: &Path) -> Option<String> {
-    if path.file_name()? != STATE_FILE {
+    let name = path.file_name()?;
+    if name != STATE_FILE && name != ACTIVITY_FILE {
         return None;
     }
     let dir: PathBuf = path.parent()?.to_path_buf();
@@ -51,6 +54,10 @@ mod tests {
         let sessions = Path::new("/w/.debug-sidecar/sessions");
         assert_eq!(
             session_of(sessions, &sessions.join("abc/state.json")),
+            Some("abc".into())
+        );
+        assert_eq!(
+            session_of(sessions, &sessions.join("abc/activity.json")),
             Some("abc".into())
         );
         assert_eq!(session_of(sessions, &sessions.join("abc/.lock")), None);
