@@ -176,6 +176,11 @@ pub struct Engine {
     /// The last revision announced per session, so a write seen again
     /// (through the watcher) is not announced twice.
     announced: HashMap<String, u64>,
+    /// The most recently written session, once known: kept current by this
+    /// process's writes and the ones the watcher reports, so resolving a
+    /// request without a session id does not list the directory each time.
+    /// (Outer None: not looked up yet; inner None: there is no session.)
+    recent: Option<Option<String>>,
 }
 
 impl Engine {
@@ -189,6 +194,7 @@ impl Engine {
             changes: Vec::new(),
             scan_requests: Vec::new(),
             announced: HashMap::new(),
+            recent: None,
         }
     }
 
@@ -211,6 +217,7 @@ impl Engine {
     fn announce(&mut self, session_id: &str, stored: &Stored) {
         self.announced
             .insert(session_id.to_string(), stored.revision);
+        self.recent = Some(Some(session_id.to_string()));
         let snapshot = self.snapshot_of(session_id, stored);
         self.changes.push(Change::State(snapshot));
     }
@@ -229,8 +236,14 @@ impl Engine {
         if let Some(id) = &self.config.default_session {
             return Ok(id.clone());
         }
-        let recent = self.store.sessions()?.into_iter().next();
-        Ok(recent.map_or_else(|| DEFAULT_SESSION.to_string(), |(id, _)| id))
+        if self.recent.is_none() {
+            self.recent = Some(self.store.most_recent()?);
+        }
+        Ok(self
+            .recent
+            .clone()
+            .flatten()
+            .unwrap_or_else(|| DEFAULT_SESSION.to_string()))
     }
 
     /// Changes since the last call, oldest first.

@@ -94,6 +94,11 @@ pub trait Store: Send {
     /// Known sessions, most recently written first.
     fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError>;
 
+    /// The most recently written session, cheaply (asked on most requests).
+    fn most_recent(&mut self) -> Result<Option<String>, StoreError> {
+        Ok(self.sessions()?.into_iter().next().map(|(id, _)| id))
+    }
+
     /// The agent's activity in the session (default when none was saved).
     fn load_activity(&mut self, session_id: &str) -> Result<Activity, StoreError>;
 
@@ -140,6 +145,31 @@ pub struct FileStore {
     durable: bool,
     /// Damage found while loading, per session, until the next write.
     warnings: HashMap<String, String>,
+    /// The last state read or written per session, with the stamp of the
+    /// file it came from: a read whose file has the same stamp (every write
+    /// renames a new file into place) returns it without parsing.
+    cache: HashMap<String, (FileStamp, Stored)>,
+}
+
+/// What identifies one version of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+    #[cfg(unix)]
+    inode: u64,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> io::Result<FileStamp> {
+        let metadata = fs::metadata(path)?;
+        Ok(FileStamp {
+            modified: metadata.modified().ok(),
+            len: metadata.len(),
+            #[cfg(unix)]
+            inode: std::os::unix::fs::MetadataExt::ino(&metadata),
+        })
+    }
 }
 
 impl FileStore {
@@ -148,6 +178,7 @@ impl FileStore {
             dir: dir.into(),
             durable: true,
             warnings: HashMap::new(),
+            cache: HashMap::new(),
         }
     }
 
@@ -179,6 +210,31 @@ impl FileStore {
 
     fn read(&mut self, session_id: &str, now: u64) -> Result<Stored, StoreError> {
         let path = self.file(session_id);
+        let stamp = match FileStamp::of(&path) {
+            Ok(stamp) => Some(stamp),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(read_error(&path)(e)),
+        };
+        if let (Some(stamp), Some((cached, stored))) = (stamp, self.cache.get(session_id)) {
+            if stamp == *cached {
+                return Ok(self.with_warning(session_id, stored.clone()));
+            }
+        }
+        let stored = self.read_file(session_id, &path, now)?;
+        match stamp {
+            Some(stamp) if stored.revision > 0 || stored.state.session().is_some() => {
+                self.cache
+                    .insert(session_id.to_string(), (stamp, stored.clone()));
+            }
+            _ => {
+                self.cache.remove(session_id);
+            }
+        }
+        Ok(stored)
+    }
+
+    fn read_file(&mut self, session_id: &str, path: &Path, now: u64) -> Result<Stored, StoreError> {
+        let path = path.to_path_buf();
         let text = match fs::read(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -230,6 +286,15 @@ impl FileStore {
         let bytes = serde_json::to_vec_pretty(&data).map_err(|e| write_error(&path)(e.into()))?;
         replace_file(&path, &bytes, self.durable).map_err(write_error(&path))?;
         self.warnings.remove(session_id);
+        match FileStamp::of(&path) {
+            Ok(stamp) => {
+                self.cache
+                    .insert(session_id.to_string(), (stamp, stored.clone()));
+            }
+            Err(_) => {
+                self.cache.remove(session_id);
+            }
+        }
         Ok(())
     }
 
@@ -384,6 +449,35 @@ impl Store for FileStore {
         }
         all.sort_by(|a, b| b.1.updated_at.cmp(&a.1.updated_at).then(a.0.cmp(&b.0)));
         Ok(all)
+    }
+
+    /// By the state files' modification times, without reading them.
+    fn most_recent(&mut self) -> Result<Option<String>, StoreError> {
+        let root = self.dir.join(SESSIONS_DIR);
+        let entries = match fs::read_dir(&root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(read_error(&root)(e)),
+        };
+        let mut newest: Option<(std::time::SystemTime, String)> = None;
+        for entry in entries.flatten() {
+            let id = entry.file_name().to_string_lossy().into_owned();
+            let Ok(modified) =
+                fs::metadata(entry.path().join(STATE_FILE)).and_then(|m| m.modified())
+            else {
+                continue;
+            };
+            if crate::core::session_id::check_session_id(&id).is_err() {
+                continue;
+            }
+            let newer = newest
+                .as_ref()
+                .is_none_or(|(time, best)| modified > *time || (modified == *time && id < *best));
+            if newer {
+                newest = Some((modified, id));
+            }
+        }
+        Ok(newest.map(|(_, id)| id))
     }
 
     fn load_activity(&mut self, session_id: &str) -> Result<Activity, StoreError> {

@@ -2,7 +2,7 @@
 //! other processes (another `serve`, an `mcp` face, a hook call).
 
 use super::store::{ACTIVITY_FILE, SESSIONS_DIR, STATE_FILE};
-use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::path::{Path, PathBuf};
 
 /// Calls `changed(session_id)` whenever a session's state or activity file
@@ -16,6 +16,7 @@ pub fn watch_sessions(
     let root = sessions.clone();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<Event>| match event {
+            Ok(event) if !may_change_a_session(&event.kind) => {}
             Ok(event) => {
                 let mut seen: Vec<String> = Vec::new();
                 for id in event.paths.iter().filter_map(|p| session_of(&root, p)) {
@@ -29,6 +30,12 @@ pub fn watch_sessions(
         })?;
     watcher.watch(&sessions, RecursiveMode::Recursive)?;
     Ok(watcher)
+}
+
+/// Reads raise access events, and the refresh a change triggers reads the
+/// files again: answering those would loop forever. Only writes count.
+fn may_change_a_session(kind: &EventKind) -> bool {
+    !matches!(kind, EventKind::Access(_) | EventKind::Other)
 }
 
 /// `<sessions>/<id>/state.json` (or `activity.json`) names session `<id>`;
@@ -48,6 +55,21 @@ fn session_of(sessions: &Path, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_a_state_file_is_no_change() {
+        use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RenameMode};
+        assert!(!may_change_a_session(&EventKind::Access(AccessKind::Open(
+            AccessMode::Read
+        ))));
+        assert!(!may_change_a_session(&EventKind::Access(
+            AccessKind::Close(AccessMode::Read)
+        )));
+        assert!(may_change_a_session(&EventKind::Modify(ModifyKind::Name(
+            RenameMode::To
+        ))));
+        assert!(may_change_a_session(&EventKind::Create(CreateKind::File)));
+    }
 
     #[test]
     fn only_state_files_name_a_session() {
