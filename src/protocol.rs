@@ -10,6 +10,8 @@ use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Probe};
 use crate::core::progress::Bubble;
 use crate::core::snapshot::Snapshot;
 use crate::core::turn::TurnState;
+use crate::workspace::logread::{LogEntry, LogSummary, Malformed};
+use crate::workspace::scan::{ForeignProbe, HalfRemoved};
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -248,6 +250,100 @@ pub struct ProbeSnippetResult {
     pub snapshot: Snapshot,
 }
 
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProbesParams {
+    pub session_id: Option<String>,
+    /// Scan the workspace first (otherwise the last scan's view).
+    #[serde(default)]
+    pub rescan: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbesResult {
+    /// The whole ledger with each probe's state.
+    pub probes: Vec<Probe>,
+    /// Probes the last scan found on disk.
+    pub live: usize,
+    /// Ledger probes no longer on disk.
+    pub missing: Vec<String>,
+    /// Found on disk by this scan without being in the ledger; now adopted.
+    pub untracked: Vec<String>,
+    /// Other tools' probes and other sessions' markers.
+    pub foreign: Vec<ForeignProbe>,
+    /// Start markers without an end, or ends without a start.
+    pub half_removed: Vec<HalfRemoved>,
+    /// Whether this answer comes from a scan made for it.
+    pub scanned: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LogsParams {
+    pub session_id: Option<String>,
+    /// A run id; default the current run.
+    pub run: Option<String>,
+    pub probe: Option<String>,
+    pub hypothesis: Option<String>,
+    /// Only lines containing this text.
+    pub contains: Option<String>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Entries per page (default 50, at most 500).
+    pub limit: Option<usize>,
+    /// Bytes of entries per page (default 32 KiB, at most 1 MiB).
+    pub max_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogsResult {
+    /// The run read; null when there is none.
+    pub run: Option<String>,
+    /// Its file (absolute).
+    pub file: Option<String>,
+    pub entries: Vec<LogEntry>,
+    pub next_cursor: Option<String>,
+    /// Lines in the run's file.
+    pub total: u64,
+    /// Malformed lines among those this page read.
+    pub malformed: Malformed,
+    /// Lines longer than the byte cap, skipped.
+    pub oversized: Vec<u64>,
+    /// Why this is not the run asked for, when it is not.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LogSummaryParams {
+    pub session_id: Option<String>,
+    pub run: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogSummaryResult {
+    pub run: Option<String>,
+    pub file: Option<String>,
+    #[serde(flatten)]
+    pub summary: LogSummary,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AttachParams {
+    pub session_id: Option<String>,
+    /// A file inside the workspace (relative or absolute) or the user's home.
+    pub path: String,
+    /// The evidence request it answers.
+    pub request_id: Option<String>,
+    /// `screenshot`, `crash-dump`, `har`, ...
+    pub kind: Option<String>,
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TodosParams {
@@ -318,6 +414,10 @@ methods! {
     Observe = "debug/observe", Request, ObserveParams => Snapshot;
     RecordHypotheses = "debug/recordHypotheses", Request, RecordHypothesesParams => Snapshot;
     ProbeSnippet = "debug/probeSnippet", Request, ProbeSnippetParams => ProbeSnippetResult;
+    Probes = "debug/probes", Request, ProbesParams => ProbesResult;
+    Logs = "debug/logs", Request, LogsParams => LogsResult;
+    LogSummaryRequest = "debug/logSummary", Request, LogSummaryParams => LogSummaryResult;
+    Attach = "debug/attach", Request, AttachParams => Snapshot;
     TurnStateRequest = "turn/state", Request, SessionParams => TurnStateResult;
     ProgressState = "progress/state", Request, SessionParams => Option<Bubble>;
     AgentsList = "agents/list", Request, SessionParams => AgentList;

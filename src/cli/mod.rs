@@ -1,5 +1,6 @@
 //! The command-line face for people.
 
+mod check;
 mod demo;
 mod status;
 
@@ -22,6 +23,15 @@ pub enum Command {
     /// Serve protocol v1 (LSP-framed JSON-RPC) on stdin/stdout for an editor
     /// or a harness shim. This is what runs when no command is given.
     Serve,
+    /// Exit 1 and print `file:line: what` for every probe left in the tree
+    /// (any session's, Cursor's, loopback ingest URLs); 0 when clean.
+    Check {
+        /// Files or directories to check (default: the current directory).
+        paths: Vec<std::path::PathBuf>,
+        /// Print JSON instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the workspace's debug sessions: stage, round, live probes, last activity.
     Status {
         /// Print JSON instead of a table.
@@ -46,6 +56,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
+        Some(Command::Check { paths, json }) => check::run(paths, json),
         Some(Command::Status {
             json,
             workspace,

@@ -322,15 +322,21 @@ pub fn is_edit_tool(tool: &str) -> bool {
     )
 }
 
+/// Refuses a command the state does not allow, saying what is possible.
+pub fn check_legal(state: &DebugState, name: CommandName) -> Result<(), DomainError> {
+    if legal_commands(state).contains(&name) {
+        return Ok(());
+    }
+    Err(DomainError::Illegal {
+        command: name,
+        stage: state.stage(),
+        legal: legal_commands(state),
+    })
+}
+
 pub fn apply(state: &DebugState, command: Command, now: u64) -> Result<Transition, DomainError> {
     if let Some(name) = command.name() {
-        if !legal_commands(state).contains(&name) {
-            return Err(DomainError::Illegal {
-                command: name,
-                stage: state.stage(),
-                legal: legal_commands(state),
-            });
-        }
+        check_legal(state, name)?;
     }
     let mut effects = Vec::new();
     let next = match (state, command) {

@@ -12,23 +12,28 @@ pub mod owner;
 use crate::core::activity::{activity_changes, Activity, ActivityChange};
 use crate::core::agents::{AgentEvent, AgentRecord};
 use crate::core::context_sync::{sync_context, Synced};
+use crate::core::error::CommandName;
 use crate::core::error::DomainError;
 use crate::core::harness::HarnessEvent;
+use crate::core::machine::ArtifactInput;
 use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
     StopDecision,
 };
-use crate::core::model::{DebugState, Hypothesis, Probe};
+use crate::core::model::{DebugState, Hypothesis, Probe, ProbeState};
 use crate::core::progress::{Bubble, BubbleChange};
 use crate::core::session_id::{check_session_id, DEFAULT_SESSION};
 use crate::core::snapshot::{snapshot, Snapshot};
 use crate::core::text::{self, RenderEnv};
 use crate::core::turn::TurnState;
-use crate::workspace::runlog;
-use crate::workspace::scan::{self, ScanOutcome};
+use crate::workspace::artifacts;
+use crate::workspace::logread::{self, LogPage, LogQuery, LogSummary};
+use crate::workspace::runlog::{self, LineCounter};
+use crate::workspace::scan::{self, ForeignProbe, HalfRemoved, ScanOutcome};
 use crate::workspace::snippet::{self, SnippetInput};
 use crate::workspace::store::{Refused, Store, StoreError, Stored, Update};
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -107,8 +112,43 @@ pub enum Change {
     },
 }
 
-/// A marker whose partner is gone: `(file, line, probe id)`.
-pub type HalfRemoved = (String, u32, String);
+/// The probe ledger as `debug/probes` answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeLedger {
+    pub probes: Vec<Probe>,
+    pub live: usize,
+    pub missing: Vec<String>,
+    /// Found on disk by this scan without being in the ledger (now adopted).
+    pub untracked: Vec<String>,
+    pub foreign: Vec<ForeignProbe>,
+    pub half_removed: Vec<HalfRemoved>,
+    /// Whether this answer comes from a fresh scan.
+    pub scanned: bool,
+}
+
+/// Which run's file a log request reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRun {
+    pub run: Option<String>,
+    pub file: PathBuf,
+    /// Why this is not the run asked for, when it is not.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogsAnswer {
+    pub target: LogRun,
+    pub page: LogPage,
+    /// Lines in the run's file.
+    pub total: u64,
+}
+
+/// What the last scan of a session found besides its ledger's probes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanExtras {
+    pub half_removed: Vec<HalfRemoved>,
+    pub foreign: Vec<ForeignProbe>,
+}
 
 /// A probe scan the owner should run off its thread and commit back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,7 +210,10 @@ pub struct Engine {
     /// The bubble observers last heard of, per session (bubbles also expire
     /// with time, without any saved change).
     visible: HashMap<String, Option<Bubble>>,
-    half_removed: HashMap<String, Vec<HalfRemoved>>,
+    extras: HashMap<String, ScanExtras>,
+    /// Run files' line counts, kept by offset so a recount reads only what
+    /// was appended.
+    counter: RefCell<LineCounter>,
     changes: Vec<Change>,
     scan_requests: Vec<ScanRequest>,
     /// The last revision announced per session, so a write seen again
@@ -190,7 +233,8 @@ impl Engine {
             store,
             activities: HashMap::new(),
             visible: HashMap::new(),
-            half_removed: HashMap::new(),
+            extras: HashMap::new(),
+            counter: RefCell::new(LineCounter::new()),
             changes: Vec::new(),
             scan_requests: Vec::new(),
             announced: HashMap::new(),
@@ -271,11 +315,9 @@ impl Engine {
             .join("runs")
     }
 
-    /// Half-removed probe blocks the last scan of the session saw.
-    pub fn half_removed(&self, session_id: &str) -> &[HalfRemoved] {
-        self.half_removed
-            .get(session_id)
-            .map_or(&[], |list| list.as_slice())
+    /// Half-removed blocks and foreign probes the last scan of the session saw.
+    pub fn scan_extras(&self, session_id: &str) -> ScanExtras {
+        self.extras.get(session_id).cloned().unwrap_or_default()
     }
 
     // ----------------------------------------------------------- requests
@@ -528,8 +570,13 @@ impl Engine {
         outcome: ScanOutcome,
         now: u64,
     ) -> Result<Reconciliation, EngineError> {
-        self.half_removed
-            .insert(session_id.to_string(), outcome.half_removed);
+        self.extras.insert(
+            session_id.to_string(),
+            ScanExtras {
+                half_removed: outcome.half_removed,
+                foreign: outcome.foreign,
+            },
+        );
         let applied = self.apply(
             session_id,
             Command::ProbeScan(outcome.report),
@@ -544,6 +591,160 @@ impl Engine {
                 _ => None,
             })
             .unwrap_or_default())
+    }
+
+    /// The ledger, and what the last scan found beside it; with `rescan`,
+    /// after a fresh scan.
+    pub fn probes(
+        &mut self,
+        session_id: &str,
+        rescan: bool,
+        now: u64,
+    ) -> Result<ProbeLedger, EngineError> {
+        let adopted = if rescan {
+            self.rescan(session_id, now)?.adopted
+        } else {
+            Vec::new()
+        };
+        let stored = self.store.load(session_id)?;
+        let probes = stored
+            .state
+            .session()
+            .map(|s| s.probes.clone())
+            .unwrap_or_default();
+        let extras = self.scan_extras(session_id);
+        Ok(ProbeLedger {
+            live: probes
+                .iter()
+                .filter(|p| p.state == ProbeState::Live)
+                .count(),
+            missing: probes
+                .iter()
+                .filter(|p| p.state == ProbeState::Missing)
+                .map(|p| p.id.clone())
+                .collect(),
+            untracked: adopted,
+            probes,
+            foreign: extras.foreign,
+            half_removed: extras.half_removed,
+            scanned: rescan,
+        })
+    }
+
+    /// The run a log request means: the one named when the session has it,
+    /// else the current run, with a note saying so.
+    fn log_run(&mut self, session_id: &str, run: Option<&str>) -> Result<LogRun, EngineError> {
+        let stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            // After a session ends its files stay; a named one can still be read.
+            let note = "No debug session is active.".to_string();
+            return Ok(match run {
+                Some(run) if runlog::run_file(&self.runs_dir(session_id), run).exists() => LogRun {
+                    file: runlog::run_file(&self.runs_dir(session_id), run),
+                    run: Some(run.to_string()),
+                    note: None,
+                },
+                _ => LogRun {
+                    file: PathBuf::new(),
+                    run: None,
+                    note: Some(note),
+                },
+            });
+        };
+        let current = session.run_id().to_string();
+        let (run, note) = match run {
+            Some(run) if session.run(run).is_some() => (run.to_string(), None),
+            Some(run) => {
+                let known: Vec<&str> = session.runs.iter().map(|r| r.id.as_str()).collect();
+                (
+                    current.clone(),
+                    Some(format!(
+                        "Run {run} does not exist; showing the current run {current}. Runs: {}.",
+                        known.join(", ")
+                    )),
+                )
+            }
+            None => (current, None),
+        };
+        Ok(LogRun {
+            file: runlog::run_file(&self.runs_dir(session_id), &run),
+            run: Some(run),
+            note,
+        })
+    }
+
+    /// One page of a run's log lines.
+    pub fn logs(
+        &mut self,
+        session_id: &str,
+        run: Option<&str>,
+        query: &LogQuery,
+    ) -> Result<LogsAnswer, EngineError> {
+        let target = self.log_run(session_id, run)?;
+        if target.run.is_none() {
+            return Ok(LogsAnswer {
+                target,
+                page: LogPage::default(),
+                total: 0,
+            });
+        }
+        let page = logread::read_page(&target.file, query).map_err(|error| match error {
+            logread::ReadError::BadCursor(_) => {
+                EngineError::Domain(DomainError::invalid("cursor", error.to_string()))
+            }
+            logread::ReadError::Io(io) => EngineError::Io(io),
+        })?;
+        let total = self.counter.borrow_mut().count(&target.file)?;
+        Ok(LogsAnswer {
+            target,
+            page,
+            total,
+        })
+    }
+
+    /// Per-probe figures of a run's log.
+    pub fn log_summary(
+        &mut self,
+        session_id: &str,
+        run: Option<&str>,
+    ) -> Result<(LogRun, LogSummary), EngineError> {
+        let target = self.log_run(session_id, run)?;
+        if target.run.is_none() {
+            return Ok((target, LogSummary::default()));
+        }
+        let summary = logread::summarize(&target.file)?;
+        Ok((target, summary))
+    }
+
+    /// Copy a user's file (a screenshot, a crash dump, a HAR) into the
+    /// session's `artifacts/` and record it, linked to an evidence request.
+    pub fn attach(
+        &mut self,
+        session_id: &str,
+        path: &str,
+        request_id: Option<String>,
+        kind: Option<String>,
+        now: u64,
+    ) -> Result<Snapshot, EngineError> {
+        // Refuse early when no session could take it, before copying anything.
+        let state = self.store.load(session_id)?.state;
+        machine::check_legal(&state, CommandName::Attach)?;
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let source = artifacts::admissible(path, &self.config.root, home.as_deref())?;
+        let dir = self
+            .config
+            .state_dir
+            .join("sessions")
+            .join(session_id)
+            .join("artifacts");
+        let copy = artifacts::copy_in(&source, &dir)?;
+        let input = ArtifactInput {
+            path: copy.to_string_lossy().into_owned(),
+            request_id,
+            kind,
+        };
+        let applied = self.apply(session_id, Command::Attach(input), now, ScanTiming::Inline)?;
+        Ok(self.snapshot_of(session_id, &applied.after))
     }
 
     pub fn turn_state(&mut self, session_id: &str) -> Result<TurnState, EngineError> {
@@ -808,9 +1009,10 @@ impl Engine {
             root: &self.config.root,
             runs_dir: self.runs_dir(session_id),
             session_id,
+            counter: &self.counter,
         };
         let mut outcome: Option<Result<(Vec<Effect>, DebugState), EngineError>> = None;
-        let mut halves: Option<Vec<HalfRemoved>> = None;
+        let mut halves: Option<ScanExtras> = None;
         let update = self.store.update(session_id, now, &mut |current| {
             let (result, facts) = io.step(current, facts, &command, now, timing, &mut halves);
             match result {
@@ -825,7 +1027,7 @@ impl Engine {
             }
         })?;
         if let Some(halves) = halves {
-            self.half_removed.insert(session_id.to_string(), halves);
+            self.extras.insert(session_id.to_string(), halves);
         }
         let (effects, before) = match outcome {
             Some(Ok(done)) => done,
@@ -868,6 +1070,7 @@ struct SessionIo<'a> {
     root: &'a Path,
     runs_dir: PathBuf,
     session_id: &'a str,
+    counter: &'a RefCell<LineCounter>,
 }
 
 type StepResult = Result<(DebugState, Vec<Effect>), EngineError>;
@@ -883,7 +1086,7 @@ impl SessionIo<'_> {
         command: &Command,
         now: u64,
         timing: ScanTiming,
-        halves: &mut Option<Vec<HalfRemoved>>,
+        halves: &mut Option<ScanExtras>,
     ) -> (StepResult, DebugState) {
         let mut facts = current.clone();
         for fact in harness_facts {
@@ -915,7 +1118,7 @@ impl SessionIo<'_> {
         command: Command,
         now: u64,
         timing: ScanTiming,
-        halves: &mut Option<Vec<HalfRemoved>>,
+        halves: &mut Option<ScanExtras>,
     ) -> StepResult {
         let transition = machine::apply(state, command, now)?;
         let mut state = transition.state;
@@ -941,13 +1144,16 @@ impl SessionIo<'_> {
         &self,
         state: &DebugState,
         now: u64,
-        halves: &mut Option<Vec<HalfRemoved>>,
+        halves: &mut Option<ScanExtras>,
     ) -> Result<(DebugState, Reconciliation), EngineError> {
         if state.session().is_none() {
             return Ok((state.clone(), Reconciliation::default()));
         }
         let outcome = scan::scan_workspace(self.root, self.session_id);
-        *halves = Some(outcome.half_removed);
+        *halves = Some(ScanExtras {
+            half_removed: outcome.half_removed,
+            foreign: outcome.foreign,
+        });
         let transition = machine::apply(state, Command::ProbeScan(outcome.report), now)?;
         let reconciled = transition
             .effects
@@ -965,7 +1171,8 @@ impl SessionIo<'_> {
             return Ok(state.clone());
         };
         let run_id = session.run_id().to_string();
-        let lines = runlog::count_lines(&runlog::run_file(&self.runs_dir, &run_id))?;
+        let file = runlog::run_file(&self.runs_dir, &run_id);
+        let lines = self.counter.borrow_mut().count(&file)?;
         Ok(machine::apply(state, Command::LogLines { run_id, lines }, now)?.state)
     }
 }

@@ -6,8 +6,9 @@ use crate::core::harness::HarnessEvent;
 use crate::core::machine::{ObservationInput, ProceedInput, StopDecision};
 use crate::core::progress::Bubble;
 use crate::core::snapshot::Snapshot;
-use crate::engine::{Engine, EngineError, SnippetRequest, StopAnswer};
+use crate::engine::{Engine, EngineError, LogRun, SnippetRequest, StopAnswer};
 use crate::protocol::*;
+use crate::workspace::logread::LogQuery;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -271,5 +272,77 @@ impl NotificationHandler for AgentsEvent {
             error: p.error,
         };
         engine.agent_event(&session, event, now)
+    }
+}
+
+impl RequestHandler for Probes {
+    fn handle(engine: &mut Engine, now: u64, p: ProbesParams) -> Result<ProbesResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let ledger = engine.probes(&session, p.rescan, now)?;
+        Ok(ProbesResult {
+            probes: ledger.probes,
+            live: ledger.live,
+            missing: ledger.missing,
+            untracked: ledger.untracked,
+            foreign: ledger.foreign,
+            half_removed: ledger.half_removed,
+            scanned: ledger.scanned,
+        })
+    }
+}
+
+fn file_name(target: &LogRun) -> Option<String> {
+    target
+        .run
+        .as_ref()
+        .map(|_| target.file.to_string_lossy().into_owned())
+}
+
+impl RequestHandler for Logs {
+    fn handle(engine: &mut Engine, _: u64, p: LogsParams) -> Result<LogsResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let query = LogQuery {
+            probe: p.probe,
+            hypothesis: p.hypothesis,
+            contains: p.contains,
+            cursor: p.cursor,
+            limit: p.limit,
+            max_bytes: p.max_bytes,
+        };
+        let answer = engine.logs(&session, p.run.as_deref(), &query)?;
+        Ok(LogsResult {
+            file: file_name(&answer.target),
+            run: answer.target.run,
+            entries: answer.page.entries,
+            next_cursor: answer.page.next_cursor,
+            total: answer.total,
+            malformed: answer.page.malformed,
+            oversized: answer.page.oversized,
+            note: answer.target.note,
+        })
+    }
+}
+
+impl RequestHandler for LogSummaryRequest {
+    fn handle(
+        engine: &mut Engine,
+        _: u64,
+        p: LogSummaryParams,
+    ) -> Result<LogSummaryResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let (target, summary) = engine.log_summary(&session, p.run.as_deref())?;
+        Ok(LogSummaryResult {
+            file: file_name(&target),
+            run: target.run,
+            summary,
+            note: target.note,
+        })
+    }
+}
+
+impl RequestHandler for Attach {
+    fn handle(engine: &mut Engine, now: u64, p: AttachParams) -> Result<Snapshot, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        engine.attach(&session, &p.path, p.request_id, p.kind, now)
     }
 }

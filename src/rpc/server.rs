@@ -254,41 +254,21 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
         owner: OnceLock::new(),
         watcher: OnceLock::new(),
         shutdown_seen: flag,
-    })
-    .custom_method(Start::METHOD, Backend::request::<Start>)
-    .custom_method(HandOff::METHOD, Backend::request::<HandOff>)
-    .custom_method(Proceed::METHOD, Backend::request::<Proceed>)
-    .custom_method(Done::METHOD, Backend::request::<Done>)
-    .custom_method(Abort::METHOD, Backend::request::<Abort>)
-    .custom_method(Status::METHOD, Backend::request::<Status>)
-    .custom_method(Context::METHOD, Backend::request::<Context>)
-    .custom_method(Stop::METHOD, Backend::request::<Stop>)
-    .custom_method(Observe::METHOD, Backend::request::<Observe>)
-    .custom_method(
-        RecordHypotheses::METHOD,
-        Backend::request::<RecordHypotheses>,
-    )
-    .custom_method(ProbeSnippet::METHOD, Backend::request::<ProbeSnippet>)
-    .custom_method(
-        TurnStateRequest::METHOD,
-        Backend::request::<TurnStateRequest>,
-    )
-    .custom_method(ProgressState::METHOD, Backend::request::<ProgressState>)
-    .custom_method(AgentsList::METHOD, Backend::request::<AgentsList>)
-    .custom_method(
-        TurnEventNotification::METHOD,
-        Backend::notification::<TurnEventNotification>,
-    )
-    .custom_method(
-        ProgressTodos::METHOD,
-        Backend::notification::<ProgressTodos>,
-    )
-    .custom_method(ProgressGoal::METHOD, Backend::notification::<ProgressGoal>)
-    .custom_method(
-        ProgressActivity::METHOD,
-        Backend::notification::<ProgressActivity>,
-    )
-    .custom_method(AgentsEvent::METHOD, Backend::notification::<AgentsEvent>);
+    });
+    // Each method once, by its type: the name comes from its `METHOD`.
+    macro_rules! register {
+        ($builder:ident; requests: $($request:ty),*; notifications: $($note:ty),*) => {{
+            $(let $builder = $builder.custom_method(<$request>::METHOD, Backend::request::<$request>);)*
+            $(let $builder = $builder.custom_method(<$note>::METHOD, Backend::notification::<$note>);)*
+            $builder
+        }};
+    }
+    let builder = register!(builder;
+        requests: Start, HandOff, Proceed, Done, Abort, Status, Context, Stop, Observe,
+            RecordHypotheses, ProbeSnippet, Probes, Logs, LogSummaryRequest, Attach,
+            TurnStateRequest, ProgressState, AgentsList;
+        notifications: TurnEventNotification, ProgressTodos, ProgressGoal, ProgressActivity,
+            AgentsEvent);
     let builder = if std::env::var(TEST_HOOKS_ENV).is_ok_and(|v| v == "1") {
         builder.custom_method(TEST_PANIC_METHOD, Backend::test_panic)
     } else {

@@ -1,6 +1,8 @@
 //! The I/O layer: session state stores, run log files, the probe scan,
 //! snippet templates.
 
+pub mod artifacts;
+pub mod logread;
 pub mod runlog;
 pub mod scan;
 pub mod snippet;

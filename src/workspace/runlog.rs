@@ -2,8 +2,9 @@
 //! always points at the current run's file, for probes to append to.
 
 use crate::core::text::ACTIVE_LOG;
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 pub fn run_file(runs_dir: &Path, run_id: &str) -> PathBuf {
@@ -37,6 +38,58 @@ fn link(target: &Path, at: &Path) -> io::Result<()> {
         io::ErrorKind::Unsupported,
         "run log links need a Unix file system",
     ))
+}
+
+/// Counts run file lines incrementally: each file's count is kept with the
+/// offset it reached, so a recount reads only what was appended since.
+#[derive(Debug, Default)]
+pub struct LineCounter {
+    files: HashMap<PathBuf, Counted>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Counted {
+    offset: u64,
+    newlines: u64,
+    /// The byte at `offset - 1` was not a newline: a line is still open.
+    open_line: bool,
+}
+
+impl LineCounter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Lines in the file now: newlines, plus a final unterminated line.
+    pub fn count(&mut self, file: &Path) -> io::Result<u64> {
+        let mut handle = match File::open(file) {
+            Ok(handle) => handle,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.files.remove(file);
+                return Ok(0);
+            }
+            Err(e) => return Err(e),
+        };
+        let len = handle.metadata()?.len();
+        let mut counted = self.files.get(file).copied().unwrap_or_default();
+        if len < counted.offset {
+            // Truncated or replaced: start over.
+            counted = Counted::default();
+        }
+        handle.seek(SeekFrom::Start(counted.offset))?;
+        let mut buffer = vec![0u8; 256 * 1024];
+        loop {
+            let read = handle.read(&mut buffer)?;
+            if read == 0 {
+                break;
+            }
+            counted.newlines += memchr::memchr_iter(b'\n', &buffer[..read]).count() as u64;
+            counted.open_line = buffer[read - 1] != b'\n';
+            counted.offset += read as u64;
+        }
+        self.files.insert(file.to_path_buf(), counted);
+        Ok(counted.newlines + u64::from(counted.open_line))
+    }
 }
 
 /// Lines in a run file: newline count, plus a final unterminated line.
@@ -94,6 +147,31 @@ mod tests {
         assert_eq!(count_lines(&file).unwrap(), 2);
         fs::write(&file, "{}\n{}").unwrap();
         assert_eq!(count_lines(&file).unwrap(), 2);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_counter_reads_only_what_was_appended() {
+        use std::io::Write;
+        let dir = temp_dir("counter");
+        let file = dir.join("r.jsonl");
+        let mut counter = LineCounter::new();
+        assert_eq!(counter.count(&file).unwrap(), 0);
+        fs::write(&file, "{}\n{\"a\":").unwrap();
+        assert_eq!(counter.count(&file).unwrap(), 2);
+        let mut f = OpenOptions::new().append(true).open(&file).unwrap();
+        f.write_all(b"1}\n{}\n").unwrap();
+        assert_eq!(counter.count(&file).unwrap(), 3);
+        assert_eq!(
+            counter.files[&file].offset, 14,
+            "the next count starts here"
+        );
+        fs::write(&file, "{}\n").unwrap();
+        assert_eq!(
+            counter.count(&file).unwrap(),
+            1,
+            "a truncated file is recounted"
+        );
         fs::remove_dir_all(dir).unwrap();
     }
 

@@ -1,0 +1,53 @@
+//! `debug-sidecar check [paths...]`: fail when probes are left in the tree,
+//! for a pre-commit hook or a CI step.
+
+use crate::workspace::scan::{leftovers, scan_paths};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let root = std::env::current_dir()?;
+    let paths = if paths.is_empty() {
+        vec![root.clone()]
+    } else {
+        paths
+    };
+    for path in &paths {
+        if !path.exists() {
+            anyhow::bail!("{} does not exist", path.display());
+        }
+    }
+    let findings = scan_paths(&root, &paths);
+    let found = leftovers(&findings);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "clean": found.is_empty(),
+                "filesRead": findings.files_read,
+                "leftovers": found,
+            }))?
+        );
+    } else {
+        for leftover in &found {
+            println!("{}:{}: {}", leftover.file, leftover.line, leftover.detail);
+        }
+        if found.is_empty() {
+            eprintln!(
+                "debug-sidecar check: no probes in {} file(s)",
+                findings.files_read
+            );
+        } else {
+            eprintln!(
+                "debug-sidecar check: {} probe line(s) left; remove them before committing",
+                found.len()
+            );
+        }
+    }
+    Ok(if found.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,418 @@
+//! Reading run logs for a model (DESIGN section 7): filtered pages with a
+//! cursor, a line limit and a byte cap, so a huge log never floods the
+//! context; and a per-probe summary that streams the file in bounded memory.
+//! Malformed lines are counted and located, never fatal.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
+use std::path::Path;
+
+pub const DEFAULT_LIMIT: usize = 50;
+pub const MAX_LIMIT: usize = 500;
+pub const DEFAULT_MAX_BYTES: usize = 32 * 1024;
+pub const MAX_MAX_BYTES: usize = 1024 * 1024;
+/// Malformed lines located per answer; more are only counted.
+const MALFORMED_LISTED: usize = 20;
+/// Distinct `data` values kept per probe in a summary.
+const VALUES_KEPT: usize = 5;
+const READ_BUFFER: usize = 1 << 20;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogQuery {
+    pub probe: Option<String>,
+    pub hypothesis: Option<String>,
+    pub contains: Option<String>,
+    pub cursor: Option<String>,
+    pub limit: Option<usize>,
+    pub max_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogEntry {
+    /// 1-based line number in the run's file.
+    pub line: u64,
+    pub entry: Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Malformed {
+    pub count: u64,
+    /// The first line numbers that are not JSON objects.
+    pub lines: Vec<u64>,
+}
+
+impl Malformed {
+    fn note(&mut self, line: u64) {
+        self.count += 1;
+        if self.lines.len() < MALFORMED_LISTED {
+            self.lines.push(line);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogPage {
+    pub entries: Vec<LogEntry>,
+    /// Pass back as `cursor` to read on; null at the end of the file.
+    pub next_cursor: Option<String>,
+    /// Malformed lines among those this page read.
+    pub malformed: Malformed,
+    /// Lines longer than the byte cap, skipped (read the file for them).
+    pub oversized: Vec<u64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("`cursor` {0:?} is not a cursor this server gave out")]
+    BadCursor(String),
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Where to go on from: the byte offset of a line and its number.
+fn parse_cursor(cursor: &str) -> Result<(u64, u64), ReadError> {
+    let bad = || ReadError::BadCursor(cursor.to_string());
+    let (offset, line) = cursor.split_once(':').ok_or_else(bad)?;
+    Ok((
+        offset.parse().map_err(|_| bad())?,
+        line.parse().map_err(|_| bad())?,
+    ))
+}
+
+/// One page of the entries matching `query`, from its cursor on.
+pub fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
+    let (mut offset, mut line) = match &query.cursor {
+        Some(cursor) => parse_cursor(cursor)?,
+        None => (0, 0),
+    };
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+    let max_bytes = query
+        .max_bytes
+        .unwrap_or(DEFAULT_MAX_BYTES)
+        .clamp(256, MAX_MAX_BYTES);
+    let mut page = LogPage::default();
+    let mut handle = match File::open(file) {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(page),
+        Err(e) => return Err(e.into()),
+    };
+    handle.seek(SeekFrom::Start(offset))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, handle);
+    let mut raw = Vec::new();
+    let mut used = 0usize;
+    loop {
+        raw.clear();
+        let read = reader.read_until(b'\n', &mut raw)?;
+        if read == 0 {
+            return Ok(page);
+        }
+        let here = (offset, line);
+        offset += read as u64;
+        line += 1;
+        let text = String::from_utf8_lossy(&raw);
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let entry = match serde_json::from_str::<Value>(text) {
+            Ok(entry @ Value::Object(_)) => entry,
+            _ => {
+                page.malformed.note(line);
+                continue;
+            }
+        };
+        if !matches(&entry, text, query) {
+            continue;
+        }
+        if text.len() > max_bytes {
+            page.oversized.push(line);
+            continue;
+        }
+        if page.entries.len() == limit || used + text.len() > max_bytes {
+            page.next_cursor = Some(format!("{}:{}", here.0, here.1));
+            return Ok(page);
+        }
+        used += text.len();
+        page.entries.push(LogEntry { line, entry });
+    }
+}
+
+fn matches(entry: &Value, text: &str, query: &LogQuery) -> bool {
+    let field = |name: &str, wanted: &Option<String>| {
+        wanted
+            .as_deref()
+            .is_none_or(|wanted| entry.get(name).and_then(Value::as_str) == Some(wanted))
+    };
+    field("probeId", &query.probe)
+        && field("hypothesisId", &query.hypothesis)
+        && query
+            .contains
+            .as_deref()
+            .is_none_or(|needle| text.contains(needle))
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeFigures {
+    pub probe_id: String,
+    pub hypothesis_id: Option<String>,
+    pub location: Option<String>,
+    pub count: u64,
+    pub first_timestamp: Option<Value>,
+    pub last_timestamp: Option<Value>,
+    /// Up to five distinct `data` values, in the order first seen.
+    pub values: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogSummary {
+    /// Non-blank lines in the file.
+    pub lines: u64,
+    pub malformed: Malformed,
+    /// Well-formed lines without a `probeId`.
+    pub without_probe: u64,
+    /// Per probe, in order of first appearance.
+    pub probes: Vec<ProbeFigures>,
+}
+
+/// The fields a summary reads; everything else is skipped unparsed.
+#[derive(Deserialize)]
+struct SummaryLine<'a> {
+    #[serde(borrow, rename = "probeId")]
+    probe_id: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "hypothesisId")]
+    hypothesis_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    location: Option<Cow<'a, str>>,
+    timestamp: Option<Value>,
+    #[serde(borrow)]
+    data: Option<&'a RawValue>,
+}
+
+struct Figures {
+    figures: ProbeFigures,
+    /// The raw text of the values kept, to compare cheaply.
+    raw_values: Vec<String>,
+}
+
+/// Count, first and last timestamp, a few distinct values and the location
+/// of every probe in the file, in one pass with memory bounded by the number
+/// of probes.
+pub fn summarize(file: &Path) -> io::Result<LogSummary> {
+    let mut summary = LogSummary::default();
+    let handle = match File::open(file) {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(summary),
+        Err(e) => return Err(e),
+    };
+    let mut reader = BufReader::with_capacity(READ_BUFFER, handle);
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut probes: Vec<Figures> = Vec::new();
+    let mut raw = Vec::new();
+    let mut number = 0u64;
+    loop {
+        raw.clear();
+        if reader.read_until(b'\n', &mut raw)? == 0 {
+            break;
+        }
+        number += 1;
+        let text = trim_line(&raw);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        summary.lines += 1;
+        let Ok(line) = serde_json::from_slice::<SummaryLine>(text) else {
+            summary.malformed.note(number);
+            continue;
+        };
+        let Some(probe_id) = line.probe_id else {
+            summary.without_probe += 1;
+            continue;
+        };
+        let at = match index.get(probe_id.as_ref()) {
+            Some(at) => *at,
+            None => {
+                index.insert(probe_id.to_string(), probes.len());
+                probes.push(Figures {
+                    figures: ProbeFigures {
+                        probe_id: probe_id.to_string(),
+                        hypothesis_id: None,
+                        location: None,
+                        count: 0,
+                        first_timestamp: None,
+                        last_timestamp: None,
+                        values: Vec::new(),
+                    },
+                    raw_values: Vec::new(),
+                });
+                probes.len() - 1
+            }
+        };
+        let probe = &mut probes[at];
+        let figures = &mut probe.figures;
+        figures.count += 1;
+        if figures.hypothesis_id.is_none() {
+            figures.hypothesis_id = line.hypothesis_id.map(Cow::into_owned);
+        }
+        if let Some(location) = line.location {
+            // The latest location wins: the probe may have moved.
+            if figures.location.as_deref() != Some(location.as_ref()) {
+                figures.location = Some(location.into_owned());
+            }
+        }
+        if let Some(timestamp) = line.timestamp {
+            if figures.first_timestamp.is_none() {
+                figures.first_timestamp = Some(timestamp.clone());
+            }
+            figures.last_timestamp = Some(timestamp);
+        }
+        if let Some(data) = line.data {
+            let raw = data.get();
+            if probe.raw_values.len() < VALUES_KEPT && !probe.raw_values.iter().any(|v| v == raw) {
+                probe.raw_values.push(raw.to_string());
+                if let Ok(value) = serde_json::from_str(raw) {
+                    figures.values.push(value);
+                }
+            }
+        }
+    }
+    summary.probes = probes.into_iter().map(|p| p.figures).collect();
+    Ok(summary)
+}
+
+fn trim_line(raw: &[u8]) -> &[u8] {
+    let mut end = raw.len();
+    while end > 0 && matches!(raw[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    &raw[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn log(name: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("ds-logread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+
+    const LOG: &str = "{\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":10}\n\
+                       not json\n\
+                       {\"probeId\":\"p2\",\"hypothesisId\":\"H2\",\"data\":{\"n\":2},\"timestamp\":11}\n\
+                       \n\
+                       {\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":12}\r\n\
+                       [1,2]\n\
+                       {\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:4\",\"data\":{\"n\":3},\"timestamp\":13}";
+
+    #[test]
+    fn pages_follow_the_cursor_and_filters() {
+        let file = log("page.jsonl", LOG);
+        let query = LogQuery {
+            probe: Some("p1".into()),
+            limit: Some(2),
+            ..LogQuery::default()
+        };
+        let first = read_page(&file, &query).unwrap();
+        assert_eq!(
+            first.entries.iter().map(|e| e.line).collect::<Vec<_>>(),
+            [1, 5]
+        );
+        // Looking for a third match read line 6 too.
+        assert_eq!(first.malformed.lines, [2, 6]);
+        let cursor = first.next_cursor.clone().expect("more to read");
+        let next = read_page(
+            &file,
+            &LogQuery {
+                cursor: Some(cursor),
+                ..query.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(next.entries.iter().map(|e| e.line).collect::<Vec<_>>(), [7]);
+        assert!(next.malformed.lines.is_empty());
+        assert_eq!(next.next_cursor, None);
+        let text = read_page(
+            &file,
+            &LogQuery {
+                contains: Some("\"n\":2".into()),
+                ..LogQuery::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(text.entries[0].entry["probeId"], "p2");
+        let by_hypothesis = read_page(
+            &file,
+            &LogQuery {
+                hypothesis: Some("H2".into()),
+                ..LogQuery::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(by_hypothesis.entries.len(), 1);
+    }
+
+    #[test]
+    fn the_byte_cap_holds_and_oversized_lines_are_named() {
+        let big = format!("{{\"probeId\":\"p9\",\"data\":\"{}\"}}\n", "x".repeat(400));
+        let small = "{\"probeId\":\"p1\"}\n".repeat(40);
+        let file = log("cap.jsonl", &format!("{big}{small}"));
+        let page = read_page(
+            &file,
+            &LogQuery {
+                max_bytes: Some(256),
+                ..LogQuery::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(page.oversized, [1]);
+        let bytes: usize = page.entries.iter().map(|e| e.entry.to_string().len()).sum();
+        assert!(bytes <= 256, "{bytes}");
+        assert!(page.next_cursor.is_some());
+        assert!(matches!(
+            read_page(
+                &file,
+                &LogQuery {
+                    cursor: Some("x".into()),
+                    ..LogQuery::default()
+                }
+            ),
+            Err(ReadError::BadCursor(_))
+        ));
+    }
+
+    #[test]
+    fn the_summary_counts_each_probe() {
+        let file = log("summary.jsonl", LOG);
+        let summary = summarize(&file).unwrap();
+        assert_eq!(summary.lines, 6);
+        assert_eq!(summary.malformed.count, 2);
+        assert_eq!(summary.malformed.lines, [2, 6]);
+        let p1 = &summary.probes[0];
+        assert_eq!((p1.probe_id.as_str(), p1.count), ("p1", 3));
+        assert_eq!(p1.location.as_deref(), Some("a.py:4"));
+        assert_eq!(
+            (p1.first_timestamp.clone(), p1.last_timestamp.clone()),
+            (Some(json!(10)), Some(json!(13)))
+        );
+        assert_eq!(p1.values, [json!({"n": 1}), json!({"n": 3})]);
+        assert_eq!(summary.probes[1].hypothesis_id.as_deref(), Some("H2"));
+        assert_eq!(
+            summarize(&file.with_extension("missing")).unwrap(),
+            LogSummary::default()
+        );
+    }
+}
