@@ -141,10 +141,6 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
         "instructions": [format!("{probe_id} logs count and total before the check.")],
     }]);
     let handed = hand_off(&mut server, &steps, Some(plan))?;
-    let closed_log = handed["logFile"]
-        .as_str()
-        .context("no log file")?
-        .to_string();
     let closed_run = handed["runId"].as_str().unwrap_or_default().to_string();
     editor(&handed);
     notification(&handed);
@@ -160,16 +156,21 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
     let proceeded = call(&mut server, "debug/proceed", json!({}))?;
     editor(&proceeded);
     tell_model("kickoff", proceeded["kickoff"].as_str().unwrap_or_default());
-    let lines = read_lines(Path::new(&closed_log))?;
-    agent(&format!("read_logs {closed_run}:"));
-    for line in &lines {
-        quote(line);
+    let logs = call(
+        &mut server,
+        "debug/logs",
+        json!({ "run": closed_run, "probe": probe_id }),
+    )?;
+    agent(&format!("read_logs {closed_run} (probe {probe_id}):"));
+    let entries = logs["entries"].as_array().cloned().unwrap_or_default();
+    for entry in &entries {
+        quote(&entry["entry"].to_string());
     }
-    if !lines
+    let confirmed = entries
         .iter()
-        .any(|l| l.contains("\"count\":\"3\"") && l.contains("\"total\":\"6000\""))
-    {
-        bail!("the probe did not log count=3, total=6000: {lines:?}");
+        .any(|e| e["entry"]["data"]["count"] == "3" && e["entry"]["data"]["total"] == "6000");
+    if !confirmed {
+        bail!("the probe did not log count=3, total=6000: {logs}");
     }
 
     heading("6. The evidence confirms H1: the agent fixes it and asks for verification");
@@ -226,10 +227,19 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
         _ => bail!("cleanup was not verified: {stop}"),
     }
     editor(&status);
-    let leftovers = fs::read_to_string(&program)?;
-    if leftovers.contains("debug-probe") {
-        bail!("a marker is still in checkout.sh");
+    let check = Process::new(&exe)
+        .arg("check")
+        .current_dir(root)
+        .output()
+        .context("could not run debug-sidecar check")?;
+    println!("\n$ debug-sidecar check    # the pre-commit hook");
+    if !check.status.success() {
+        bail!(
+            "check found probes after cleanup: {}",
+            String::from_utf8_lossy(&check.stdout)
+        );
     }
+    println!("{}", String::from_utf8_lossy(&check.stderr).trim());
     let exit = server.shutdown()?;
     if !exit.success() {
         bail!("the server did not exit cleanly: {exit}");
@@ -284,12 +294,6 @@ fn hand_off(
 
 fn hypothesis(id: &str, statement: &str, status: &str) -> Value {
     json!({ "id": id, "statement": statement, "status": status, "evidence": [] })
-}
-
-fn read_lines(file: &Path) -> anyhow::Result<Vec<String>> {
-    let text =
-        fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    Ok(text.lines().map(str::to_string).collect())
 }
 
 fn execute(program: &Path) -> anyhow::Result<String> {
