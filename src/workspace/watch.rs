@@ -4,26 +4,47 @@
 use super::store::{ACTIVITY_FILE, SESSIONS_DIR, STATE_FILE};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// When a new session directory is looked at again.
+const NEW_DIRECTORY_RECHECK: Duration = Duration::from_millis(150);
 
 /// Calls `changed(session_id)` whenever a session's state or activity file
 /// is replaced.
 /// The watcher stops when the returned value is dropped.
 pub fn watch_sessions(
     state_dir: &Path,
-    changed: impl Fn(String) + Send + 'static,
+    changed: impl Fn(String) + Send + Sync + 'static,
 ) -> notify::Result<RecommendedWatcher> {
     let sessions = state_dir.join(SESSIONS_DIR);
     let root = sessions.clone();
+    let changed = Arc::new(changed);
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<Event>| match event {
             Ok(event) if !may_change_a_session(&event.kind) => {}
             Ok(event) => {
                 let mut seen: Vec<String> = Vec::new();
-                for id in event.paths.iter().filter_map(|p| session_of(&root, p)) {
-                    if !seen.contains(&id) {
-                        seen.push(id.clone());
-                        changed(id);
+                for path in &event.paths {
+                    let Some(id) = session_of(&root, path) else {
+                        continue;
+                    };
+                    if seen.contains(&id) {
+                        continue;
                     }
+                    seen.push(id.clone());
+                    if path.parent() == Some(root.as_path()) {
+                        // A new session directory: its first files may be
+                        // written before the watch on it exists, so look
+                        // again once they have had time to land.
+                        let again = Arc::clone(&changed);
+                        let id = id.clone();
+                        std::thread::spawn(move || {
+                            std::thread::sleep(NEW_DIRECTORY_RECHECK);
+                            again(id);
+                        });
+                    }
+                    changed(id);
                 }
             }
             Err(error) => tracing::warn!("watching the state directory failed: {error}"),
@@ -38,9 +59,14 @@ fn may_change_a_session(kind: &EventKind) -> bool {
     !matches!(kind, EventKind::Access(_) | EventKind::Other)
 }
 
-/// `<sessions>/<id>/state.json` (or `activity.json`) names session `<id>`;
-/// any other path nothing.
+/// `<sessions>/<id>/state.json` (or `activity.json`, or the directory
+/// `<sessions>/<id>` itself) names session `<id>`; any other path nothing.
 fn session_of(sessions: &Path, path: &Path) -> Option<String> {
+    // A new session directory: files written into it before the watcher
+    // added a watch for it raise no events, so its creation counts too.
+    if path.parent()? == sessions {
+        return Some(path.file_name()?.to_string_lossy().into_owned());
+    }
     let name = path.file_name()?;
     if name != STATE_FILE && name != ACTIVITY_FILE {
         return None;
@@ -80,6 +106,10 @@ mod tests {
         );
         assert_eq!(
             session_of(sessions, &sessions.join("abc/activity.json")),
+            Some("abc".into())
+        );
+        assert_eq!(
+            session_of(sessions, &sessions.join("abc")),
             Some("abc".into())
         );
         assert_eq!(session_of(sessions, &sessions.join("abc/.lock")), None);
