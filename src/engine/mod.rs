@@ -27,6 +27,7 @@ use crate::core::snapshot::{snapshot, Snapshot};
 use crate::core::text::{self, RenderEnv};
 use crate::core::turn::TurnState;
 use crate::workspace::artifacts;
+use crate::workspace::ingest::{self, IngestInfo};
 use crate::workspace::logread::{self, LogPage, LogQuery, LogSummary};
 use crate::workspace::runlog::{self, LineCounter};
 use crate::workspace::scan::{self, ForeignProbe, HalfRemoved, ScanOutcome};
@@ -214,6 +215,9 @@ pub struct Engine {
     /// Run files' line counts, kept by offset so a recount reads only what
     /// was appended.
     counter: RefCell<LineCounter>,
+    /// Where the workspace's ingest server listens, when one runs.
+    ingest: Option<IngestInfo>,
+    ingest_urls: RefCell<HashMap<String, String>>,
     changes: Vec<Change>,
     scan_requests: Vec<ScanRequest>,
     /// The last revision announced per session, so a write seen again
@@ -228,6 +232,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: EngineConfig, store: Box<dyn Store>) -> Self {
+        let ingest = IngestInfo::read(&config.state_dir).filter(IngestInfo::is_alive);
         Engine {
             config,
             store,
@@ -235,6 +240,8 @@ impl Engine {
             visible: HashMap::new(),
             extras: HashMap::new(),
             counter: RefCell::new(LineCounter::new()),
+            ingest,
+            ingest_urls: RefCell::new(HashMap::new()),
             changes: Vec::new(),
             scan_requests: Vec::new(),
             announced: HashMap::new(),
@@ -303,8 +310,25 @@ impl Engine {
     pub fn env(&self, session_id: &str) -> RenderEnv {
         RenderEnv {
             runs_dir: Some(self.runs_dir(session_id).to_string_lossy().into_owned()),
-            ingest_url: None,
+            ingest_url: self.ingest_url(session_id),
         }
+    }
+
+    /// This process now hosts the workspace's ingest server.
+    pub fn set_ingest(&mut self, info: IngestInfo) {
+        self.ingest = Some(info);
+    }
+
+    /// The URL the session's browser probes post to, when a server runs.
+    fn ingest_url(&self, session_id: &str) -> Option<String> {
+        let info = self.ingest.as_ref()?;
+        let mut urls = self.ingest_urls.borrow_mut();
+        if let Some(url) = urls.get(session_id) {
+            return Some(url.clone());
+        }
+        let url = ingest::ingest_url(&self.config.state_dir, info, session_id)?;
+        urls.insert(session_id.to_string(), url.clone());
+        Some(url)
     }
 
     pub fn runs_dir(&self, session_id: &str) -> PathBuf {

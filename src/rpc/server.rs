@@ -7,6 +7,7 @@ use crate::core::session_id::check_session_id;
 use crate::engine::owner::Owner;
 use crate::engine::{Change, Engine, EngineConfig};
 use crate::protocol::{self, *};
+use crate::workspace::ingest;
 use crate::workspace::store::{ensure_state_dir, FileStore};
 use crate::workspace::watch::watch_sessions;
 use serde::de::DeserializeOwned;
@@ -69,7 +70,19 @@ impl LanguageServer for Backend {
             return Err(errors::internal("initialize was already handled"));
         }
         tokio::spawn(publish(self.client.clone(), published));
-        self.watch(&state_dir, owner);
+        self.watch(&state_dir, owner.clone());
+        // Browser probes post here; without it they have no URL, nothing else fails.
+        match ingest::start(&state_dir, ingest::LOOPBACK).await {
+            Ok(address) => {
+                tracing::info!("ingest at http://{address}/ingest/<token>");
+                let info = ingest::IngestInfo {
+                    port: address.port(),
+                    pid: std::process::id(),
+                };
+                owner.tell(move |engine, _| engine.set_ingest(info));
+            }
+            Err(error) => tracing::warn!("no ingest server: {error}"),
+        }
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 experimental: Some(json!({

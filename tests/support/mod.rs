@@ -85,7 +85,7 @@ pub fn redact(value: &Value, root: &Path) -> Value {
 }
 
 fn redact_text(text: &str, root: &str) -> String {
-    let text = text.replace(root, "<workspace>");
+    let text = redact_ingest_urls(&text.replace(root, "<workspace>"));
     // Run ids are `r<round>-<base36 millis>`: keep the round, hide the stamp.
     let mut out = String::with_capacity(text.len());
     let bytes = text.as_bytes();
@@ -121,5 +121,27 @@ fn redact_text(text: &str, root: &str) -> String {
 pub fn frame(body: &[u8]) -> Vec<u8> {
     let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     out.extend_from_slice(body);
+    out
+}
+
+/// The ingest server's port and the session's token differ per run.
+fn redact_ingest_urls(text: &str) -> String {
+    const START: &str = "http://127.0.0.1:";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(START) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ')')
+            .unwrap_or(tail.len());
+        if tail[..end].contains("/ingest/") {
+            out.push_str("<ingest-url>");
+        } else {
+            out.push_str(&tail[..end]);
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
     out
 }

@@ -1,0 +1,343 @@
+//! The loopback ingest server (DESIGN section 7): code that cannot write the
+//! run's file (a browser page, a mobile simulator, a container) posts its
+//! probe lines to `POST /ingest/<token>`, and they are appended to the
+//! session's current run. One server per workspace, started by `serve`;
+//! each session has its own token, so a line lands in the session it was
+//! written for and a wrong token writes nothing.
+//!
+//! Files: `<state dir>/ingest.json` says where the server listens
+//! (`{port, pid}`), so every process can put the URL on the blackboard and a
+//! restarted server takes the same port when it is free;
+//! `sessions/<id>/ingest-token` holds the session's token.
+
+use super::store::SESSIONS_DIR;
+use crate::core::text::ACTIVE_LOG;
+use axum::body::{to_bytes, Body};
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The largest request body accepted.
+pub const MAX_REQUEST: usize = 1024 * 1024;
+/// The largest single record accepted.
+pub const MAX_RECORD: usize = 64 * 1024;
+pub const INFO_FILE: &str = "ingest.json";
+pub const TOKEN_FILE: &str = "ingest-token";
+
+/// Where a workspace's ingest server listens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IngestInfo {
+    pub port: u16,
+    pub pid: u32,
+}
+
+impl IngestInfo {
+    pub fn read(state_dir: &Path) -> Option<IngestInfo> {
+        let bytes = fs::read(state_dir.join(INFO_FILE)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Whether the process that wrote it still runs (always true where
+    /// that cannot be told).
+    pub fn is_alive(&self) -> bool {
+        if cfg!(target_os = "linux") {
+            Path::new(&format!("/proc/{}", self.pid)).exists()
+        } else {
+            true
+        }
+    }
+}
+
+/// The session's token, made on first use.
+pub fn session_token(state_dir: &Path, session_id: &str) -> io::Result<String> {
+    let dir = state_dir.join(SESSIONS_DIR).join(session_id);
+    let file = dir.join(TOKEN_FILE);
+    match fs::read_to_string(&file) {
+        Ok(token) if is_token(token.trim()) => return Ok(token.trim().to_string()),
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    fs::create_dir_all(&dir)?;
+    let token = random_token()?;
+    let temp = dir.join(format!(".{TOKEN_FILE}.{}.tmp", std::process::id()));
+    fs::write(&temp, &token)?;
+    // Two processes making one at once: the first link wins for both.
+    match fs::hard_link(&temp, &file) {
+        Ok(()) => {
+            let _ = fs::remove_file(&temp);
+            Ok(token)
+        }
+        Err(_) => {
+            let _ = fs::remove_file(&temp);
+            Ok(fs::read_to_string(&file)?.trim().to_string())
+        }
+    }
+}
+
+fn is_token(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn random_token() -> io::Result<String> {
+    let mut bytes = [0u8; 16];
+    fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The URL probes of the session post to, when a server runs for the workspace.
+pub fn ingest_url(state_dir: &Path, info: &IngestInfo, session_id: &str) -> Option<String> {
+    let token = session_token(state_dir, session_id).ok()?;
+    Some(format!("http://127.0.0.1:{}/ingest/{token}", info.port))
+}
+
+struct Ingest {
+    state_dir: PathBuf,
+    /// token -> session, refreshed from the token files on a miss.
+    tokens: Mutex<HashMap<String, String>>,
+    /// One append at a time, so concurrent posts never interleave lines.
+    append: Mutex<()>,
+}
+
+impl Ingest {
+    fn session_for(&self, token: &str) -> Option<String> {
+        if !is_token(token) {
+            return None;
+        }
+        let mut tokens = self.tokens.lock().ok()?;
+        if let Some(session) = tokens.get(token) {
+            return Some(session.clone());
+        }
+        tokens.clear();
+        for entry in fs::read_dir(self.state_dir.join(SESSIONS_DIR))
+            .ok()?
+            .flatten()
+        {
+            if let Ok(found) = fs::read_to_string(entry.path().join(TOKEN_FILE)) {
+                let id = entry.file_name().to_string_lossy().into_owned();
+                tokens.insert(found.trim().to_string(), id);
+            }
+        }
+        tokens.get(token).cloned()
+    }
+
+    fn append(&self, session_id: &str, lines: &[u8]) -> io::Result<()> {
+        let file = self
+            .state_dir
+            .join(SESSIONS_DIR)
+            .join(session_id)
+            .join("runs")
+            .join(ACTIVE_LOG);
+        let _one_at_a_time = self.append.lock().map_err(|_| io::Error::other("lock"))?;
+        // No `create`: without a current run there is nothing to append to.
+        let mut handle = OpenOptions::new().append(true).open(file)?;
+        handle.write_all(lines)
+    }
+}
+
+/// Bind the server (the preferred port when it is free, else any) on `ip`,
+/// record where it listens, and serve until the process ends.
+pub async fn start(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
+    let preferred = IngestInfo::read(state_dir)
+        .filter(|info| !info.is_alive() || info.pid == std::process::id())
+        .map(|info| info.port);
+    let listener = match preferred {
+        Some(port) => match tokio::net::TcpListener::bind((ip, port)).await {
+            Ok(listener) => listener,
+            Err(_) => tokio::net::TcpListener::bind((ip, 0)).await?,
+        },
+        None => tokio::net::TcpListener::bind((ip, 0)).await?,
+    };
+    let address = listener.local_addr()?;
+    fs::create_dir_all(state_dir)?;
+    let info = IngestInfo {
+        port: address.port(),
+        pid: std::process::id(),
+    };
+    fs::write(
+        state_dir.join(INFO_FILE),
+        serde_json::to_vec(&info).map_err(io::Error::other)?,
+    )?;
+    let app = router(state_dir);
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, app).await {
+            tracing::warn!("the ingest server stopped: {error}");
+        }
+    });
+    Ok(address)
+}
+
+/// The default address: loopback only.
+pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+fn router(state_dir: &Path) -> Router {
+    let ingest = Arc::new(Ingest {
+        state_dir: state_dir.to_path_buf(),
+        tokens: Mutex::new(HashMap::new()),
+        append: Mutex::new(()),
+    });
+    Router::new()
+        .route(
+            "/health",
+            get(|| async { cors(StatusCode::OK, "{\"ok\":true}") }),
+        )
+        .route(
+            "/ingest/{token}",
+            post(receive).options(|| async { cors(StatusCode::NO_CONTENT, "") }),
+        )
+        .with_state(ingest)
+}
+
+/// Every answer allows any origin: the page posting is on another origin,
+/// and the token, not the origin, is what admits a line.
+fn cors(status: StatusCode, body: &'static str) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("POST, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("content-type"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    if !body.is_empty() {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
+    response
+}
+
+async fn receive(
+    State(ingest): State<Arc<Ingest>>,
+    UrlPath(token): UrlPath<String>,
+    method: Method,
+    body: Body,
+) -> Response {
+    debug_assert_eq!(method, Method::POST);
+    let Some(session) = ingest.session_for(&token) else {
+        return cors(StatusCode::FORBIDDEN, "{\"error\":\"unknown token\"}");
+    };
+    let Ok(bytes) = to_bytes(body, MAX_REQUEST).await else {
+        return cors(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "{\"error\":\"request over 1 MiB\"}",
+        );
+    };
+    let lines = match records(&bytes) {
+        Ok(lines) => lines,
+        Err(Refusal::TooLarge) => {
+            return cors(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "{\"error\":\"record over 64 KiB\"}",
+            )
+        }
+        Err(Refusal::Malformed) => {
+            return cors(
+                StatusCode::BAD_REQUEST,
+                "{\"error\":\"not JSON or NDJSON objects\"}",
+            )
+        }
+    };
+    match ingest.append(&session, &lines) {
+        Ok(()) => cors(StatusCode::NO_CONTENT, ""),
+        Err(error) => {
+            tracing::warn!("ingest for {session} failed: {error}");
+            cors(
+                StatusCode::CONFLICT,
+                "{\"error\":\"no current run to append to\"}",
+            )
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Refusal {
+    TooLarge,
+    Malformed,
+}
+
+/// A body as JSON lines: one object, an array of objects, or NDJSON. All or
+/// nothing: one bad record refuses the request.
+fn records(body: &[u8]) -> Result<Vec<u8>, Refusal> {
+    let text = std::str::from_utf8(body).map_err(|_| Refusal::Malformed)?;
+    let values: Vec<Value> = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(items)) => items,
+        Ok(value) => vec![value],
+        Err(_) => text
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| serde_json::from_str(line).map_err(|_| Refusal::Malformed))
+            .collect::<Result<_, _>>()?,
+    };
+    if values.is_empty() {
+        return Err(Refusal::Malformed);
+    }
+    let mut out = Vec::new();
+    for value in values {
+        if !value.is_object() {
+            return Err(Refusal::Malformed);
+        }
+        let line = serde_json::to_vec(&value).map_err(|_| Refusal::Malformed)?;
+        if line.len() > MAX_RECORD {
+            return Err(Refusal::TooLarge);
+        }
+        out.extend_from_slice(&line);
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_become_lines_all_or_nothing() {
+        assert_eq!(records(b"{\"a\":1}").unwrap(), b"{\"a\":1}\n");
+        assert_eq!(
+            records(b"[{\"a\":1},{\"b\":2}]").unwrap(),
+            b"{\"a\":1}\n{\"b\":2}\n"
+        );
+        assert_eq!(
+            records(b"{\"a\":1}\n\n{\"b\":2}\n").unwrap(),
+            b"{\"a\":1}\n{\"b\":2}\n"
+        );
+        assert_eq!(records(b"{\"a\":1}\nnope\n"), Err(Refusal::Malformed));
+        assert_eq!(records(b"[1]"), Err(Refusal::Malformed));
+        assert_eq!(records(b""), Err(Refusal::Malformed));
+        let big = format!("{{\"data\":\"{}\"}}", "x".repeat(MAX_RECORD));
+        assert_eq!(records(big.as_bytes()), Err(Refusal::TooLarge));
+    }
+
+    #[test]
+    fn tokens_are_made_once_and_kept() {
+        let dir = std::env::temp_dir().join(format!("ds-ingest-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let first = session_token(&dir, "s").unwrap();
+        assert!(is_token(&first));
+        assert_eq!(session_token(&dir, "s").unwrap(), first);
+        assert_ne!(session_token(&dir, "t").unwrap(), first);
+        fs::remove_dir_all(dir).unwrap();
+    }
+}

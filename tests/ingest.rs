@@ -1,0 +1,148 @@
+//! The loopback ingest server as a browser and as busy devices meet it.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use support::*;
+
+/// A session with a current run; returns its ingest URL.
+fn session(server: &mut debug_sidecar::rpc::client::Connection) -> String {
+    let started = server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    started["ingestUrl"]
+        .as_str()
+        .expect("an ingest URL")
+        .to_string()
+}
+
+/// A browser's exchange, by Python's standard HTTP client: a CORS preflight,
+/// cross-origin posts, refusals. Prints one JSON object of statuses.
+const BROWSER: &str = r#"
+import http.client, json, sys, urllib.parse
+url = urllib.parse.urlparse(sys.argv[1])
+def call(method, path, body=None, headers=None):
+    c = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    c.request(method, path, body=body, headers=headers or {})
+    r = c.getresponse()
+    r.read()
+    return r.status, {k.lower(): v for k, v in r.getheaders()}
+origin = {"Origin": "http://localhost:5173"}
+pre = call("OPTIONS", url.path, headers={**origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
+one = call("POST", url.path, json.dumps({"probeId": "p1", "data": {"x": 1}}), {**origin, "Content-Type": "application/json"})
+nd = call("POST", url.path, '{"probeId":"p1","n":2}\n{"probeId":"p2","n":3}\n', {**origin, "Content-Type": "application/x-ndjson"})
+wrong = call("POST", url.path[:-4] + "0000", '{"probeId":"p9"}', origin)
+big = call("POST", url.path, "[" + ",".join(['{"probeId":"p9","pad":"' + "x" * 1000 + '"}'] * 1200) + "]", origin)
+record = call("POST", url.path, json.dumps({"probeId": "p9", "pad": "x" * 70000}), origin)
+bad = call("POST", url.path, "{not json", origin)
+health = call("GET", "/health")
+print(json.dumps({
+    "preflight": pre[0], "allowOrigin": pre[1].get("access-control-allow-origin"),
+    "allowMethods": pre[1].get("access-control-allow-methods"),
+    "post": one[0], "postAllowOrigin": one[1].get("access-control-allow-origin"),
+    "ndjson": nd[0], "wrongToken": wrong[0], "tooBig": big[0], "recordTooBig": record[0],
+    "malformed": bad[0], "health": health[0],
+}))
+"#;
+
+#[test]
+fn a_browser_posts_across_origins_and_refusals_write_nothing() {
+    let workspace = Workspace::new("ingest-browser");
+    let mut server = initialized(&workspace.root);
+    let url = session(&mut server);
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(BROWSER)
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let statuses: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        statuses,
+        json!({
+            "preflight": 204, "allowOrigin": "*", "allowMethods": "POST, OPTIONS",
+            "post": 204, "postAllowOrigin": "*", "ndjson": 204, "wrongToken": 403,
+            "tooBig": 413, "recordTooBig": 413, "malformed": 400, "health": 200,
+        })
+    );
+    let logs = server.request("debug/logs", json!({})).unwrap();
+    let probes: Vec<&str> = logs["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["entry"]["probeId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        probes,
+        ["p1", "p1", "p2"],
+        "only accepted records were written"
+    );
+}
+
+fn post(url: &str, body: &str) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut stream = TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer[9..12].parse().unwrap()
+}
+
+#[test]
+fn concurrent_clients_lose_no_line_and_never_interleave() {
+    let workspace = Workspace::new("ingest-busy");
+    let mut server = initialized(&workspace.root);
+    let url = session(&mut server);
+    let clients: Vec<_> = (0..4)
+        .map(|client| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                for i in 0..100 {
+                    let pad = "y".repeat(3000 + client * 100 + i);
+                    let body =
+                        json!({"probeId": format!("c{client}"), "i": i, "pad": pad}).to_string();
+                    assert_eq!(post(&url, &body), 204);
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.join().unwrap();
+    }
+    let summary = server.request("debug/logSummary", json!({})).unwrap();
+    assert_eq!(summary["lines"], 400);
+    assert_eq!(
+        summary["malformed"]["count"], 0,
+        "an interleaved line would not parse"
+    );
+    for probe in summary["probes"].as_array().unwrap() {
+        assert_eq!(probe["count"], 100, "{probe}");
+    }
+}
+
+#[test]
+fn a_restarted_server_keeps_the_port_and_the_token() {
+    let workspace = Workspace::new("ingest-restart");
+    let mut server = initialized(&workspace.root);
+    let url = session(&mut server);
+    drop(server); // killed, as a crash would
+    let mut server = initialized(&workspace.root);
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["ingestUrl"], url.as_str());
+    assert_eq!(post(&url, r#"{"probeId":"p1"}"#), 204);
+}
