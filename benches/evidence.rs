@@ -1,0 +1,321 @@
+//! Benchmark of runtime evidence, each figure against a baseline measured in
+//! the same run: the probe scan against ripgrep over a large real tree, the
+//! per-probe log summary against jq over a generated 1 GB log, and ingest
+//! appends from 4 concurrent HTTP clients against 4 threads appending the
+//! same lines to a file directly. Nothing here asserts a time.
+//!
+//! `cargo bench --bench evidence` (needs `rg` and `jq` for their baselines;
+//! `DS_BENCH_TREE` picks the tree, `DS_BENCH_LOG_MB` the log size).
+
+use debug_sidecar::rpc::client::Connection;
+use debug_sidecar::workspace::{logread, scan};
+use serde_json::json;
+use std::io::{BufWriter, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_debug-sidecar");
+const INGEST_POSTS: usize = 2_000;
+
+fn row(what: &str, value: f64, baseline: f64, unit: &str, target: &str) {
+    println!(
+        "{what:<46} {value:>10.1} {baseline:>10.1} {unit:<6} {:>7.2}x  {target}",
+        value / baseline
+    );
+}
+
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut best = None;
+    let mut last = None;
+    for _ in 0..runs {
+        let started = Instant::now();
+        let out = f();
+        let took = started.elapsed();
+        best = Some(best.map_or(took, |b: Duration| b.min(took)));
+        last = Some(out);
+    }
+    (best.unwrap_or_default(), last.expect("at least one run"))
+}
+
+fn has(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn tree_size(root: &Path) -> (u64, usize) {
+    let (mut bytes, mut files) = (0, 0);
+    for entry in ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .build()
+        .flatten()
+    {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            bytes += entry.metadata().map_or(0, |m| m.len());
+            files += 1;
+        }
+    }
+    (bytes, files)
+}
+
+fn scan_figures() {
+    let tree = std::env::var_os("DS_BENCH_TREE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo/registry/src")))
+        .expect("a tree to scan");
+    let (bytes, files) = tree_size(&tree);
+    println!(
+        "scan tree: {} ({} files, {:.0} MB)",
+        tree.display(),
+        files,
+        bytes as f64 / 1e6
+    );
+    let (ours, findings) = best_of(3, || scan::scan_paths(&tree, std::slice::from_ref(&tree)));
+    if !has("rg") {
+        println!("  rg not found: no baseline (apt-get install ripgrep)");
+        return;
+    }
+    let (rg, _) = best_of(3, || {
+        Command::new("rg")
+            .args([
+                "-l",
+                "--hidden",
+                "-e",
+                "debug-probe",
+                "-e",
+                "agent log",
+                "-e",
+                "/ingest/",
+            ])
+            .arg(&tree)
+            .output()
+            .expect("rg runs")
+    });
+    row(
+        "scan (all markers and foreign probes) vs rg -l",
+        ours.as_secs_f64() * 1e3,
+        rg.as_secs_f64() * 1e3,
+        "ms",
+        "≤ 1.5x",
+    );
+    println!(
+        "  found {} markers, {} foreign probes, {} half-removed blocks in {} files read",
+        findings.markers.len(),
+        findings.foreign.len(),
+        findings.half_removed.len(),
+        findings.files_read
+    );
+}
+
+/// A run log of about `megabytes` MB: 20 probes, varied data.
+fn generate_log(file: &Path, megabytes: u64) -> u64 {
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(file).unwrap());
+    let mut written = 0u64;
+    let mut i = 0u64;
+    while written < megabytes * 1_000_000 {
+        let line = format!(
+            "{{\"sessionId\":\"bench\",\"hypothesisId\":\"H{}\",\"probeId\":\"p{}\",\"location\":\"src/cart.rs:{}\",\"message\":\"total before discount\",\"data\":{{\"count\":{},\"total\":{},\"user\":\"u{}\"}},\"timestamp\":{}}}\n",
+            i % 4,
+            i % 20,
+            100 + i % 20,
+            i % 7,
+            i * 13 % 100_000,
+            i % 1000,
+            1_795_000_000_000 + i
+        );
+        out.write_all(line.as_bytes()).unwrap();
+        written += line.len() as u64;
+        i += 1;
+    }
+    out.flush().unwrap();
+    written
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn summary_figures(dir: &Path) {
+    let megabytes: u64 = std::env::var("DS_BENCH_LOG_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let file = dir.join("run.jsonl");
+    let size = generate_log(&file, megabytes);
+    // The summary runs in a child process so its peak memory is its own.
+    let started = Instant::now();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .env("DS_BENCH_SUMMARY_ONLY", &file)
+        .output()
+        .unwrap();
+    let ours = started.elapsed();
+    let report = String::from_utf8_lossy(&child.stdout).trim().to_string();
+    println!(
+        "log: {:.0} MB generated; summary child reports: {report}",
+        size as f64 / 1e6
+    );
+    if !has("jq") {
+        println!("  jq not found: no baseline (apt-get install jq)");
+        return;
+    }
+    let started = Instant::now();
+    let jq = Command::new("jq")
+        .args(["-n", "-c", "reduce inputs as $l ({}; .[$l.probeId] += 1)"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let jq_time = started.elapsed();
+    assert!(
+        jq.status.success(),
+        "{}",
+        String::from_utf8_lossy(&jq.stderr)
+    );
+    row(
+        "per-probe summary vs jq (counts only)",
+        ours.as_secs_f64(),
+        jq_time.as_secs_f64(),
+        "s",
+        "≤ 0.2x",
+    );
+    let _ = std::fs::remove_file(file);
+}
+
+fn summary_only(file: &Path) {
+    let summary = logread::summarize(file).unwrap();
+    println!(
+        "{} lines, {} probes, peak RSS {:.1} MiB",
+        summary.lines,
+        summary.probes.len(),
+        peak_rss_kib() as f64 / 1024.0
+    );
+}
+
+/// POST `body` over a kept-alive connection; the status code.
+fn post(stream: &mut TcpStream, host: &str, path: &str, body: &str) -> u16 {
+    // One write per request, as a browser sends it: split writes meet
+    // Nagle's algorithm and delayed acknowledgements (40 ms each).
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    let mut rest = vec![0u8; length];
+    stream.read_exact(&mut rest).unwrap();
+    head[9..12].parse().unwrap()
+}
+
+fn ingest_figures(dir: &Path) {
+    let root = dir.join("ingest");
+    std::fs::create_dir_all(&root).unwrap();
+    let mut server = Connection::spawn(Path::new(BIN), &root, true).unwrap();
+    server.initialize(&root, json!({})).unwrap();
+    let started = server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    let url = started["ingestUrl"].as_str().unwrap().to_string();
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest
+        .split_once('/')
+        .map(|(h, p)| (h.to_string(), format!("/{p}")))
+        .unwrap();
+    let body = |client: usize, i: usize| {
+        json!({"probeId": format!("c{client}"), "i": i, "data": {"total": i * 7, "items": [1, 2, 3]}}).to_string()
+    };
+    let clock = Instant::now();
+    let clients: Vec<_> = (0..4)
+        .map(|client| {
+            let (host, path) = (host.clone(), path.clone());
+            std::thread::spawn(move || {
+                let mut stream = TcpStream::connect(&host).unwrap();
+                stream.set_nodelay(true).unwrap();
+                for i in 0..INGEST_POSTS {
+                    assert_eq!(post(&mut stream, &host, &path, &body(client, i)), 204);
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.join().unwrap();
+    }
+    let ours = clock.elapsed();
+    let summary = server.request("debug/logSummary", json!({})).unwrap();
+    let lines = summary["lines"].as_u64().unwrap();
+    let malformed = summary["malformed"]["count"].as_u64().unwrap();
+    // Baseline: the same lines appended by 4 threads straight to a file.
+    let file = dir.join("direct.jsonl");
+    let clock = Instant::now();
+    let writers: Vec<_> = (0..4)
+        .map(|client| {
+            let file = file.clone();
+            std::thread::spawn(move || {
+                let mut handle = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(file)
+                    .unwrap();
+                for i in 0..INGEST_POSTS {
+                    handle
+                        .write_all(format!("{}\n", body(client, i)).as_bytes())
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let direct = clock.elapsed();
+    let total = (4 * INGEST_POSTS) as f64;
+    row(
+        "ingest appends/s, 4 HTTP clients vs direct",
+        total / ours.as_secs_f64(),
+        total / direct.as_secs_f64(),
+        "/s",
+        "",
+    );
+    println!(
+        "  {lines} of {} lines arrived, {malformed} malformed (interleaved) lines",
+        4 * INGEST_POSTS
+    );
+}
+
+fn main() {
+    if let Some(file) = std::env::var_os("DS_BENCH_SUMMARY_ONLY") {
+        summary_only(Path::new(&file));
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ds-bench-evidence-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    println!("debug-sidecar evidence benchmark");
+    println!(
+        "{:<46} {:>10} {:>10} {:<6} {:>8}  target",
+        "figure", "sidecar", "baseline", "unit", "ratio"
+    );
+    scan_figures();
+    ingest_figures(&dir);
+    summary_figures(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
