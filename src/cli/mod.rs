@@ -32,6 +32,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A Claude Code or Codex command hook: reads the hook's JSON on stdin
+    /// and prints the answer. Always exits 0; problems go to stderr.
+    Hook {
+        dialect: crate::hook::Dialect,
+        /// SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, ...
+        event: String,
+    },
     /// List the workspace's debug sessions: stage, round, live probes, last activity.
     Status {
         /// Print JSON instead of a table.
@@ -57,6 +64,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
         Some(Command::Check { paths, json }) => check::run(paths, json),
+        Some(Command::Hook { dialect, event }) => {
+            crate::hook::run_stdio(dialect, &event);
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Status {
             json,
             workspace,

@@ -77,6 +77,50 @@ impl HarnessEvent {
     }
 }
 
+/// The files an edit tool call touched, from the tool's input as the
+/// harness reports it: `file_path`/`path`/`notebook_path` (Claude Code's
+/// Edit, Write, MultiEdit, NotebookEdit) or the `*** Update/Add/Delete
+/// File:` lines of a Codex `apply_patch`. None when the input names none,
+/// so the caller falls back to scanning the whole workspace.
+pub fn edited_files(tool_input: &serde_json::Value) -> Option<Vec<String>> {
+    let mut files: Vec<String> = ["file_path", "path", "notebook_path"]
+        .iter()
+        .filter_map(|key| tool_input.get(*key).and_then(serde_json::Value::as_str))
+        .map(str::to_string)
+        .collect();
+    let patch = tool_input
+        .get("patch")
+        .or_else(|| tool_input.get("input"))
+        .or_else(|| tool_input.get("command"))
+        .and_then(|v| match v {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Array(parts) => Some(
+                parts
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => None,
+        });
+    if let Some(patch) = patch {
+        for line in patch.lines() {
+            for prefix in [
+                "*** Update File: ",
+                "*** Add File: ",
+                "*** Delete File: ",
+                "*** Move to: ",
+            ] {
+                if let Some(file) = line.strip_prefix(prefix) {
+                    files.push(file.trim().to_string());
+                }
+            }
+        }
+    }
+    files.dedup();
+    (!files.is_empty()).then_some(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +153,21 @@ mod tests {
                 tool: "Edit".into()
             })
         );
+    }
+
+    #[test]
+    fn edited_files_come_from_either_harness() {
+        use serde_json::json;
+        assert_eq!(
+            edited_files(&json!({"file_path": "/w/a.py", "old_string": "x"})),
+            Some(vec!["/w/a.py".to_string()])
+        );
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: b.txt\n+hi\n*** End Patch";
+        assert_eq!(
+            edited_files(&json!({"command": ["apply_patch", patch]})),
+            Some(vec!["src/a.rs".to_string(), "b.txt".to_string()])
+        );
+        assert_eq!(edited_files(&json!({"content": "x"})), None);
     }
 
     #[test]

@@ -587,6 +587,35 @@ impl Engine {
         self.commit_scan(session_id, outcome, now)
     }
 
+    /// Reconcile only these files (workspace-relative): what an edit can have
+    /// changed, bounded however large the tree.
+    pub fn rescan_files(
+        &mut self,
+        session_id: &str,
+        files: &[String],
+        now: u64,
+    ) -> Result<Reconciliation, EngineError> {
+        let files: Vec<String> = files
+            .iter()
+            .filter_map(|file| self.workspace_relative(file).ok())
+            .collect();
+        let outcome = scan::scan_files(&self.config.root, &files, session_id);
+        let applied = self.apply(
+            session_id,
+            Command::ProbeScan(outcome.report),
+            now,
+            ScanTiming::Inline,
+        )?;
+        Ok(applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::Reconciled(r) => Some(r),
+                _ => None,
+            })
+            .unwrap_or_default())
+    }
+
     /// Apply a scan that ran elsewhere.
     pub fn commit_scan(
         &mut self,

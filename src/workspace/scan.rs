@@ -97,6 +97,24 @@ pub fn scan_workspace(root: &Path, session_tag: &str) -> ScanOutcome {
     outcome_for(findings, session_tag)
 }
 
+/// Scan only these files (relative to `root`), for a rescan after an edit:
+/// probes in other files keep their state.
+pub fn scan_files(root: &Path, files: &[String], session_tag: &str) -> ScanOutcome {
+    let mut findings = Findings::default();
+    for file in files {
+        let Ok(bytes) = fs::read(root.join(file)) else {
+            continue; // a deleted file holds no probe
+        };
+        findings.files_read += 1;
+        if !is_binary(&bytes) {
+            scan_text(file, &String::from_utf8_lossy(&bytes), &mut findings);
+        }
+    }
+    let mut outcome = outcome_for(findings, session_tag);
+    outcome.report.scope = ScanScope::Files(files.to_vec());
+    outcome
+}
+
 /// Split findings into this session's markers and everything foreign.
 pub fn outcome_for(findings: Findings, session_tag: &str) -> ScanOutcome {
     let mut found = Vec::new();

@@ -1,0 +1,165 @@
+//! The `hook` face: one-shot processes for Claude Code and Codex command
+//! hooks (DESIGN section 9). Each reads the hook's JSON on stdin, applies
+//! it to the workspace's state, and prints the dialect's JSON answer.
+//!
+//! A hook must never trap the agent: whatever goes wrong (bad input, an
+//! unknown event, an unreadable workspace) is one line on stderr, nothing
+//! on stdout, and exit code 0.
+
+use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind};
+use crate::core::machine::{is_edit_tool, StopDecision, TurnSource};
+use crate::core::session_id::check_session_id;
+use crate::engine::owner::now_ms;
+use crate::engine::{Engine, EngineConfig};
+use crate::workspace::store::FileStore;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The largest hook input read (a `PostToolUse` can carry a whole file).
+const MAX_INPUT: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Dialect {
+    Claude,
+    Codex,
+}
+
+/// Run one hook: the answer to print, if any. Never fails, never panics.
+pub fn run(dialect: Dialect, event: &str, input: &str) -> Option<Value> {
+    let outcome = std::panic::catch_unwind(|| answer(dialect, event, input));
+    match outcome {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(error)) => {
+            eprintln!("debug-sidecar hook {event}: {error}");
+            None
+        }
+        Err(panic) => {
+            let message = crate::engine::owner::panic_message(&*panic);
+            eprintln!("debug-sidecar hook {event}: internal error: {message}");
+            None
+        }
+    }
+}
+
+/// `run` on this process's stdin and stdout.
+pub fn run_stdio(dialect: Dialect, event: &str) {
+    let mut input = String::new();
+    let read = std::io::stdin().take(MAX_INPUT).read_to_string(&mut input);
+    if let Err(error) = read {
+        eprintln!("debug-sidecar hook {event}: stdin is not readable text: {error}");
+        return;
+    }
+    if let Some(answer) = run(dialect, event, &input) {
+        println!("{answer}");
+    }
+}
+
+fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<Value>> {
+    let _ = dialect; // Both dialects share these shapes today.
+    if input.trim().is_empty() {
+        anyhow::bail!("no input on stdin");
+    }
+    let input: Value =
+        serde_json::from_str(input).map_err(|e| anyhow::anyhow!("stdin is not JSON: {e}"))?;
+    let session = input
+        .get("session_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| anyhow::anyhow!("the input has no `session_id`"))?
+        .to_string();
+    check_session_id(&session)?;
+    let cwd = input
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .ok_or_else(|| anyhow::anyhow!("the input has no `cwd`"))?;
+    if !cwd.is_dir() {
+        anyhow::bail!("`cwd` {} is not a directory", cwd.display());
+    }
+    let mut config = EngineConfig::for_workspace(workspace_root(&cwd), None);
+    config.default_session = Some(session.clone());
+    let store = FileStore::new(&config.state_dir);
+    let mut engine = Engine::new(config, Box::new(store));
+    let now = now_ms();
+    let harness = |kind, tool: Option<String>, source| HarnessEvent { kind, tool, source };
+    match event {
+        "SessionStart" => context(&mut engine, &session, event),
+        "UserPromptSubmit" => {
+            let event_kind = harness(HarnessEventKind::TurnStart, None, Some(TurnSource::User));
+            engine.harness_event(&session, event_kind, now)?;
+            context(&mut engine, &session, event)
+        }
+        "PreToolUse" => {
+            engine.harness_event(
+                &session,
+                harness(HarnessEventKind::ToolCall, None, None),
+                now,
+            )?;
+            Ok(None)
+        }
+        "PostToolUse" => {
+            let tool = input
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
+            if tool == "TodoWrite" {
+                if let Some(todos) = tool_input.get("todos").and_then(Value::as_array) {
+                    engine.todos(&session, todos, now)?;
+                }
+            }
+            let call = harness(HarnessEventKind::ToolCall, Some(tool.to_string()), None);
+            engine.harness_event(&session, call, now)?;
+            // The engine asks for a scan after an edit; a one-shot process
+            // does it now, on the edited files only when they are known.
+            if is_edit_tool(tool) && !engine.take_scan_requests().is_empty() {
+                match edited_files(&tool_input) {
+                    Some(files) => drop(engine.rescan_files(&session, &files, now)?),
+                    None => drop(engine.rescan(&session, now)?),
+                }
+            }
+            Ok(None)
+        }
+        "Stop" => {
+            let last = input.get("last_assistant_message").and_then(Value::as_str);
+            let stop = engine.stop(&session, last, now)?;
+            let ended = harness(HarnessEventKind::TurnEnd, None, None);
+            match stop.decision {
+                StopDecision::Block { .. } => Ok(Some(json!({
+                    "decision": "block",
+                    "reason": stop.reason.unwrap_or_else(|| "Debug Mode: the round is still yours.".into()),
+                }))),
+                StopDecision::Allow { .. } => {
+                    engine.harness_event(&session, ended, now)?;
+                    Ok(stop.notice.map(|notice| json!({ "systemMessage": notice })))
+                }
+            }
+        }
+        "SessionEnd" | "SubagentStop" | "Notification" | "PreCompact" => Ok(None),
+        other => anyhow::bail!("unknown hook event `{other}`; nothing was done"),
+    }
+}
+
+/// The blackboard as additional context, while a debug session is active.
+fn context(engine: &mut Engine, session: &str, event: &str) -> anyhow::Result<Option<Value>> {
+    let (content, _) = engine.context(session, None)?;
+    Ok(content.map(|content| {
+        json!({
+            "hookSpecificOutput": {
+                "hookEventName": event,
+                "additionalContext": content,
+            }
+        })
+    }))
+}
+
+/// The workspace a hook's `cwd` belongs to: the nearest ancestor with a
+/// state directory, else with a `.git`, else the `cwd` itself.
+fn workspace_root(cwd: &Path) -> PathBuf {
+    for marker in [crate::engine::STATE_DIR_NAME, ".git"] {
+        if let Some(root) = cwd.ancestors().find(|dir| dir.join(marker).exists()) {
+            return root.to_path_buf();
+        }
+    }
+    cwd.to_path_buf()
+}

@@ -1,0 +1,200 @@
+//! Claude Code and Codex command hooks, fed the JSON shapes the harnesses
+//! send, alone and beside a `serve` on the same workspace.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use support::*;
+
+/// Run `debug-sidecar hook <dialect> <event>` with `input`; (stdout JSON, stderr, exit code).
+fn hook(dialect: &str, event: &str, input: &str) -> (Option<Value>, String, Option<i32>) {
+    let mut child = Command::new(BIN)
+        .args(["hook", dialect, event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let answer = (!stdout.trim().is_empty()).then(|| {
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}"))
+    });
+    (
+        answer,
+        String::from_utf8(output.stderr).unwrap(),
+        output.status.code(),
+    )
+}
+
+fn input(root: &Path, session: &str, event: &str, extra: Value) -> String {
+    let mut value = json!({
+        "session_id": session,
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": root,
+        "hook_event_name": event,
+    });
+    for (key, field) in extra.as_object().unwrap() {
+        value[key] = field.clone();
+    }
+    value.to_string()
+}
+
+#[test]
+fn a_session_through_hooks_beside_an_editor() {
+    let workspace = Workspace::new("hooks");
+    let root = &workspace.root;
+    let session = "claude-7f3c";
+    let mut editor = initialized(root);
+    // Before a debug session, hooks add nothing.
+    let (answer, _, code) = hook(
+        "claude",
+        "SessionStart",
+        &input(root, session, "SessionStart", json!({"source": "startup"})),
+    );
+    assert_eq!((answer, code), (None, Some(0)));
+
+    editor
+        .request(
+            "debug/start",
+            json!({"sessionId": session, "problem": "total is wrong"}),
+        )
+        .unwrap();
+    let (answer, _, _) = hook(
+        "claude",
+        "UserPromptSubmit",
+        &input(root, session, "UserPromptSubmit", json!({"prompt": "go"})),
+    );
+    let answer = answer.expect("the blackboard");
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"],
+        "UserPromptSubmit"
+    );
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.starts_with("[DEBUG MODE · round 1 · stage investigating]"),
+        "{context}"
+    );
+    // The editor hears the turn start the hook reported.
+    let turn = editor.wait_for("turn/stateChanged", QUIET * 10, |p| {
+        p["sessionId"] == session
+    });
+    assert_eq!(turn.expect("a turn state")["state"], "connecting");
+
+    // The agent writes a file with a probe block: the hook rescans that file.
+    let placed = editor
+        .request(
+            "debug/probeSnippet",
+            json!({"sessionId": session, "file": "cart.sh", "variables": ["n"]}),
+        )
+        .unwrap();
+    let text = format!("n=3\n{}echo $n\n", placed["snippet"].as_str().unwrap());
+    std::fs::write(root.join("cart.sh"), &text).unwrap();
+    let write = input(
+        root,
+        session,
+        "PostToolUse",
+        json!({
+            "tool_name": "Write",
+            "tool_input": {"file_path": root.join("cart.sh"), "content": text},
+            "tool_response": {"success": true},
+        }),
+    );
+    assert_eq!(hook("claude", "PostToolUse", &write).0, None);
+    let status = editor
+        .request("debug/status", json!({"sessionId": session}))
+        .unwrap();
+    assert_eq!(status["probes"]["live"], 1);
+    // A todo list becomes the progress bubble.
+    let todos = input(
+        root,
+        session,
+        "PostToolUse",
+        json!({
+            "tool_name": "TodoWrite",
+            "tool_input": {"todos": [{"content": "Add a probe", "status": "completed", "activeForm": "Adding a probe"},
+                                     {"content": "Hand off", "status": "in_progress", "activeForm": "Handing off"}]},
+        }),
+    );
+    hook("claude", "PostToolUse", &todos);
+    let bubble = editor
+        .request("progress/state", json!({"sessionId": session}))
+        .unwrap();
+    assert_eq!(bubble["title"], "Handing off");
+
+    // Stopping without handing off is sent back, with the sidecar's own budget.
+    let stop = input(
+        root,
+        session,
+        "Stop",
+        json!({"stop_hook_active": false, "last_assistant_message": "Added a probe."}),
+    );
+    let (answer, _, _) = hook("claude", "Stop", &stop);
+    let answer = answer.expect("a block");
+    assert_eq!(answer["decision"], "block");
+    assert!(answer["reason"]
+        .as_str()
+        .unwrap()
+        .contains("hand_off_to_user"));
+    editor
+        .request(
+            "debug/handOff",
+            json!({"sessionId": session, "mode": "reproduce", "steps": ["Run it."]}),
+        )
+        .unwrap();
+    let (answer, _, code) = hook(
+        "codex",
+        "Stop",
+        &input(root, session, "Stop", json!({"stop_hook_active": true})),
+    );
+    assert_eq!(
+        (answer, code),
+        (None, Some(0)),
+        "a handed-off round lets the agent stop"
+    );
+}
+
+#[test]
+fn bad_input_never_traps_the_agent() {
+    let workspace = Workspace::new("hooks-bad");
+    let root = &workspace.root;
+    let cases = [
+        ("Stop", String::new(), "no input"),
+        ("Stop", "{not json".to_string(), "not JSON"),
+        (
+            "Dance",
+            input(root, "s1", "Dance", json!({})),
+            "unknown hook event",
+        ),
+        ("Stop", json!({"cwd": root}).to_string(), "session_id"),
+        (
+            "Stop",
+            input(Path::new("/nonexistent/dir"), "s1", "Stop", json!({})),
+            "not a directory",
+        ),
+        (
+            "Stop",
+            input(root, "../../etc", "Stop", json!({})),
+            "sessionId",
+        ),
+    ];
+    for (event, stdin, words) in cases {
+        let (answer, stderr, code) = hook("claude", event, &stdin);
+        assert_eq!(code, Some(0), "{words}");
+        assert_eq!(answer, None, "{words}: nothing on stdout");
+        assert!(stderr.contains(words), "{words}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one clear line: {stderr}");
+    }
+}
