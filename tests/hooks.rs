@@ -198,3 +198,35 @@ fn bad_input_never_traps_the_agent() {
         assert_eq!(stderr.lines().count(), 1, "one clear line: {stderr}");
     }
 }
+
+#[test]
+fn hook_answers_in_each_dialect() {
+    let workspace = Workspace::new("hooks-answers");
+    let root = &workspace.root;
+    let session = "codex-1";
+    let mut editor = initialized(root);
+    editor
+        .request(
+            "debug/start",
+            json!({"sessionId": session, "problem": "Login fails after a reset."}),
+        )
+        .unwrap();
+    let mut answers = Vec::new();
+    for dialect in ["claude", "codex"] {
+        for (event, extra) in [
+            ("SessionStart", json!({"source": "resume"})),
+            ("UserPromptSubmit", json!({"prompt": "why?"})),
+            (
+                "PreToolUse",
+                json!({"tool_name": "Read", "tool_input": {"file_path": "a.py"}}),
+            ),
+            ("Stop", json!({"stop_hook_active": false})),
+        ] {
+            let (answer, stderr, code) = hook(dialect, event, &input(root, session, event, extra));
+            assert_eq!(code, Some(0));
+            assert!(stderr.is_empty(), "{stderr}");
+            answers.push(json!({"dialect": dialect, "event": event, "answer": answer}));
+        }
+    }
+    insta::assert_json_snapshot!("hook_answers", redact(&json!(answers), root));
+}
