@@ -241,7 +241,7 @@ fn bad_params_are_answered_naming_the_field() {
         ),
         (
             "debug/probeSnippet",
-            json!({ "file": "app.py" }),
+            json!({ "file": "report.cob" }),
             "`language`",
             json!("language"),
         ),

@@ -542,8 +542,13 @@ impl Engine {
         now: u64,
     ) -> Result<PlacedProbe, EngineError> {
         let file = self.workspace_relative(&request.file)?;
-        // Refuse an unsupported language before the ledger gains a probe.
+        // Refuse an unsupported language (or browser without an ingest URL)
+        // before the ledger gains a probe.
+        let env = self.env(session_id);
         let language = snippet::language_for(&file, request.language.as_deref())
+            .and_then(|language| {
+                snippet::check_writable(language, env.ingest_url.as_deref()).map(|()| language)
+            })
             .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;
         let command = Command::RegisterProbe(ProbeRequest {
             file,
@@ -559,7 +564,6 @@ impl Engine {
                 _ => None,
             })
             .ok_or_else(|| DomainError::invalid("file", "no probe was registered"))?;
-        let env = self.env(session_id);
         let log_file = env.probe_log().unwrap_or_default();
         let variables: Vec<&str> = request.variables.iter().map(String::as_str).collect();
         let block = snippet::snippet(
@@ -571,6 +575,7 @@ impl Engine {
                 log_file: &log_file,
                 message: request.message.as_deref().unwrap_or(""),
                 variables: &variables,
+                ingest_url: env.ingest_url.as_deref(),
             },
         )
         .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;

@@ -1,12 +1,102 @@
-//! Probe snippets: a ready block, wrapped in the marker grammar, that appends
-//! one JSON line to the probe log. Only POSIX shell is written so far.
+//! Probe snippets (DESIGN section 7): for a file's language, a ready block,
+//! wrapped in the marker grammar (`core::markers`) inside that language's line
+//! comment, that appends one JSON line to the run's log file when it runs:
+//! `sessionId, hypothesisId, probeId, location, message, data, timestamp`
+//! (`hypothesisId` is null when the probe has none, `timestamp` is
+//! milliseconds since the epoch). Browser JavaScript posts the same line to
+//! the ingest URL instead.
+//!
+//! What every snippet keeps to:
+//! - Every failure is swallowed: a probe never crashes or changes the program
+//!   (shell resets `$?` to 0, as any command does).
+//! - Self-contained where the language allows. Go, Swift, C and C++ cannot
+//!   import inside a function, so their block says in a comment which imports
+//!   or headers the file needs (and they stay when the probe is removed: Go
+//!   then needs goimports to drop them); Java, Kotlin and C# use fully
+//!   qualified names.
+//! - Authored text (ids, location, message, log path, variable names) is
+//!   escaped for the target's string literal, and for JSON first where the
+//!   line is assembled by hand. Nothing is dropped: control characters are
+//!   written as escapes.
+//! - `variables` are names or simple expressions in the target language; each
+//!   becomes a `data` key holding its value at run time, JSON-escaped by the
+//!   standard JSON library where there is one (Python, JavaScript, Ruby, PHP,
+//!   Go, Swift), else by a few inline lines (Java, Kotlin, C#, C, C++, Rust,
+//!   shell). Numbers and booleans stay JSON values where the type is known at
+//!   run time; Rust writes each value's `{:?}` text and shell every value as
+//!   a string; C handles numbers and `char *` only (see `fn c`).
 
 use crate::core::markers::{end_marker, start_marker};
 use crate::core::model::Probe;
+use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no probe snippet for language `{0}` yet; supported: shell")]
-pub struct UnsupportedLanguage(pub String);
+/// Canonical names, with the file extensions and the other names that pick
+/// them (case-insensitive). A requested language may be any of the three.
+const LANGUAGES: &[(&str, &[&str], &[&str])] = &[
+    (
+        "javascript",
+        &["js", "mjs", "cjs"],
+        &["node", "nodejs", "javascript-node"],
+    ),
+    ("typescript", &["ts", "mts", "cts"], &["typescript-node"]),
+    (
+        "browser",
+        &["jsx", "tsx"],
+        &["javascript-browser", "typescript-browser", "web"],
+    ),
+    ("python", &["py", "pyw"], &["python3"]),
+    ("go", &["go"], &["golang"]),
+    ("rust", &["rs"], &[]),
+    ("java", &["java"], &[]),
+    ("kotlin", &["kt", "kts"], &[]),
+    ("csharp", &["cs", "csx"], &["c#"]),
+    ("c", &["c", "h"], &[]),
+    ("cpp", &["cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx"], &[]),
+    ("ruby", &["rb"], &[]),
+    ("php", &["php"], &[]),
+    ("swift", &["swift"], &[]),
+    ("shell", &["sh", "bash", "zsh", "ksh"], &[]),
+];
+
+/// No snippet for this language (or not now: browser needs the ingest URL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsupportedLanguage {
+    pub language: String,
+    pub reason: Option<String>,
+}
+
+impl UnsupportedLanguage {
+    fn new(language: impl Into<String>) -> Self {
+        Self {
+            language: language.into(),
+            reason: None,
+        }
+    }
+
+    fn because(language: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            language: language.into(),
+            reason: Some(reason.into()),
+        }
+    }
+}
+
+impl fmt::Display for UnsupportedLanguage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no probe snippet for `{}`", self.language)?;
+        if let Some(reason) = &self.reason {
+            write!(f, " ({reason})")?;
+        }
+        let names: Vec<&str> = LANGUAGES.iter().map(|(name, _, _)| *name).collect();
+        write!(
+            f,
+            "; supported: {} (extensions and common aliases accepted)",
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnsupportedLanguage {}
 
 pub struct SnippetInput<'a> {
     pub probe: &'a Probe,
@@ -14,8 +104,11 @@ pub struct SnippetInput<'a> {
     pub session_tag: &'a str,
     pub log_file: &'a str,
     pub message: &'a str,
-    /// Shell variable names whose values go into `data`.
+    /// Names or simple expressions in the target language whose runtime
+    /// values go into `data`, keyed by the text given.
     pub variables: &'a [&'a str],
+    /// Where browser snippets post their line; needed for `browser` only.
+    pub ingest_url: Option<&'a str>,
 }
 
 /// The snippet language for a file: the requested one when given, else the
@@ -24,66 +117,1015 @@ pub fn language_for(
     file: &str,
     requested: Option<&str>,
 ) -> Result<&'static str, UnsupportedLanguage> {
-    let name = match requested.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(requested) => requested.to_ascii_lowercase(),
-        None => std::path::Path::new(file)
-            .extension()
-            .map(|e| e.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default(),
+    if let Some(requested) = requested.map(str::trim).filter(|r| !r.is_empty()) {
+        return canonical(requested).ok_or_else(|| UnsupportedLanguage::new(requested));
+    }
+    let Some(extension) = std::path::Path::new(file).extension() else {
+        return Err(UnsupportedLanguage::because(
+            file,
+            "the file has no extension; pass `language`",
+        ));
     };
-    match name.as_str() {
-        "shell" | "sh" | "bash" => Ok("shell"),
-        "" => Err(UnsupportedLanguage(format!(
-            "(none: {file} has no extension)"
-        ))),
-        _ => Err(UnsupportedLanguage(name)),
+    let extension = extension.to_string_lossy().to_ascii_lowercase();
+    LANGUAGES
+        .iter()
+        .find(|(_, extensions, _)| extensions.contains(&extension.as_str()))
+        .map(|(name, _, _)| *name)
+        .ok_or_else(|| UnsupportedLanguage::because(file, format!("extension .{extension}")))
+}
+
+/// The canonical name for a requested language, extension or alias.
+fn canonical(requested: &str) -> Option<&'static str> {
+    let wanted = requested
+        .trim()
+        .trim_start_matches('.')
+        .to_ascii_lowercase();
+    LANGUAGES
+        .iter()
+        .find(|(name, extensions, aliases)| {
+            *name == wanted
+                || extensions.contains(&wanted.as_str())
+                || aliases.contains(&wanted.as_str())
+        })
+        .map(|(name, _, _)| *name)
+}
+
+/// Refuses what `snippet` would refuse for lack of an ingest URL, so a
+/// caller can check before it registers a probe.
+pub fn check_writable(language: &str, ingest_url: Option<&str>) -> Result<(), UnsupportedLanguage> {
+    match canonical(language) {
+        None => Err(UnsupportedLanguage::new(language)),
+        Some("browser") if ingest_url.is_none() => Err(no_ingest_url()),
+        Some(_) => Ok(()),
     }
 }
 
-pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, UnsupportedLanguage> {
-    match language {
-        "shell" | "sh" | "bash" => Ok(shell(input)),
-        other => Err(UnsupportedLanguage(other.to_string())),
-    }
-}
-
-/// POSIX sh: printf with every dynamic value JSON-escaped by hand is fragile,
-/// so values are limited to the listed variables, each emitted as a string.
-fn shell(input: &SnippetInput) -> String {
-    let probe = input.probe;
-    let data: Vec<String> = input
-        .variables
-        .iter()
-        .map(|name| format!("\\\"{name}\\\":\\\"%s\\\""))
-        .collect();
-    let args: Vec<String> = input
-        .variables
-        .iter()
-        .map(|name| format!("\"${name}\""))
-        .collect();
-    let fields = format!(
-        "{{\\\"sessionId\\\":\\\"{}\\\",\\\"hypothesisId\\\":\\\"{}\\\",\\\"probeId\\\":\\\"{}\\\",\\\"location\\\":\\\"{}\\\",\\\"message\\\":\\\"{}\\\",\\\"data\\\":{{{}}},\\\"timestamp\\\":%s000}}\\n",
-        json_safe(input.session_id),
-        json_safe(probe.hypothesis_id.as_deref().unwrap_or("")),
-        json_safe(&probe.id),
-        json_safe(&probe.location()),
-        json_safe(input.message),
-        data.join(","),
-    );
-    format!(
-        "# {start}\nprintf \"{fields}\" {args} \"$(date +%s)\" >> '{log}' 2>/dev/null || true\n# {end}\n",
-        start = start_marker(&probe.id, input.session_tag),
-        args = args.join(" "),
-        log = input.log_file.replace('\'', "'\\''"),
-        end = end_marker(&probe.id),
+fn no_ingest_url() -> UnsupportedLanguage {
+    UnsupportedLanguage::because(
+        "browser",
+        "browser snippets post to the ingest URL and the ingest server is not running; \
+         pass language `javascript` for Node",
     )
 }
 
-/// Keep authored text inside a JSON string and a double-quoted shell string.
-fn json_safe(text: &str) -> String {
-    text.chars()
-        .filter(|c| !matches!(c, '"' | '\\' | '$' | '`' | '%') && !c.is_control())
+/// The block for `language` (a canonical name or any name `language_for`
+/// accepts), markers included.
+pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, UnsupportedLanguage> {
+    let language = canonical(language).ok_or_else(|| UnsupportedLanguage::new(language))?;
+    // A blank entry names nothing, and a repeated key breaks Go's map literal.
+    let mut variables: Vec<&str> = Vec::new();
+    for name in input.variables.iter().map(|name| name.trim()) {
+        if !name.is_empty() && !variables.contains(&name) {
+            variables.push(name);
+        }
+    }
+    let input = &SnippetInput {
+        variables: &variables,
+        ..*input
+    };
+    let body = match language {
+        "javascript" => node(input, false),
+        "typescript" => node(input, true),
+        "browser" => browser(input)?,
+        "python" => python(input),
+        "go" => go(input),
+        "rust" => rust(input),
+        "java" => java(input),
+        "kotlin" => kotlin(input),
+        "csharp" => csharp(input),
+        "c" => c(input),
+        "cpp" => cpp(input),
+        "ruby" => ruby(input),
+        "php" => php(input),
+        "swift" => swift(input),
+        "shell" => shell(input),
+        other => unreachable!("`{other}` is in LANGUAGES but has no writer"),
+    };
+    let comment = match language {
+        "python" | "ruby" | "shell" => "#",
+        _ => "//",
+    };
+    let probe = input.probe;
+    Ok(format!(
+        "{comment} {start}\n{body}{comment} {end}\n",
+        start = start_marker(&probe.id, input.session_tag),
+        end = end_marker(&probe.id),
+    ))
+}
+
+// ------------------------------------------------------------- the line
+
+/// The authored fields every line starts with, in order; `None` is null.
+fn header(input: &SnippetInput) -> [(&'static str, Option<String>); 5] {
+    let probe = input.probe;
+    [
+        ("sessionId", Some(input.session_id.to_string())),
+        ("hypothesisId", probe.hypothesis_id.clone()),
+        ("probeId", Some(probe.id.clone())),
+        ("location", Some(probe.location())),
+        ("message", Some(input.message.to_string())),
+    ]
+}
+
+/// The line's authored start as JSON text, for languages that assemble it by
+/// hand: one piece per field, the last one opening `data`.
+fn json_head(input: &SnippetInput) -> Vec<String> {
+    let mut pieces: Vec<String> = header(input)
+        .iter()
+        .enumerate()
+        .map(|(i, (key, value))| {
+            let value = value.as_deref().map_or("null".to_string(), json_string);
+            let comma = if i == 0 { "{" } else { "," };
+            format!("{comma}{}:{value}", json_string(key))
+        })
+        .collect();
+    pieces.push(",\"data\":{".to_string());
+    pieces
+}
+
+/// The JSON text that precedes one `data` value.
+fn json_key(index: usize, name: &str) -> String {
+    let comma = if index == 0 { "" } else { "," };
+    format!("{comma}{}:", json_string(name))
+}
+
+fn json_string(text: &str) -> String {
+    serde_json::to_string(text).expect("a string always serializes")
+}
+
+// ------------------------------------------------------ string literals
+
+/// String literal syntaxes of the target languages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lit {
+    Python,
+    Js,
+    Go,
+    Rust,
+    Java,
+    Kotlin,
+    CSharp,
+    C,
+    Swift,
+    Ruby,
+    Php,
+}
+
+/// `text` as a double-quoted literal of `style`. The quote and the backslash
+/// always get a backslash, and so does what the language would interpolate
+/// (`$` in Kotlin and PHP, `#` in Ruby) or read as a trigraph (`?` in C).
+/// Control characters, line and paragraph separators and bidirectional
+/// overrides become escapes, so a literal never spans lines or hides text.
+fn lit(style: Lit, text: &str) -> String {
+    let mut out = String::from('"');
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '$' if matches!(style, Lit::Kotlin | Lit::Php) => out.push_str("\\$"),
+            '#' if style == Lit::Ruby => out.push_str("\\#"),
+            '?' if style == Lit::C => out.push_str("\\?"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if hidden(c) => out.push_str(&escape_char(style, c)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape_char(style: Lit, c: char) -> String {
+    let code = c as u32;
+    match style {
+        Lit::Python | Lit::Js | Lit::Go | Lit::Kotlin | Lit::CSharp => format!("\\u{code:04x}"),
+        Lit::Rust | Lit::Swift | Lit::Ruby | Lit::Php => format!("\\u{{{code:x}}}"),
+        // Java turns `\uXXXX` into the character before it reads the
+        // literal, so `\u000a` would end it: octal escapes stay escapes.
+        Lit::Java if code < 0x100 => format!("\\{code:03o}"),
+        Lit::Java => format!("\\u{code:04x}"),
+        // C strings are bytes: one octal escape per UTF-8 byte (an octal
+        // escape stops after three digits; `\x` would swallow what follows).
+        Lit::C => c
+            .to_string()
+            .bytes()
+            .map(|b| format!("\\{b:03o}"))
+            .collect(),
+    }
+}
+
+/// `text` as one single-quoted shell word: nothing inside is special.
+fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Fills `@@NAME@@` slots in one pass, so filled text is never read again.
+fn fill(template: &str, slots: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 256);
+    let mut rest = template;
+    while let Some(at) = rest.find("@@") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after.find("@@").expect("a slot is closed");
+        let name = &after[..end];
+        let (_, value) = slots
+            .iter()
+            .find(|(slot, _)| *slot == name)
+            .unwrap_or_else(|| panic!("no value for slot {name}"));
+        out.push_str(value);
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The `data` entries of a map literal, one per line: `<key><sep><value>,`.
+fn map_entries(
+    input: &SnippetInput,
+    indent: &str,
+    key: impl Fn(&str) -> String,
+    sep: &str,
+    value: impl Fn(&str) -> String,
+) -> String {
+    input
+        .variables
+        .iter()
+        .map(|name| format!("{indent}{}{sep}{},\n", key(name), value(name)))
         .collect()
+}
+
+/// The header entries of a map literal, one per line: `<key><sep><value>,`.
+fn header_entries(input: &SnippetInput, style: Lit, indent: &str, sep: &str, null: &str) -> String {
+    header(input)
+        .iter()
+        .map(|(name, value)| {
+            let value = value.as_deref().map_or(null.to_string(), |v| lit(style, v));
+            format!("{indent}{}{sep}{value},\n", lit(style, name))
+        })
+        .collect()
+}
+
+/// A value helper, left out of a block that logs no value: compilers warn
+/// about an unused one (C# fails the build under warnings as errors).
+fn with_values(input: &SnippetInput, helper: &'static str) -> &'static str {
+    if input.variables.is_empty() {
+        ""
+    } else {
+        helper
+    }
+}
+
+/// Whether a `variables` entry is a plain name: shell reads it as `${name-}`
+/// (so `set -u` does not abort), PHP adds its `$`, Rust inlines it in
+/// `format!`; anything else is pasted as written.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+// ------------------------------------------- languages with a JSON library
+
+/// Python 3.7+: `json` and `time` imported in place; anything `json` cannot
+/// write goes in as its `repr`.
+fn python(input: &SnippetInput) -> String {
+    fill(
+        r#"try:
+    with open(@@LOG@@, "a", encoding="utf-8") as _dbg_log:
+        _dbg_log.write(__import__("json").dumps({
+@@HEADER@@            "data": {
+@@DATA@@            },
+            "timestamp": __import__("time").time_ns() // 1000000,
+        }, default=repr) + "\n")
+except Exception:
+    pass
+"#,
+        &[
+            ("LOG", &lit(Lit::Python, input.log_file)),
+            (
+                "HEADER",
+                &header_entries(input, Lit::Python, "            ", ": ", "None"),
+            ),
+            (
+                "DATA",
+                &map_entries(
+                    input,
+                    "                ",
+                    |n| lit(Lit::Python, n),
+                    ": ",
+                    |n| n.to_string(),
+                ),
+            ),
+        ],
+    )
+}
+
+/// Ruby: `json` required in place; `rescue` covers a missing gem too.
+fn ruby(input: &SnippetInput) -> String {
+    let entries = map_entries(
+        input,
+        "        ",
+        |n| lit(Lit::Ruby, n),
+        " => ",
+        |n| n.to_string(),
+    );
+    fill(
+        r#"begin
+  require "json"
+  File.open(@@LOG@@, "a") do |dbg_log|
+    dbg_log.puts(JSON.generate({
+@@HEADER@@      "data" => {
+@@DATA@@      },
+      "timestamp" => Process.clock_gettime(Process::CLOCK_REALTIME, :millisecond),
+    }))
+  end
+rescue StandardError, ScriptError
+end
+"#,
+        &[
+            ("LOG", &lit(Lit::Ruby, input.log_file)),
+            (
+                "HEADER",
+                &header_entries(input, Lit::Ruby, "      ", " => ", "nil"),
+            ),
+            ("DATA", &entries),
+        ],
+    )
+}
+
+/// PHP 7+: `@` silences warnings (an undefined variable, a missing
+/// directory), `(object)` keeps an empty `data` an object, partial output
+/// writes null for what JSON cannot hold. Bare names get their `$`.
+fn php(input: &SnippetInput) -> String {
+    let entries = map_entries(
+        input,
+        "            ",
+        |n| lit(Lit::Php, n),
+        " => ",
+        |n| {
+            if is_identifier(n) {
+                format!("${n}")
+            } else {
+                n.to_string()
+            }
+        },
+    );
+    fill(
+        r#"try {
+    @file_put_contents(@@LOG@@, json_encode([
+@@HEADER@@        "data" => (object) [
+@@DATA@@        ],
+        "timestamp" => (int) floor(microtime(true) * 1000),
+    ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND | LOCK_EX);
+} catch (\Throwable $dbgError) {
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::Php, input.log_file)),
+            (
+                "HEADER",
+                &header_entries(input, Lit::Php, "        ", " => ", "null"),
+            ),
+            ("DATA", &entries),
+        ],
+    )
+}
+
+/// The line as a JavaScript object literal, shared by Node and browser.
+fn js_object(input: &SnippetInput, indent: &str) -> String {
+    let inner = format!("{indent}  ");
+    let header: String = header(input)
+        .iter()
+        .map(|(name, value)| {
+            let value = value
+                .as_deref()
+                .map_or("null".to_string(), |v| lit(Lit::Js, v));
+            format!("{inner}{name}: {value},\n")
+        })
+        .collect();
+    let data = map_entries(
+        input,
+        &format!("{inner}  "),
+        |n| lit(Lit::Js, n),
+        ": ",
+        |n| n.to_string(),
+    );
+    format!(
+        "{{\n{header}{inner}data: {{\n{data}{inner}}},\n{inner}timestamp: Date.now(),\n{indent}}}"
+    )
+}
+
+/// Node (CommonJS or ES module): `fs` from `require` where it exists, else
+/// from `process.getBuiltinModule` (Node 20.16+), since an ES module cannot
+/// import inside a block.
+fn node(input: &SnippetInput, typescript: bool) -> String {
+    let fs = if typescript {
+        r#"const dbgFs: any = typeof require === "function" ? require("fs") : (process as any).getBuiltinModule("fs");"#
+    } else {
+        r#"const dbgFs = typeof require === "function" ? require("fs") : process.getBuiltinModule("fs");"#
+    };
+    fill(
+        r#"try {
+  @@FS@@
+  dbgFs.appendFileSync(@@LOG@@, JSON.stringify(@@LINE@@) + "\n");
+} catch {}
+"#,
+        &[
+            ("FS", fs),
+            ("LOG", &lit(Lit::Js, input.log_file)),
+            ("LINE", &js_object(input, "  ")),
+        ],
+    )
+}
+
+/// Browser JavaScript or TypeScript: posted to the ingest server, since a
+/// page cannot write files; a rejected or failed request is ignored.
+fn browser(input: &SnippetInput) -> Result<String, UnsupportedLanguage> {
+    let url = input.ingest_url.ok_or_else(no_ingest_url)?;
+    Ok(fill(
+        r#"try {
+  fetch(@@URL@@, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(@@LINE@@),
+  }).catch(() => {});
+} catch {}
+"#,
+        &[
+            ("URL", &lit(Lit::Js, url)),
+            ("LINE", &js_object(input, "    ")),
+        ],
+    ))
+}
+
+/// Go: imports are per file, so the block names the ones it needs (goimports
+/// adds them). A func literal keeps its names local and `recover` swallows a
+/// panic; a value `encoding/json` cannot write goes in as `fmt.Sprint`.
+fn go(input: &SnippetInput) -> String {
+    let header: String = header(input)
+        .iter()
+        .map(|(name, value)| {
+            let value = value
+                .as_deref()
+                .map_or("nil".to_string(), |v| lit(Lit::Go, v));
+            format!("\t\t{}: {value},\n", lit(Lit::Go, name))
+        })
+        .collect();
+    let data = map_entries(input, "\t\t", |n| lit(Lit::Go, n), ": ", |n| n.to_string());
+    fill(
+        r#"// needs imports "encoding/json", "fmt", "os", "time"
+func() {
+	defer func() { _ = recover() }()
+	dbgData := map[string]interface{}{}
+	for dbgKey, dbgValue := range map[string]interface{}{
+@@DATA@@	} {
+		if _, err := json.Marshal(dbgValue); err != nil {
+			dbgValue = fmt.Sprint(dbgValue)
+		}
+		dbgData[dbgKey] = dbgValue
+	}
+	dbgLine, err := json.Marshal(map[string]interface{}{
+@@HEADER@@		"data": dbgData,
+		"timestamp": time.Now().UnixNano() / int64(time.Millisecond),
+	})
+	if err != nil {
+		return
+	}
+	dbgFile, err := os.OpenFile(@@LOG@@, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0644)
+	if err != nil {
+		return
+	}
+	defer dbgFile.Close()
+	_, _ = dbgFile.Write(append(dbgLine, '\n'))
+}()
+"#,
+        &[
+            ("LOG", &lit(Lit::Go, input.log_file)),
+            ("HEADER", &header),
+            ("DATA", &data),
+        ],
+    )
+}
+
+/// Swift's value check.
+const SWIFT_VALUE_FN: &str = "    let dbgValue: (Any) -> Any = { JSONSerialization.isValidJSONObject([$0]) ? $0 : String(describing: $0) }\n";
+
+/// Swift: Foundation cannot be imported inside a block, so the comment names
+/// it. `JSONSerialization` raises an uncatchable exception on values it
+/// cannot write, so each value is checked first and described otherwise.
+fn swift(input: &SnippetInput) -> String {
+    let data = if input.variables.is_empty() {
+        "[:]".to_string()
+    } else {
+        let entries = map_entries(
+            input,
+            "            ",
+            |n| lit(Lit::Swift, n),
+            ": ",
+            |n| format!("dbgValue({n})"),
+        );
+        format!("[\n{entries}        ]")
+    };
+    fill(
+        r#"// needs `import Foundation`
+do {
+@@VALUE_FN@@    let dbgLine: [String: Any] = [
+@@HEADER@@        "data": @@DATA@@,
+        "timestamp": Int(Date().timeIntervalSince1970 * 1000),
+    ]
+    let dbgPath = @@LOG@@
+    if JSONSerialization.isValidJSONObject(dbgLine), var dbgBytes = try? JSONSerialization.data(withJSONObject: dbgLine) {
+        dbgBytes.append(0x0A)
+        if !FileManager.default.fileExists(atPath: dbgPath) {
+            FileManager.default.createFile(atPath: dbgPath, contents: nil)
+        }
+        if let dbgFile = FileHandle(forWritingAtPath: dbgPath) {
+            dbgFile.seekToEndOfFile()
+            dbgFile.write(dbgBytes)
+            dbgFile.closeFile()
+        }
+    }
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::Swift, input.log_file)),
+            (
+                "VALUE_FN",
+                if input.variables.is_empty() {
+                    ""
+                } else {
+                    SWIFT_VALUE_FN
+                },
+            ),
+            (
+                "HEADER",
+                &header_entries(input, Lit::Swift, "        ", ": ", "NSNull()"),
+            ),
+            ("DATA", &data),
+        ],
+    )
+}
+
+// ---------------------------------------- languages that write JSON by hand
+
+/// The line as `.append(...)` calls of a string builder, one field per line.
+/// `value` wraps a variable in the language's escaper call.
+fn builder_chain(
+    input: &SnippetInput,
+    style: Lit,
+    append: &str,
+    indent: &str,
+    value: impl Fn(&str) -> String,
+    timestamp: &str,
+) -> String {
+    let mut lines: Vec<String> = json_head(input)
+        .iter()
+        .map(|piece| format!("{indent}.{append}({})", lit(style, piece)))
+        .collect();
+    for (i, name) in input.variables.iter().enumerate() {
+        lines.push(format!(
+            "{indent}.{append}({}).{append}({})",
+            lit(style, &json_key(i, name)),
+            value(name)
+        ));
+    }
+    lines.push(format!(
+        "{indent}.{append}({}).{append}({timestamp}).{append}({})",
+        lit(style, "},\"timestamp\":"),
+        lit(style, "}\n")
+    ));
+    lines.join("\n")
+}
+
+/// Java's value writer.
+const JAVA_JSON_FN: &str = r#"    java.util.function.Function<Object, String> dbgJson = dbgValue -> {
+        String dbgText = String.valueOf(dbgValue);
+        if (dbgValue == null || dbgValue instanceof Boolean
+                || (dbgValue instanceof Number && dbgText.matches("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?"))) {
+            return dbgText;
+        }
+        StringBuilder dbgOut = new StringBuilder("\"");
+        for (char dbgChar : dbgText.toCharArray()) {
+            if (dbgChar == '"' || dbgChar == '\\') dbgOut.append('\\').append(dbgChar);
+            else if (dbgChar < 0x20) dbgOut.append(String.format("\\u%04x", (int) dbgChar));
+            else dbgOut.append(dbgChar);
+        }
+        return dbgOut.append('"').toString();
+    };
+"#;
+
+/// Java 8+: the JDK has no JSON writer, so a lambda writes each value:
+/// null, booleans and finite numbers as JSON, the rest as its escaped
+/// `toString`. `Throwable` is caught so not even an `Error` escapes.
+fn java(input: &SnippetInput) -> String {
+    fill(
+        r#"try {
+@@VALUE_FN@@    String dbgLine = new StringBuilder()
+@@LINE@@
+        .toString();
+    java.nio.file.Files.write(java.nio.file.Paths.get(@@LOG@@),
+        dbgLine.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+} catch (Throwable dbgIgnored) {
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::Java, input.log_file)),
+            ("VALUE_FN", with_values(input, JAVA_JSON_FN)),
+            (
+                "LINE",
+                &builder_chain(
+                    input,
+                    Lit::Java,
+                    "append",
+                    "        ",
+                    |n| format!("dbgJson.apply({n})"),
+                    "System.currentTimeMillis()",
+                ),
+            ),
+        ],
+    )
+}
+
+/// Kotlin's value writer.
+const KOTLIN_JSON_FN: &str = r#"    val dbgJson = { dbgValue: Any? ->
+        val dbgText = dbgValue.toString()
+        if (dbgValue == null || dbgValue is Boolean
+            || (dbgValue is Number && dbgText.matches(Regex("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?")))) {
+            dbgText
+        } else {
+            buildString {
+                append('"')
+                for (dbgChar in dbgText) {
+                    when {
+                        dbgChar == '"' || dbgChar == '\\' -> append('\\').append(dbgChar)
+                        // Char minus Char is the code on every Kotlin version.
+                        dbgChar < ' ' -> append(String.format("\\u%04x", dbgChar - '\u0000'))
+                        else -> append(dbgChar)
+                    }
+                }
+                append('"')
+            }
+        }
+    }
+"#;
+
+/// Kotlin/JVM: the same lambda as Java; `java.io.File` appends.
+fn kotlin(input: &SnippetInput) -> String {
+    fill(
+        r#"try {
+@@VALUE_FN@@    val dbgLine = StringBuilder()
+@@LINE@@
+        .toString()
+    java.io.File(@@LOG@@).appendText(dbgLine)
+} catch (dbgIgnored: Throwable) {
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::Kotlin, input.log_file)),
+            ("VALUE_FN", with_values(input, KOTLIN_JSON_FN)),
+            (
+                "LINE",
+                &builder_chain(
+                    input,
+                    Lit::Kotlin,
+                    "append",
+                    "        ",
+                    |n| format!("dbgJson({n})"),
+                    "System.currentTimeMillis()",
+                ),
+            ),
+        ],
+    )
+}
+
+/// C#'s value writer.
+const CSHARP_JSON_FN: &str = r#"    System.Func<object, string> dbgJson = dbgValue =>
+    {
+        if (dbgValue == null) return "null";
+        if (dbgValue is bool) return (bool)dbgValue ? "true" : "false";
+        var dbgText = System.Convert.ToString(dbgValue, System.Globalization.CultureInfo.InvariantCulture) ?? "";
+        if (dbgValue is System.IConvertible && !(dbgValue is string) && !(dbgValue is char)
+            && System.Text.RegularExpressions.Regex.IsMatch(dbgText, "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$"))
+        {
+            return dbgText;
+        }
+        var dbgOut = new System.Text.StringBuilder("\"");
+        foreach (var dbgChar in dbgText)
+        {
+            if (dbgChar == '"' || dbgChar == '\\') dbgOut.Append('\\').Append(dbgChar);
+            else if (dbgChar < ' ') dbgOut.Append("\\u").Append(((int)dbgChar).ToString("x4"));
+            else dbgOut.Append(dbgChar);
+        }
+        return dbgOut.Append('"').ToString();
+    };
+"#;
+
+/// C#: System.Text.Json is missing on .NET Framework, Mono and Unity, so a
+/// lambda writes each value: null, booleans and finite numbers as JSON, the
+/// rest as its escaped invariant-culture text. `catch` takes everything.
+fn csharp(input: &SnippetInput) -> String {
+    fill(
+        r#"try
+{
+@@VALUE_FN@@    var dbgLine = new System.Text.StringBuilder()
+@@LINE@@
+        .ToString();
+    System.IO.File.AppendAllText(@@LOG@@, dbgLine);
+}
+catch
+{
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::CSharp, input.log_file)),
+            ("VALUE_FN", with_values(input, CSHARP_JSON_FN)),
+            (
+                "LINE",
+                &builder_chain(
+                    input,
+                    Lit::CSharp,
+                    "Append",
+                    "        ",
+                    |n| format!("dbgJson({n})"),
+                    "System.DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()",
+                ),
+            ),
+        ],
+    )
+}
+
+/// Rust's value escaper.
+const RUST_JSON_FN: &str = r#"    let dbg_json = |dbg_text: String| {
+        let mut dbg_out = String::from("\"");
+        for dbg_char in dbg_text.chars() {
+            match dbg_char {
+                '"' | '\\' => {
+                    dbg_out.push('\\');
+                    dbg_out.push(dbg_char);
+                }
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(dbg_out, "\\u{:04x}", c as u32);
+                }
+                c => dbg_out.push(c),
+            }
+        }
+        dbg_out.push('"');
+        dbg_out
+    };
+"#;
+
+/// Rust: no JSON crate assumed, and the sidecar cannot know the types, so
+/// each value is its `{:?}` text in a JSON string (every std type has Debug;
+/// a string shows with its quotes). Writing never panics.
+fn rust(input: &SnippetInput) -> String {
+    let mut line: Vec<String> = json_head(input)
+        .iter()
+        .map(|piece| format!("    dbg_line.push_str({});", lit(Lit::Rust, piece)))
+        .collect();
+    for (i, name) in input.variables.iter().enumerate() {
+        // A plain name goes inside the braces (clippy asks for that).
+        let debug = if is_identifier(name) {
+            format!("format!(\"{{{name}:?}}\")")
+        } else {
+            format!("format!(\"{{:?}}\", {name})")
+        };
+        line.push(format!(
+            "    dbg_line.push_str({});\n    dbg_line.push_str(&dbg_json({debug}));",
+            lit(Lit::Rust, &json_key(i, name)),
+        ));
+    }
+    fill(
+        r#"{
+    use std::fmt::Write as _;
+@@JSON_FN@@    let mut dbg_line = String::new();
+@@LINE@@
+    let dbg_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let _ = writeln!(dbg_line, "}},\"timestamp\":{dbg_ms}}}");
+    if let Ok(mut dbg_file) = std::fs::OpenOptions::new().create(true).append(true).open(@@LOG@@) {
+        let _ = std::io::Write::write_all(&mut dbg_file, dbg_line.as_bytes());
+    }
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::Rust, input.log_file)),
+            (
+                "JSON_FN",
+                if input.variables.is_empty() {
+                    ""
+                } else {
+                    RUST_JSON_FN
+                },
+            ),
+            ("LINE", &line.join("\n")),
+        ],
+    )
+}
+
+/// C11: no JSON writer and no way to know the types, so `_Generic` picks:
+/// `char *` and char arrays are written as escaped strings (NULL as null),
+/// integers, booleans (0/1) and finite floats as numbers, NaN and infinities
+/// as strings, any other type as a string asking for a cast. Headers cannot
+/// be included inside a function, so the comment names them. The macros are
+/// undefined at the end of the block.
+fn c(input: &SnippetInput) -> String {
+    let mut line: Vec<String> = json_head(input)
+        .iter()
+        .map(|piece| format!("    fputs({}, dbg_log);", lit(Lit::C, piece)))
+        .collect();
+    for (i, name) in input.variables.iter().enumerate() {
+        line.push(format!(
+            "    fputs({}, dbg_log);\n    DEBUG_PROBE_VALUE({name});",
+            lit(Lit::C, &json_key(i, name)),
+        ));
+    }
+    fill(
+        r#"// needs #include <stdio.h> and <time.h> (C11)
+do {
+#define DEBUG_PROBE_FORMAT(v) _Generic((v), _Bool: "%d", char: "%d", signed char: "%d", \
+    unsigned char: "%d", short: "%d", unsigned short: "%d", int: "%d", unsigned: "%u", \
+    long: "%ld", unsigned long: "%lu", long long: "%lld", unsigned long long: "%llu", \
+    float: "%.9g", double: "%.17g", long double: "%.21Lg", default: NULL)
+#define DEBUG_PROBE_VALUE(v) do { \
+        char dbg_num[64] = ""; \
+        const char *dbg_format = DEBUG_PROBE_FORMAT(v); \
+        const char *dbg_text = _Generic((v), char *: (v), const char *: (v), default: dbg_num); \
+        if (dbg_format) snprintf(dbg_num, sizeof dbg_num, dbg_format, \
+            _Generic((v), char *: 0, const char *: 0, default: (v))); \
+        else if (dbg_text == dbg_num) dbg_text = "(unsupported type: cast it to a number or char *)"; \
+        if (!dbg_text) { fputs("null", dbg_log); break; } \
+        if (dbg_format && ((dbg_num[0] >= '0' && dbg_num[0] <= '9') \
+                || (dbg_num[0] == '-' && dbg_num[1] >= '0' && dbg_num[1] <= '9'))) { \
+            fputs(dbg_num, dbg_log); break; \
+        } \
+        fputc('"', dbg_log); \
+        for (const char *dbg_c = dbg_text; *dbg_c; dbg_c++) { \
+            unsigned char dbg_u = (unsigned char)*dbg_c; \
+            if (dbg_u == '"' || dbg_u == '\\') fprintf(dbg_log, "\\%c", dbg_u); \
+            else if (dbg_u < 0x20) fprintf(dbg_log, "\\u%04x", dbg_u); \
+            else fputc(dbg_u, dbg_log); \
+        } \
+        fputc('"', dbg_log); \
+    } while (0)
+    FILE *dbg_log = fopen(@@LOG@@, "a");
+    struct timespec dbg_now = {0};
+    if (!dbg_log) break;
+@@LINE@@
+    timespec_get(&dbg_now, TIME_UTC);
+    fprintf(dbg_log, "},\"timestamp\":%lld}\n", (long long)dbg_now.tv_sec * 1000 + dbg_now.tv_nsec / 1000000);
+    fclose(dbg_log);
+#undef DEBUG_PROBE_VALUE
+#undef DEBUG_PROBE_FORMAT
+} while (0);
+"#,
+        &[
+            ("LOG", &lit(Lit::C, input.log_file)),
+            ("LINE", &line.join("\n")),
+        ],
+    )
+}
+
+/// C++'s value writer.
+const CPP_VALUE_FN: &str = r#"        auto dbg_value = [dbg_log](const auto &dbg_v) {
+            using dbg_type = std::decay_t<decltype(dbg_v)>;
+            if constexpr (std::is_same_v<dbg_type, bool>) {
+                std::fputs(dbg_v ? "true" : "false", dbg_log);
+            } else if constexpr (std::is_integral_v<dbg_type> && std::is_unsigned_v<dbg_type>) {
+                std::fprintf(dbg_log, "%llu", static_cast<unsigned long long>(dbg_v));
+            } else if constexpr (std::is_integral_v<dbg_type> || std::is_enum_v<dbg_type>) {
+                std::fprintf(dbg_log, "%lld", static_cast<long long>(dbg_v));
+            } else if constexpr (std::is_floating_point_v<dbg_type>) {
+                // NaN and infinities are no JSON numbers: write them as strings.
+                std::fprintf(dbg_log, dbg_v - dbg_v == 0 ? "%.17g" : "\"%.17g\"", static_cast<double>(dbg_v));
+            } else if constexpr (std::is_convertible_v<const dbg_type &, std::string_view>) {
+                if constexpr (std::is_pointer_v<std::remove_reference_t<decltype(dbg_v)>>) {
+                    if (!dbg_v) {
+                        std::fputs("null", dbg_log);
+                        return;
+                    }
+                }
+                std::fputc('"', dbg_log);
+                for (unsigned char dbg_c : std::string_view(dbg_v)) {
+                    if (dbg_c == '"' || dbg_c == '\\') std::fprintf(dbg_log, "\\%c", dbg_c);
+                    else if (dbg_c < 0x20) std::fprintf(dbg_log, "\\u%04x", dbg_c);
+                    else std::fputc(dbg_c, dbg_log);
+                }
+                std::fputc('"', dbg_log);
+            } else {
+                std::fputs("\"(unsupported type: convert it to a number or string)\"", dbg_log);
+            }
+        };
+"#;
+
+/// C++17: a generic lambda writes each value by its type: booleans, integers,
+/// enums and finite floats as JSON, anything convertible to `string_view`
+/// escaped (a null `char *` as null), other types as a string asking for a
+/// conversion. Headers cannot be included inside a function, so the comment
+/// names them; `catch (...)` swallows what a variable's expression throws.
+fn cpp(input: &SnippetInput) -> String {
+    let mut line: Vec<String> = json_head(input)
+        .iter()
+        .map(|piece| format!("        std::fputs({}, dbg_log);", lit(Lit::C, piece)))
+        .collect();
+    for (i, name) in input.variables.iter().enumerate() {
+        line.push(format!(
+            "        std::fputs({}, dbg_log);\n        dbg_value({name});",
+            lit(Lit::C, &json_key(i, name)),
+        ));
+    }
+    fill(
+        r#"// needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
+try {
+    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) {
+@@VALUE_FN@@@@LINE@@
+        std::timespec dbg_now{};
+        std::timespec_get(&dbg_now, TIME_UTC);
+        std::fprintf(dbg_log, "},\"timestamp\":%lld}\n",
+            static_cast<long long>(dbg_now.tv_sec) * 1000 + dbg_now.tv_nsec / 1000000);
+        std::fclose(dbg_log);
+    }
+} catch (...) {
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::C, input.log_file)),
+            (
+                "VALUE_FN",
+                if input.variables.is_empty() {
+                    ""
+                } else {
+                    CPP_VALUE_FN
+                },
+            ),
+            ("LINE", &line.join("\n")),
+        ],
+    )
+}
+
+/// POSIX sh (also bash, zsh, ksh): no JSON tool to rely on, so a function
+/// escapes each value into a JSON string, character by character. It all runs
+/// in a subshell, so no name leaks and `set -e`/`set -u` cannot stop the
+/// script; its errors go to /dev/null. Variable names are read as `${name-}`;
+/// other entries (`$1`, `$(cmd)`) are pasted inside double quotes.
+fn shell(input: &SnippetInput) -> String {
+    let mut line: Vec<String> = json_head(input)
+        .iter()
+        .enumerate()
+        .map(|(i, piece)| {
+            let so_far = if i == 0 { "" } else { "$dbg_line" };
+            format!("  dbg_line={so_far}{}", sh_quote(piece))
+        })
+        .collect();
+    for (i, name) in input.variables.iter().enumerate() {
+        let value = if is_identifier(name) || name.chars().all(|c| c.is_ascii_digit()) {
+            format!("${{{name}-}}")
+        } else {
+            name.to_string()
+        };
+        line.push(format!(
+            "  dbg_line=$dbg_line{}\"$(dbg_json \"{value}\")\"",
+            sh_quote(&json_key(i, name))
+        ));
+    }
+    fill(
+        r#"(
+  dbg_json() {
+    dbg_rest=$1 dbg_out=
+    while [ -n "$dbg_rest" ]; do
+      dbg_tail=${dbg_rest#?}
+      dbg_char=${dbg_rest%"$dbg_tail"}
+      dbg_rest=$dbg_tail
+      case $dbg_char in
+        '"' | \\) dbg_out="$dbg_out\\$dbg_char" ;;
+        [[:cntrl:]]) dbg_out="$dbg_out$(printf '\\u%04x' "'$dbg_char")" ;;
+        *) dbg_out="$dbg_out$dbg_char" ;;
+      esac
+    done
+    printf '"%s"' "$dbg_out"
+  }
+@@LINE@@
+  dbg_ms=$(date +%s%3N)
+  case $dbg_ms in '' | *[!0-9]*) dbg_ms=$(date +%s)000 ;; esac
+  printf '%s},"timestamp":%s}\n' "$dbg_line" "$dbg_ms" >> @@LOG@@
+) 2>/dev/null || true
+"#,
+        &[
+            ("LOG", &sh_quote(input.log_file)),
+            ("LINE", &line.join("\n")),
+        ],
+    )
 }
 
 #[cfg(test)]
@@ -91,13 +1133,160 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_language_comes_from_the_request_or_the_extension() {
-        assert_eq!(language_for("run.sh", None), Ok("shell"));
-        assert_eq!(language_for("tool", Some("Bash")), Ok("shell"));
+    fn the_language_comes_from_the_extension() {
+        for (file, language) in [
+            ("src/app.js", "javascript"),
+            ("lib/esm.mjs", "javascript"),
+            ("lib/old.cjs", "javascript"),
+            ("src/app.ts", "typescript"),
+            ("src/app.mts", "typescript"),
+            ("src/app.cts", "typescript"),
+            ("src/App.jsx", "browser"),
+            ("src/App.tsx", "browser"),
+            ("tool.py", "python"),
+            ("main.go", "go"),
+            ("src/lib.rs", "rust"),
+            ("App.java", "java"),
+            ("Main.kt", "kotlin"),
+            ("build.gradle.kts", "kotlin"),
+            ("Program.cs", "csharp"),
+            ("main.c", "c"),
+            ("util.h", "c"),
+            ("main.cpp", "cpp"),
+            ("main.cc", "cpp"),
+            ("util.hpp", "cpp"),
+            ("app.rb", "ruby"),
+            ("index.php", "php"),
+            ("App.swift", "swift"),
+            ("run.sh", "shell"),
+            ("run.bash", "shell"),
+            ("RUN.ZSH", "shell"),
+        ] {
+            assert_eq!(language_for(file, None), Ok(language), "{file}");
+        }
+    }
+
+    #[test]
+    fn a_requested_language_wins_and_aliases_count() {
+        for (requested, language) in [
+            ("Bash", "shell"),
+            ("zsh", "shell"),
+            ("node", "javascript"),
+            ("TypeScript", "typescript"),
+            ("javascript-browser", "browser"),
+            ("browser", "browser"),
+            ("py", "python"),
+            (".py", "python"),
+            ("golang", "go"),
+            ("C#", "csharp"),
+            ("c++", "cpp"),
+            ("  ruby ", "ruby"),
+        ] {
+            assert_eq!(
+                language_for("src/App.jsx", Some(requested)),
+                Ok(language),
+                "{requested}"
+            );
+        }
+        // A blank request falls back to the extension.
+        assert_eq!(language_for("tool.py", Some("  ")), Ok("python"));
+    }
+
+    #[test]
+    fn unknown_languages_are_refused_with_the_supported_list() {
+        let err = language_for("tool.py", Some("cobol")).unwrap_err();
+        assert_eq!(err.language, "cobol");
+        let message = err.to_string();
+        for (name, _, _) in LANGUAGES {
+            assert!(message.contains(name), "{message} lacks {name}");
+        }
+        assert!(language_for("Makefile", None)
+            .unwrap_err()
+            .to_string()
+            .contains("no extension"));
+        assert!(language_for("notes.txt", None)
+            .unwrap_err()
+            .to_string()
+            .contains(".txt"));
+    }
+
+    #[test]
+    fn browser_needs_the_ingest_url() {
+        let probe = Probe {
+            id: "p1".into(),
+            file: "App.jsx".into(),
+            line: None,
+            round: 1,
+            hypothesis_id: None,
+            language: None,
+            state: crate::core::model::ProbeState::Issued,
+        };
+        let mut input = SnippetInput {
+            probe: &probe,
+            session_id: "s",
+            session_tag: "s",
+            log_file: "/tmp/log",
+            message: "m",
+            variables: &[],
+            ingest_url: None,
+        };
+        let err = snippet("browser", &input).unwrap_err();
+        assert!(err.to_string().contains("ingest"), "{err}");
+        // The engine asks first, so no probe is registered for nothing.
+        assert_eq!(check_writable("jsx", None), Err(err));
+        assert_eq!(check_writable("python", None), Ok(()));
+        assert!(check_writable("cobol", Some("http://x")).is_err());
+        input.ingest_url = Some("http://127.0.0.1:1/ingest/t");
+        assert!(snippet("browser", &input)
+            .unwrap()
+            .contains("fetch(\"http://127.0.0.1:1/ingest/t\""));
+    }
+
+    #[test]
+    fn literals_escape_what_each_language_reads_specially() {
+        let text = "a\"b\\c$d#e?f\ng\u{1}h";
+        assert_eq!(lit(Lit::Python, text), r#""a\"b\\c$d#e?f\ng\u0001h""#);
+        assert_eq!(lit(Lit::Kotlin, text), r#""a\"b\\c\$d#e?f\ng\u0001h""#);
+        assert_eq!(lit(Lit::Php, text), r#""a\"b\\c\$d#e?f\ng\u{1}h""#);
+        assert_eq!(lit(Lit::Ruby, text), r#""a\"b\\c$d\#e?f\ng\u{1}h""#);
+        assert_eq!(lit(Lit::C, text), r#""a\"b\\c$d#e\?f\ng\001h""#);
+        assert_eq!(lit(Lit::Java, text), r#""a\"b\\c$d#e?f\ng\001h""#);
+        assert_eq!(lit(Lit::C, "\u{85}"), r#""\302\205""#);
+        assert_eq!(lit(Lit::Js, "\u{2028}é"), r#""\u2028é""#);
+        assert_eq!(sh_quote("it's $x"), r#"'it'\''s $x'"#);
+    }
+
+    #[test]
+    fn blank_and_repeated_variables_are_dropped() {
+        let probe = Probe {
+            id: "p1".into(),
+            file: "main.go".into(),
+            line: None,
+            round: 1,
+            hypothesis_id: None,
+            language: None,
+            state: crate::core::model::ProbeState::Issued,
+        };
+        let input = SnippetInput {
+            probe: &probe,
+            session_id: "s",
+            session_tag: "s",
+            log_file: "/tmp/log",
+            message: "m",
+            variables: &["count", " ", "count ", "total"],
+            ingest_url: None,
+        };
+        let block = snippet("go", &input).unwrap();
+        assert_eq!(block.matches("\"count\": count,").count(), 1, "{block}");
+        assert!(block.contains("\"total\": total,"), "{block}");
+        assert!(json_head(&input).contains(&",\"hypothesisId\":null".to_string()));
+    }
+
+    #[test]
+    fn slots_are_filled_once() {
         assert_eq!(
-            language_for("app.py", None),
-            Err(UnsupportedLanguage("py".into()))
+            fill("<@@A@@|@@B@@>", &[("A", "@@B@@"), ("B", "b")]),
+            "<@@B@@|b>"
         );
-        assert!(language_for("Makefile", None).is_err());
     }
 }

@@ -1,0 +1,832 @@
+//! Probe snippets: a snapshot of every language's block for one input whose
+//! message holds what string literals and JSON treat specially, and, for
+//! every language whose toolchain is on this machine, the block run for real
+//! inside a small program: the log line must parse and carry exactly what was
+//! asked, and a log file in a missing directory must not disturb the program.
+//! A missing toolchain prints `skipped: ...` (run with `--nocapture` to see).
+
+use debug_sidecar::core::model::{Probe, ProbeState};
+use debug_sidecar::workspace::snippet::{language_for, snippet, SnippetInput};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Quotes, a backslash, `$`, `%`, `#{`, a trigraph, non-ASCII, a tab and a
+/// line break: every one must come back exactly.
+const MESSAGE: &str = "total's \"50% off\" \\ $HOME #{x} ??/ für ✓\tand\nmore";
+
+/// Every canonical language with the extension its test file uses.
+const LANGUAGES: &[(&str, &str)] = &[
+    ("javascript", "js"),
+    ("typescript", "ts"),
+    ("browser", "jsx"),
+    ("python", "py"),
+    ("go", "go"),
+    ("rust", "rs"),
+    ("java", "java"),
+    ("kotlin", "kt"),
+    ("csharp", "cs"),
+    ("c", "c"),
+    ("cpp", "cpp"),
+    ("ruby", "rb"),
+    ("php", "php"),
+    ("swift", "swift"),
+    ("shell", "sh"),
+];
+
+fn probe(id: &str, extension: &str) -> Probe {
+    Probe {
+        id: id.into(),
+        file: format!("src/checkout.{extension}"),
+        line: Some(42),
+        round: 1,
+        hypothesis_id: Some("H1".into()),
+        language: None,
+        state: ProbeState::Issued,
+    }
+}
+
+fn block(language: &str, probe: &Probe, log_file: &str, ingest_url: Option<&str>) -> String {
+    block_with(
+        language,
+        probe,
+        log_file,
+        ingest_url,
+        &["count", "ratio", "name"],
+    )
+}
+
+fn block_with(
+    language: &str,
+    probe: &Probe,
+    log_file: &str,
+    ingest_url: Option<&str>,
+    variables: &[&str],
+) -> String {
+    snippet(
+        language,
+        &SnippetInput {
+            probe,
+            session_id: "s-demo",
+            session_tag: "s-demo",
+            log_file,
+            message: MESSAGE,
+            variables,
+            ingest_url,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{language}: {e}"))
+}
+
+#[test]
+fn every_language_has_a_snippet() {
+    for (language, extension) in LANGUAGES {
+        let probe = probe("p7", extension);
+        let text = block(
+            language,
+            &probe,
+            "/home/ada/shop/.debug-sidecar/sessions/s-demo/runs/active.jsonl",
+            Some("http://127.0.0.1:7242/ingest/3f9c2a"),
+        );
+        let comment = if matches!(*language, "python" | "ruby" | "shell") {
+            "#"
+        } else {
+            "//"
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("{comment} #region debug-probe p7 s-demo"),
+            "{language}"
+        );
+        assert_eq!(
+            lines[lines.len() - 1],
+            format!("{comment} #endregion debug-probe p7"),
+            "{language}"
+        );
+        insta::assert_snapshot!(format!("snippet_{language}"), text);
+    }
+}
+
+#[test]
+fn file_extensions_and_aliases_pick_languages() {
+    for (language, extension) in LANGUAGES {
+        assert_eq!(
+            language_for(&format!("src/checkout.{extension}"), None),
+            Ok(*language)
+        );
+        assert_eq!(language_for("x", Some(language)), Ok(*language));
+    }
+    // An alias works wherever a name does.
+    let probe = probe("p1", "sh");
+    let input = SnippetInput {
+        probe: &probe,
+        session_id: "s",
+        session_tag: "s",
+        log_file: "/tmp/x",
+        message: "",
+        variables: &[],
+        ingest_url: None,
+    };
+    assert_eq!(snippet("Bash", &input), snippet("shell", &input));
+    assert!(snippet("cobol", &input)
+        .unwrap_err()
+        .to_string()
+        .contains("supported: javascript, typescript, browser"));
+}
+
+// ------------------------------------------------------------- running
+
+/// A scratch directory removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir = std::env::temp_dir().join(format!(
+            "debug-sidecar-snippet-{name}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// False, after saying so, when a tool is not on this machine.
+fn have(language: &str, tools: &[&str]) -> bool {
+    for tool in tools {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            eprintln!("skipped: {language} snippet not executed: `{tool}` is not installed");
+            return false;
+        }
+    }
+    true
+}
+
+fn run(dir: &Path, command: &[&str]) -> Output {
+    Command::new(command[0])
+        .args(&command[1..])
+        .current_dir(dir)
+        .env("LC_ALL", "C.UTF-8")
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"))
+}
+
+fn check(output: &Output, what: &str) {
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if line.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("{by}{line}\n")
+            }
+        })
+        .collect()
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The value every program gives `name`.
+const NAME: &str = "a\"b\\c é\nx";
+
+/// The `data` most languages log: JSON values for the program's variables.
+fn typed() -> Value {
+    json!({"count": 3, "ratio": 0.5, "name": NAME})
+}
+
+/// A program run for real: its source around the pasted blocks, how to build
+/// and run it, and the `data` its line must hold.
+struct Case {
+    language: &'static str,
+    extension: &'static str,
+    tools: &'static [&'static str],
+    file: &'static str,
+    /// The program, given the blocks already indented.
+    program: fn(&str) -> String,
+    indent: &'static str,
+    build: &'static [&'static str],
+    run: &'static [&'static str],
+    data: Value,
+    /// An expression over `count` that must log 4 (under its own text).
+    expression: &'static str,
+    /// Whether the run may print to stderr (a runtime's own warnings).
+    quiet: bool,
+}
+
+/// Builds the program with three blocks (one logging into a directory that
+/// does not exist; one logging the variables into a directory whose name
+/// needs escaping; one with no variables and no hypothesis), runs it twice,
+/// and checks every line.
+fn execute(case: Case) {
+    if !have(case.language, case.tools) {
+        return;
+    }
+    let scratch = Scratch::new(case.language);
+    let dir = &scratch.0;
+    let log_dir = dir.join("it's a $dir \"q\" #{x}");
+    std::fs::create_dir_all(&log_dir).unwrap();
+    let log = log_dir.join("active.jsonl");
+    let log_file = log.to_str().unwrap();
+    let missing = dir.join("missing").join("active.jsonl");
+    let lost = probe("p8", case.extension);
+    let kept = probe("p7", case.extension);
+    let bare = Probe {
+        hypothesis_id: None,
+        ..probe("p9", case.extension)
+    };
+    let variables = ["count", "ratio", "name", case.expression];
+    let blocks = [
+        block_with(
+            case.language,
+            &lost,
+            missing.to_str().unwrap(),
+            None,
+            &variables,
+        ),
+        block_with(case.language, &kept, log_file, None, &variables),
+        block_with(case.language, &bare, log_file, None, &[]),
+    ]
+    .concat();
+    let mut data = case.data.clone();
+    let four = data["count"].as_str().map_or(json!(4), |_| json!("4"));
+    data[case.expression] = four;
+    let source = (case.program)(&indent(&blocks, case.indent));
+    std::fs::write(dir.join(case.file), &source).unwrap();
+    if !case.build.is_empty() {
+        let output = run(dir, case.build);
+        check(&output, &format!("{} build of\n{source}", case.language));
+    }
+    let before = now_ms();
+    for _ in 0..2 {
+        let output = run(dir, case.run);
+        check(&output, &format!("{} run of\n{source}", case.language));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+        );
+        assert_eq!(stdout, "done\n", "{}", case.language);
+        assert!(
+            !case.quiet || stderr.is_empty(),
+            "{}: {stderr}",
+            case.language
+        );
+    }
+    let after = now_ms();
+    assert!(!missing.parent().unwrap().exists(), "{}", case.language);
+    let text = std::fs::read_to_string(&log)
+        .unwrap_or_else(|e| panic!("{}: no log ({e}) from\n{source}", case.language));
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}: {e} in {line}", case.language))
+        })
+        .collect();
+    assert_eq!(lines.len(), 4, "{}: {text}", case.language);
+    for (i, line) in lines.iter().enumerate() {
+        let expected = if i % 2 == 0 {
+            expected_line(&kept, &data)
+        } else {
+            expected_line(&bare, &json!({}))
+        };
+        assert_line(line, &expected, before, after, case.language);
+    }
+}
+
+/// Every field but the timestamp, as the probe must log it.
+fn expected_line(probe: &Probe, data: &Value) -> Value {
+    json!({
+        "sessionId": "s-demo",
+        "hypothesisId": probe.hypothesis_id,
+        "probeId": probe.id,
+        "location": probe.location(),
+        "message": MESSAGE,
+        "data": data,
+    })
+}
+
+fn assert_line(line: &Value, expected: &Value, before: u64, after: u64, language: &str) {
+    let mut fields = line.as_object().unwrap().clone();
+    let timestamp = fields
+        .remove("timestamp")
+        .and_then(|t| t.as_u64())
+        .unwrap_or_else(|| panic!("{language}: no numeric timestamp in {line}"));
+    assert!(
+        before - 1000 <= timestamp && timestamp <= after + 1000,
+        "{language}: timestamp {timestamp} outside {before}..{after}"
+    );
+    assert_eq!(&Value::Object(fields), expected, "{language}: {line}");
+}
+
+fn shell_program(blocks: &str) -> String {
+    format!("set -eu\ncount=3\nratio=0.5\nname='a\"b\\c é\nx'\n{blocks}echo done\n")
+}
+
+fn shell_case(shell: &'static str) -> Case {
+    Case {
+        language: "shell",
+        extension: "sh",
+        tools: match shell {
+            "sh" => &["sh"],
+            "bash" => &["bash"],
+            _ => &["zsh"],
+        },
+        file: "main.sh",
+        program: shell_program,
+        indent: "",
+        build: &[],
+        run: match shell {
+            "sh" => &["sh", "main.sh"],
+            "bash" => &["bash", "main.sh"],
+            _ => &["zsh", "main.sh"],
+        },
+        // Shell values are strings.
+        data: json!({"count": "3", "ratio": "0.5", "name": NAME}),
+        expression: "$((count + 1))",
+        quiet: true,
+    }
+}
+
+#[test]
+fn shell_sh_runs() {
+    execute(shell_case("sh"));
+}
+
+#[test]
+fn shell_bash_runs() {
+    execute(shell_case("bash"));
+}
+
+#[test]
+fn shell_zsh_runs() {
+    execute(shell_case("zsh"));
+}
+
+#[test]
+fn python_runs() {
+    execute(Case {
+        language: "python",
+        extension: "py",
+        tools: &["python3"],
+        file: "main.py",
+        program: |blocks| {
+            format!(
+                "def main():\n    count = 3\n    ratio = 0.5\n    name = \"a\\\"b\\\\c é\\nx\"\n{blocks}    print(\"done\")\n\n\nmain()\n"
+            )
+        },
+        indent: "    ",
+        build: &[],
+        run: &["python3", "main.py"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+fn js_program(blocks: &str) -> String {
+    format!(
+        "function main() {{\n  const count = 3;\n  const ratio = 0.5;\n  const name = \"a\\\"b\\\\c é\\nx\";\n{blocks}  console.log(\"done\");\n}}\nmain();\n"
+    )
+}
+
+#[test]
+fn javascript_commonjs_runs() {
+    execute(Case {
+        language: "javascript",
+        extension: "js",
+        tools: &["node"],
+        file: "main.cjs",
+        program: js_program,
+        indent: "  ",
+        build: &[],
+        run: &["node", "main.cjs"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn javascript_es_module_runs() {
+    execute(Case {
+        language: "javascript",
+        extension: "js",
+        tools: &["node"],
+        file: "main.mjs",
+        program: js_program,
+        indent: "  ",
+        build: &[],
+        run: &["node", "main.mjs"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn typescript_runs() {
+    if !have("typescript", &["node"]) {
+        return;
+    }
+    // Node runs TypeScript itself from 22.6 on (type stripping).
+    let strips = Command::new("node")
+        .args(["--experimental-strip-types", "-e", "0"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !strips {
+        eprintln!(
+            "skipped: typescript snippet not executed: this node cannot strip types (needs 22.6+)"
+        );
+        return;
+    }
+    execute(Case {
+        language: "typescript",
+        extension: "ts",
+        tools: &["node"],
+        file: "main.ts",
+        program: js_program,
+        indent: "  ",
+        build: &[],
+        run: &["node", "--experimental-strip-types", "main.ts"],
+        data: typed(),
+        expression: "count + 1",
+        // Node warns that type stripping is experimental.
+        quiet: false,
+    });
+}
+
+/// The browser block posts to a loopback server played by this test; a
+/// second block posting to a closed port must not disturb the page.
+#[test]
+fn browser_posts_to_the_ingest_url() {
+    if !have("browser", &["node"]) {
+        return;
+    }
+    let scratch = Scratch::new("browser");
+    let dir = &scratch.0;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        let (head, length) = loop {
+            let read = stream.read(&mut buffer).unwrap_or(0);
+            if read == 0 {
+                return String::new();
+            }
+            request.extend_from_slice(&buffer[..read]);
+            if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&request[..end]).to_string();
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                request.drain(..end + 4);
+                break (head, length);
+            }
+        };
+        while request.len() < length {
+            let read = stream.read(&mut buffer).unwrap_or(0);
+            if read == 0 {
+                break;
+            }
+            request.extend_from_slice(&buffer[..read]);
+        }
+        let _ = stream.write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+        format!("{head}\r\n\r\n{}", String::from_utf8_lossy(&request))
+    });
+    let lost = probe("p8", "jsx");
+    let kept = probe("p7", "jsx");
+    let variables = ["count", "ratio", "name", "count + 1"];
+    let closed_url = format!("http://127.0.0.1:{closed_port}/ingest/t0k");
+    let url = format!("http://127.0.0.1:{port}/ingest/t0k");
+    let blocks = [
+        block_with("browser", &lost, "", Some(&closed_url), &variables),
+        block_with("browser", &kept, "", Some(&url), &variables),
+    ]
+    .concat();
+    let source = js_program(&indent(&blocks, "  "));
+    std::fs::write(dir.join("main.js"), &source).unwrap();
+    let before = now_ms();
+    let output = run(dir, &["node", "main.js"]);
+    let after = now_ms();
+    if !server.is_finished() {
+        // Node never connected: unblock the server so the test can fail.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", port));
+    }
+    let request = server.join().unwrap();
+    check(&output, &format!("browser run of\n{source}"));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    let (head, body) = request
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no request reached the ingest server:\n{source}"));
+    assert!(head.starts_with("POST /ingest/t0k HTTP/1.1"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    let line: Value = serde_json::from_str(body).unwrap();
+    let mut data = typed();
+    data["count + 1"] = json!(4);
+    assert_line(
+        &line,
+        &expected_line(&kept, &data),
+        before,
+        after,
+        "browser",
+    );
+}
+
+#[test]
+fn go_runs() {
+    execute(Case {
+        language: "go",
+        extension: "go",
+        tools: &["go"],
+        file: "main.go",
+        program: |blocks| {
+            format!(
+                "package main\n\nimport (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\nfunc main() {{\n\tcount := 3\n\tratio := 0.5\n\tname := \"a\\\"b\\\\c é\\nx\"\n{blocks}\tfmt.Println(\"done\")\n}}\n"
+            )
+        },
+        indent: "\t",
+        build: &["go", "build", "-o", "prog", "main.go"],
+        run: &["./prog"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn rust_runs() {
+    execute(Case {
+        language: "rust",
+        extension: "rs",
+        tools: &["rustc"],
+        file: "main.rs",
+        program: |blocks| {
+            format!(
+                "fn main() {{\n    let count = 3;\n    let ratio = 0.5;\n    let name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    println!(\"done\");\n}}\n"
+            )
+        },
+        indent: "    ",
+        build: &[
+            "rustc",
+            "--edition",
+            "2021",
+            "-D",
+            "warnings",
+            "-o",
+            "prog",
+            "main.rs",
+        ],
+        run: &["./prog"],
+        // Rust values are their `{:?}` text.
+        data: json!({"count": "3", "ratio": "0.5", "name": format!("{NAME:?}")}),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn java_runs() {
+    execute(Case {
+        language: "java",
+        extension: "java",
+        tools: &["java"],
+        file: "Main.java",
+        program: |blocks| {
+            format!(
+                "public class Main {{\n    public static void main(String[] args) {{\n        int count = 3;\n        double ratio = 0.5;\n        String name = \"a\\\"b\\\\c é\\nx\";\n{blocks}        System.out.println(\"done\");\n    }}\n}}\n"
+            )
+        },
+        indent: "        ",
+        build: &[],
+        // Single-file source launch (JDK 11+).
+        run: &["java", "Main.java"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn kotlin_runs() {
+    execute(Case {
+        language: "kotlin",
+        extension: "kt",
+        tools: &["kotlinc", "java"],
+        file: "main.kt",
+        program: |blocks| {
+            format!(
+                "fun main() {{\n    val count = 3\n    val ratio = 0.5\n    val name = \"a\\\"b\\\\c é\\nx\"\n{blocks}    println(\"done\")\n}}\n"
+            )
+        },
+        indent: "    ",
+        build: &["kotlinc", "main.kt", "-include-runtime", "-d", "main.jar"],
+        run: &["java", "-jar", "main.jar"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn csharp_runs() {
+    execute(Case {
+        language: "csharp",
+        extension: "cs",
+        tools: &["mcs", "mono"],
+        file: "Program.cs",
+        program: |blocks| {
+            format!(
+                "class Program\n{{\n    static void Main()\n    {{\n        int count = 3;\n        double ratio = 0.5;\n        string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}        System.Console.WriteLine(\"done\");\n    }}\n}}\n"
+            )
+        },
+        indent: "        ",
+        build: &["mcs", "-warnaserror", "-out:prog.exe", "Program.cs"],
+        run: &["mono", "prog.exe"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn c_runs() {
+    execute(Case {
+        language: "c",
+        extension: "c",
+        tools: &["gcc"],
+        file: "main.c",
+        program: |blocks| {
+            format!(
+                "#include <stdio.h>\n#include <time.h>\n\nint main(void) {{\n    int count = 3;\n    double ratio = 0.5;\n    char name[] = \"a\\\"b\\\\c é\\nx\";\n{blocks}    puts(\"done\");\n    return 0;\n}}\n"
+            )
+        },
+        indent: "    ",
+        build: &[
+            "gcc",
+            "-std=c11",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-o",
+            "prog",
+            "main.c",
+        ],
+        run: &["./prog"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn cpp_runs() {
+    execute(Case {
+        language: "cpp",
+        extension: "cpp",
+        tools: &["g++"],
+        file: "main.cpp",
+        program: |blocks| {
+            format!(
+                "#include <cstdio>\n#include <ctime>\n#include <string>\n#include <string_view>\n#include <type_traits>\n\nint main() {{\n    int count = 3;\n    double ratio = 0.5;\n    std::string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    std::puts(\"done\");\n    return 0;\n}}\n"
+            )
+        },
+        indent: "    ",
+        build: &[
+            "g++",
+            "-std=c++17",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-o",
+            "prog",
+            "main.cpp",
+        ],
+        run: &["./prog"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn ruby_runs() {
+    execute(Case {
+        language: "ruby",
+        extension: "rb",
+        tools: &["ruby"],
+        file: "main.rb",
+        program: |blocks| {
+            format!(
+                "def main\n  count = 3\n  ratio = 0.5\n  name = \"a\\\"b\\\\c é\\nx\"\n{blocks}  puts \"done\"\nend\n\nmain\n"
+            )
+        },
+        indent: "  ",
+        build: &[],
+        run: &["ruby", "-w", "main.rb"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn php_runs() {
+    execute(Case {
+        language: "php",
+        extension: "php",
+        tools: &["php"],
+        file: "main.php",
+        program: |blocks| {
+            format!(
+                "<?php\nfunction main() {{\n    $count = 3;\n    $ratio = 0.5;\n    $name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    echo \"done\\n\";\n}}\nmain();\n"
+            )
+        },
+        indent: "    ",
+        build: &[],
+        run: &[
+            "php",
+            "-d",
+            "display_errors=stderr",
+            "-d",
+            "error_reporting=-1",
+            "main.php",
+        ],
+        data: typed(),
+        expression: "$count + 1",
+        quiet: true,
+    });
+}
+
+#[test]
+fn swift_runs() {
+    execute(Case {
+        language: "swift",
+        extension: "swift",
+        tools: &["swiftc"],
+        file: "main.swift",
+        program: |blocks| {
+            format!(
+                "import Foundation\n\nlet count = 3\nlet ratio = 0.5\nlet name = \"a\\\"b\\\\c é\\nx\"\n{blocks}print(\"done\")\n"
+            )
+        },
+        indent: "",
+        build: &["swiftc", "-o", "prog", "main.swift"],
+        run: &["./prog"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    });
+}
