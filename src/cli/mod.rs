@@ -2,6 +2,7 @@
 
 mod check;
 mod demo;
+mod evidence;
 mod status;
 
 use clap::{Parser, Subcommand};
@@ -44,12 +45,42 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// The workspace (default: the current directory).
+        #[command(flatten)]
+        place: Where,
+    },
+    /// Show a run's log lines (default: the current run of the most recent
+    /// session), or `--summary` for per-probe figures.
+    Logs {
+        #[command(flatten)]
+        place: Where,
+        /// A run id (default: the session's current run).
         #[arg(long)]
-        workspace: Option<std::path::PathBuf>,
-        /// The state directory (default: $DEBUG_SIDECAR_DIR, else <workspace>/.debug-sidecar).
+        run: Option<String>,
         #[arg(long)]
-        state_dir: Option<std::path::PathBuf>,
+        probe: Option<String>,
+        #[arg(long)]
+        hypothesis: Option<String>,
+        /// Only lines containing this text.
+        #[arg(long)]
+        contains: Option<String>,
+        /// At most this many lines (default 50, at most 500).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Per-probe counts, first and last time, a few values.
+        #[arg(long)]
+        summary: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the probe ledger, and what the last scan found beside it.
+    Probes {
+        #[command(flatten)]
+        place: Where,
+        /// Scan the workspace first.
+        #[arg(long)]
+        rescan: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// Run a whole scripted debug session on a bundled buggy program and show
     /// what an editor would display and what the model would be told.
@@ -68,16 +99,67 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::hook::run_stdio(dialect, &event);
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Status {
+        Some(Command::Status { json, place }) => status::run(place, json),
+        Some(Command::Logs {
+            place,
+            run,
+            probe,
+            hypothesis,
+            contains,
+            limit,
+            summary,
             json,
-            workspace,
-            state_dir,
-        }) => status::run(workspace, state_dir, json),
+        }) => evidence::logs(
+            place,
+            evidence::LogsArgs {
+                run,
+                probe,
+                hypothesis,
+                contains,
+                limit,
+                summary,
+                json,
+            },
+        ),
+        Some(Command::Probes {
+            place,
+            rescan,
+            json,
+        }) => evidence::probes(place, rescan, json),
         Some(Command::Serve) | None => {
             let code = crate::rpc::serve_stdio()?;
             // Exit at once: the runtime's stdin reader is a blocking thread
             // that would keep the process alive while the client holds the pipe.
             std::process::exit(code)
         }
+    }
+}
+
+/// Which workspace, state directory and session a command for people reads.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Where {
+    /// The workspace (default: the current directory).
+    #[arg(long)]
+    pub workspace: Option<std::path::PathBuf>,
+    /// The state directory (default: $DEBUG_SIDECAR_DIR, else <workspace>/.debug-sidecar).
+    #[arg(long)]
+    pub state_dir: Option<std::path::PathBuf>,
+    /// The session (default: the most recently active one).
+    #[arg(long)]
+    pub session: Option<String>,
+}
+
+impl Where {
+    /// An engine on the workspace's saved state, and the session meant.
+    fn open(self) -> anyhow::Result<(crate::engine::Engine, String)> {
+        let root = match self.workspace {
+            Some(root) => root,
+            None => std::env::current_dir()?,
+        };
+        let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir);
+        let store = crate::workspace::store::FileStore::new(&config.state_dir);
+        let mut engine = crate::engine::Engine::new(config, Box::new(store));
+        let session = engine.resolve(self.session.as_deref())?;
+        Ok((engine, session))
     }
 }

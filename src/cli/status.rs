@@ -1,24 +1,14 @@
 //! `debug-sidecar status`: the workspace's debug sessions, for people (a
 //! table) and scripts (`--json`).
 
-use crate::engine::{Engine, EngineConfig, SessionSummary};
-use crate::workspace::store::FileStore;
-use std::path::PathBuf;
+use super::Where;
+use crate::engine::SessionSummary;
 use std::process::ExitCode;
 
-pub fn run(
-    workspace: Option<PathBuf>,
-    state_dir: Option<PathBuf>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    let root = match workspace {
-        Some(root) => root,
-        None => std::env::current_dir()?,
-    };
-    let config = EngineConfig::for_workspace(root, state_dir);
-    let store = FileStore::new(&config.state_dir);
-    let state_dir = config.state_dir.clone();
-    let sessions = Engine::new(config, Box::new(store)).sessions()?;
+pub fn run(place: Where, json: bool) -> anyhow::Result<ExitCode> {
+    let (mut engine, _) = place.open()?;
+    let state_dir = engine.config().state_dir.clone();
+    let sessions = engine.sessions()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&sessions)?);
         return Ok(ExitCode::SUCCESS);

@@ -181,6 +181,16 @@ pub enum ProbeState {
     Missing,
 }
 
+impl ProbeState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeState::Issued => "issued",
+            ProbeState::Live => "live",
+            ProbeState::Missing => "missing",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Probe {

@@ -694,19 +694,23 @@ impl Engine {
     fn log_run(&mut self, session_id: &str, run: Option<&str>) -> Result<LogRun, EngineError> {
         let stored = self.store.load(session_id)?;
         let Some(session) = stored.state.session() else {
-            // After a session ends its files stay; a named one can still be read.
-            let note = "No debug session is active.".to_string();
-            return Ok(match run {
-                Some(run) if runlog::run_file(&self.runs_dir(session_id), run).exists() => LogRun {
-                    file: runlog::run_file(&self.runs_dir(session_id), run),
-                    run: Some(run.to_string()),
-                    note: None,
-                },
-                _ => LogRun {
-                    file: PathBuf::new(),
-                    run: None,
-                    note: Some(note),
-                },
+            // After a session ends its run files stay: the one named, else the last.
+            let runs = runlog::list_runs(&self.runs_dir(session_id));
+            let run = match run {
+                Some(run) if runs.iter().any(|r| r == run) => Some(run.to_string()),
+                _ => runs.last().cloned(),
+            };
+            let note = match &run {
+                Some(run) => format!("No debug session is active; showing its run {run}."),
+                None => "No debug session is active and it left no run logs.".to_string(),
+            };
+            return Ok(LogRun {
+                file: run
+                    .as_ref()
+                    .map(|run| runlog::run_file(&self.runs_dir(session_id), run))
+                    .unwrap_or_default(),
+                run,
+                note: Some(note),
             });
         };
         let current = session.run_id().to_string();

@@ -11,6 +11,24 @@ pub fn run_file(runs_dir: &Path, run_id: &str) -> PathBuf {
     runs_dir.join(format!("{run_id}.jsonl"))
 }
 
+/// The runs that have a file in `runs_dir`, oldest first.
+pub fn list_runs(runs_dir: &Path) -> Vec<String> {
+    let mut runs: Vec<String> = fs::read_dir(runs_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let run = name.strip_suffix(".jsonl")?.to_string();
+                    crate::core::run_id::parse_run_id(&run).map(|_| run)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    runs.sort_by(|a, b| crate::core::run_id::compare_run_ids(a, b));
+    runs
+}
+
 /// Create the run's file and point `active.jsonl` at it. The link is swapped
 /// by renaming a fresh one over it, so a probe never sees it missing.
 pub fn start_run(runs_dir: &Path, run_id: &str) -> io::Result<PathBuf> {

@@ -1,0 +1,152 @@
+//! `debug-sidecar logs` and `debug-sidecar probes`: a run's log lines and the
+//! probe ledger, for people (readable lines) and scripts (`--json`).
+
+use super::Where;
+use crate::workspace::logread::LogQuery;
+use serde_json::{json, Value};
+use std::process::ExitCode;
+
+pub struct LogsArgs {
+    pub run: Option<String>,
+    pub probe: Option<String>,
+    pub hypothesis: Option<String>,
+    pub contains: Option<String>,
+    pub limit: Option<usize>,
+    pub summary: bool,
+    pub json: bool,
+}
+
+pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
+    let (mut engine, session) = place.open()?;
+    if args.summary {
+        let (target, summary) = engine.log_summary(&session, args.run.as_deref())?;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "run": target.run, "file": target.run.as_ref().map(|_| &target.file),
+                    "summary": summary, "note": target.note,
+                }))?
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        print_note(&target.note);
+        let Some(run) = target.run else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        println!(
+            "run {run}: {} line(s), {} malformed, {} without a probe id",
+            summary.lines, summary.malformed.count, summary.without_probe
+        );
+        for probe in &summary.probes {
+            let values: Vec<String> = probe.values.iter().map(Value::to_string).collect();
+            println!(
+                "  {} {} {}x at {}  values: {}",
+                probe.probe_id,
+                probe.hypothesis_id.as_deref().unwrap_or("-"),
+                probe.count,
+                probe.location.as_deref().unwrap_or("?"),
+                values.join(" | ")
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let query = LogQuery {
+        probe: args.probe,
+        hypothesis: args.hypothesis,
+        contains: args.contains,
+        cursor: None,
+        limit: args.limit,
+        max_bytes: Some(crate::workspace::logread::MAX_MAX_BYTES),
+    };
+    let answer = engine.logs(&session, args.run.as_deref(), &query)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "run": answer.target.run, "entries": answer.page.entries,
+                "total": answer.total, "malformed": answer.page.malformed,
+                "more": answer.page.next_cursor.is_some(), "note": answer.target.note,
+            }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_note(&answer.target.note);
+    for entry in &answer.page.entries {
+        let e = &entry.entry;
+        let text = |key: &str| {
+            e.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("-")
+                .to_string()
+        };
+        println!(
+            "{:>5}  {} {} {}  {}  {}",
+            entry.line,
+            text("probeId"),
+            text("hypothesisId"),
+            text("location"),
+            text("message"),
+            e.get("data").map(Value::to_string).unwrap_or_default()
+        );
+    }
+    if answer.page.next_cursor.is_some() {
+        println!("… more lines; narrow with --probe/--contains or raise --limit");
+    }
+    if answer.page.malformed.count > 0 {
+        println!(
+            "{} malformed line(s): {:?}",
+            answer.page.malformed.count, answer.page.malformed.lines
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_note(note: &Option<String>) {
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
+}
+
+pub fn probes(place: Where, rescan: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let (mut engine, session) = place.open()?;
+    let ledger = engine.probes(&session, rescan, crate::engine::owner::now_ms())?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "sessionId": session, "probes": ledger.probes, "live": ledger.live,
+                "missing": ledger.missing, "untracked": ledger.untracked,
+                "foreign": ledger.foreign, "halfRemoved": ledger.half_removed,
+            }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if ledger.probes.is_empty() {
+        println!("Session {session}: no probes in the ledger.");
+    }
+    for probe in &ledger.probes {
+        println!(
+            "{:<5} {:<8} {:<4} {}",
+            probe.id,
+            probe.state.as_str(),
+            probe.hypothesis_id.as_deref().unwrap_or("-"),
+            probe.location()
+        );
+    }
+    for foreign in &ledger.foreign {
+        println!(
+            "foreign  {}:{}  {}",
+            foreign.file,
+            foreign.line,
+            foreign.kind.describe()
+        );
+    }
+    for half in &ledger.half_removed {
+        println!(
+            "half-removed  {}:{}  {}",
+            half.file, half.line, half.probe_id
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
