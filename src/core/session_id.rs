@@ -8,16 +8,19 @@ pub const MAX_SESSION_ID_LEN: usize = 128;
 /// The session used when a request names none and nothing else is known.
 pub const DEFAULT_SESSION: &str = "default";
 
+/// A session id is also the tag written into probe markers, which are read
+/// back by splitting on whitespace inside any language's comment: only
+/// letters, digits, `.`, `_` and `-` survive that (harness ids are UUIDs).
 pub fn check_session_id(id: &str) -> Result<(), DomainError> {
     let reason = if id.is_empty() {
         "must not be empty"
     } else if id.len() > MAX_SESSION_ID_LEN {
         "must be at most 128 bytes"
-    } else if id
+    } else if !id
         .chars()
-        .any(|c| matches!(c, '/' | '\\' | ':') || c.is_control())
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
     {
-        "must not contain path separators, colons or control characters"
+        "may only hold letters, digits, `.`, `_` and `-` (no spaces, no path separators)"
     } else if id.starts_with('.') {
         "must not start with a dot"
     } else {
@@ -41,6 +44,9 @@ mod tests {
             ".hidden",
             "c:x",
             "a\nb",
+            "my session",
+            "a\u{2028}b",
+            "café",
         ] {
             assert!(check_session_id(bad).is_err(), "{bad:?} was accepted");
         }

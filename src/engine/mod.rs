@@ -470,17 +470,15 @@ impl Engine {
         last_message: Option<&str>,
         now: u64,
     ) -> Result<StopAnswer, EngineError> {
-        if last_message.is_some_and(|m| !m.trim().is_empty())
-            && self.store.load(session_id)?.state.session().is_some()
-        {
-            self.apply(
-                session_id,
-                Command::AssistantMessage,
-                now,
-                ScanTiming::Inline,
-            )?;
-        }
-        let applied = self.apply(session_id, Command::Stop, now, ScanTiming::Inline)?;
+        // The message and the stop are one moment: one write, one revision.
+        let spoke = last_message.is_some_and(|m| !m.trim().is_empty());
+        let facts: &[Command] = if spoke {
+            &[Command::AssistantMessage]
+        } else {
+            &[]
+        };
+        let applied =
+            self.apply_with_facts(session_id, facts, Command::Stop, now, ScanTiming::Inline)?;
         let decision = applied
             .effects
             .into_iter()
@@ -938,10 +936,16 @@ impl Engine {
         now: u64,
         apply: &mut dyn FnMut(&mut Activity),
     ) -> Result<(), EngineError> {
+        // What observers last heard, and what is saved now (another process
+        // may have written since): "nothing changed" is decided on the saved one.
         let known = self.activity_of(session_id)?.clone();
-        let mut candidate = known.clone();
+        let saved = self.store.load_activity(session_id)?;
+        let mut candidate = saved.clone();
         apply(&mut candidate);
-        if candidate.same_as(&known) {
+        if candidate.same_as(&saved) {
+            if saved.revision != known.revision {
+                self.announce_activity(session_id, &known, saved, now);
+            }
             return Ok(());
         }
         let saved = self.store.update_activity(session_id, apply)?;

@@ -114,7 +114,14 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
             // does it now, on the edited files only when they are known.
             if is_edit_tool(tool) && !engine.take_scan_requests().is_empty() {
                 match edited_files(&tool_input) {
-                    Some(files) => drop(engine.rescan_files(&session, &files, now)?),
+                    Some(files) => {
+                        // Relative paths (Codex patches) are the hook's `cwd`'s.
+                        let files: Vec<String> = files
+                            .iter()
+                            .map(|f| cwd.join(f).to_string_lossy().into_owned())
+                            .collect();
+                        drop(engine.rescan_files(&session, &files, now)?)
+                    }
                     None => drop(engine.rescan(&session, now)?),
                 }
             }

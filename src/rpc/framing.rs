@@ -4,11 +4,9 @@
 //! and each bad frame becomes one injected request that `guard` answers with
 //! the error it describes. The process keeps serving either way.
 
-use serde::de::IgnoredAny;
-use serde::Deserialize;
 use serde_json::{json, Value};
-use std::borrow::Cow;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tower_lsp_server::jsonrpc::{Request, Response};
 
 /// The largest message body accepted (documented in `protocol/README.md`).
 pub const MAX_BODY: usize = 8 * 1024 * 1024;
@@ -61,7 +59,9 @@ impl BadFrame {
 
     fn invalid(id: Value, message: impl Into<String>) -> Self {
         BadFrame {
-            id,
+            // Our answer must itself parse as a message: an id the server's
+            // types refuse becomes null.
+            id: if valid_id(&id) { id } else { Value::Null },
             code: super::errors::INVALID_REQUEST,
             message: message.into(),
         }
@@ -117,7 +117,7 @@ impl FrameReader {
     /// The next whole frame's body, a bad frame, or `None` for "need more bytes".
     pub fn next_frame(&mut self) -> Option<Result<Vec<u8>, BadFrame>> {
         if self.resync {
-            match find(self.unread(), b"Content-Length") {
+            match find_header_name(self.unread()) {
                 Some(at) => {
                     self.consume(at);
                     self.resync = false;
@@ -190,70 +190,58 @@ fn content_length(header: &str) -> Result<usize, String> {
     length.ok_or_else(|| "missing Content-Length header".to_string())
 }
 
-/// The parts of a message the checks read; `params` is skipped unparsed.
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow, default)]
-    jsonrpc: Option<Cow<'a, str>>,
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<Value>,
-    #[serde(default)]
-    result: Seen,
-    #[serde(default)]
-    error: Seen,
-}
-
-/// Whether a key was present at all, `null` included.
-#[derive(Default)]
-struct Seen(bool);
-
-impl<'de> Deserialize<'de> for Seen {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        IgnoredAny::deserialize(deserializer)?;
-        Ok(Seen(true))
-    }
-}
-
-/// A body the server can take: UTF-8, JSON, one JSON-RPC 2.0 message.
-/// The body is checked without building it as a value: the server parses it.
+/// A body the server can take: UTF-8, JSON, one JSON-RPC 2.0 message that
+/// tower-lsp-server itself will parse. It is parsed here with the server's
+/// own types, because a body the server fails to parse ends its input
+/// stream (an id that is not an i64, a lone surrogate, deep nesting).
 fn check_body(body: Vec<u8>) -> Result<Vec<u8>, BadFrame> {
     let text = std::str::from_utf8(&body)
         .map_err(|e| BadFrame::parse(format!("message body is not UTF-8: {e}")))?;
-    let envelope: Envelope = match serde_json::from_str(text) {
-        Ok(envelope) => envelope,
-        Err(error) => {
-            return Err(match serde_json::from_str::<Value>(text) {
-                Err(e) => BadFrame::parse(format!("message body is not JSON: {e}")),
-                Ok(Value::Array(_)) => BadFrame::invalid(Value::Null, "batches are not supported"),
-                Ok(Value::Object(object)) => BadFrame::invalid(
-                    object.get("id").cloned().unwrap_or(Value::Null),
-                    format!("not a JSON-RPC 2.0 message: {error}"),
-                ),
-                Ok(_) => BadFrame::invalid(Value::Null, "a message must be a JSON object"),
-            })
-        }
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| BadFrame::parse(format!("message body is not JSON: {e}")))?;
+    let Some(object) = value.as_object() else {
+        let what = if value.is_array() {
+            "batches are not supported"
+        } else {
+            "a message must be a JSON object"
+        };
+        return Err(BadFrame::invalid(Value::Null, what));
     };
-    let id = envelope.id.clone().unwrap_or(Value::Null);
-    if envelope.jsonrpc.as_deref() != Some("2.0") {
+    let id = object.get("id").cloned().unwrap_or(Value::Null);
+    if object.get("jsonrpc") != Some(&json!("2.0")) {
         return Err(BadFrame::invalid(id, "`jsonrpc` must be \"2.0\""));
     }
-    let valid_id = matches!(id, Value::Null | Value::Number(_) | Value::String(_));
-    match envelope.method {
+    match object.get("method") {
         Some(Value::String(method)) if method == FRAME_ERROR_METHOD => {
             Err(BadFrame::invalid(id, "reserved method name"))
         }
-        Some(Value::String(_)) if valid_id => Ok(body),
-        Some(Value::String(_)) => Err(BadFrame::invalid(
-            Value::Null,
-            "`id` must be a number or a string",
-        )),
+        Some(Value::String(_)) => match serde_json::from_str::<Request>(text) {
+            Ok(_) => Ok(body),
+            Err(e) if !valid_id(&id) => Err(BadFrame::invalid(
+                Value::Null,
+                format!("`id` must be an integer, a string or null ({e})"),
+            )),
+            Err(e) => Err(BadFrame::invalid(
+                id,
+                format!("not a JSON-RPC 2.0 request: {e}"),
+            )),
+        },
         Some(_) => Err(BadFrame::invalid(id, "`method` must be a string")),
         // A response to a request of ours.
-        None if envelope.result.0 || envelope.error.0 => Ok(body),
+        None if object.contains_key("result") || object.contains_key("error") => {
+            serde_json::from_str::<Response>(text)
+                .map(|_| body)
+                .map_err(|e| {
+                    BadFrame::invalid(Value::Null, format!("not a JSON-RPC 2.0 response: {e}"))
+                })
+        }
         None => Err(BadFrame::invalid(id, "neither a request nor a response")),
     }
+}
+
+/// The ids the server's own types accept.
+fn valid_id(id: &Value) -> bool {
+    id.is_null() || id.is_string() || id.as_i64().is_some()
 }
 
 async fn forward<W: AsyncWrite + Unpin>(output: &mut W, body: &[u8]) -> std::io::Result<()> {
@@ -273,6 +261,14 @@ async fn inject<W: AsyncWrite + Unpin>(output: &mut W, bad: BadFrame) -> std::io
         "params": { "code": bad.code, "message": bad.message },
     });
     forward(output, body.to_string().as_bytes()).await
+}
+
+/// Where a `Content-Length` header begins, in any letter case.
+fn find_header_name(haystack: &[u8]) -> Option<usize> {
+    const NAME: &[u8] = b"content-length";
+    haystack
+        .windows(NAME.len())
+        .position(|w| w.eq_ignore_ascii_case(NAME))
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -336,6 +332,21 @@ mod tests {
                 "`id`",
             ),
             (frame(r#"{"jsonrpc":"2.0","id":4}"#), -32600, "neither"),
+            (
+                frame(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#),
+                -32600,
+                "`id`",
+            ),
+            (
+                frame(r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}"#),
+                -32600,
+                "`id`",
+            ),
+            (
+                frame(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"\ud800"}}"#),
+                -32700,
+                "not JSON",
+            ),
         ];
         for (bad, code, words) in cases {
             let mut reader = FrameReader::new(MAX_BODY);
@@ -348,6 +359,44 @@ mod tests {
             assert!(error.message.contains(words), "{words}: {error:?}");
             assert_eq!(out[1], Ok(PING.into()), "{words}");
         }
+    }
+
+    #[test]
+    fn every_forwarded_or_injected_frame_parses_as_a_server_message() {
+        let nested = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let bodies = [
+            r#"{"jsonrpc":"2.0","id":[1]}"#.to_string(),
+            r#"{"jsonrpc":"1.0","id":{},"method":"x"}"#.to_string(),
+            format!(r#"{{"jsonrpc":"2.0","id":2,"method":"x","params":{nested}}}"#),
+            PING.to_string(),
+        ];
+        for body in bodies {
+            let mut reader = FrameReader::new(MAX_BODY);
+            reader.push(&frame(&body));
+            let out = match reader.next_frame().unwrap() {
+                Ok(forwarded) => forwarded,
+                Err(bad) => json!({"jsonrpc": "2.0", "id": bad.id, "method": FRAME_ERROR_METHOD,
+                                   "params": {"code": bad.code, "message": bad.message}})
+                .to_string()
+                .into_bytes(),
+            };
+            let text = String::from_utf8(out).unwrap();
+            assert!(
+                serde_json::from_str::<Request>(&text).is_ok()
+                    || serde_json::from_str::<Response>(&text).is_ok(),
+                "{body} became {text}, which the server cannot parse"
+            );
+        }
+    }
+
+    #[test]
+    fn resync_finds_a_lowercase_header() {
+        let mut reader = FrameReader::new(MAX_BODY);
+        reader.push(b"Content-Length: x\r\n\r\ngarbage");
+        reader.push(format!("content-length: {}\r\n\r\n{PING}", PING.len()).as_bytes());
+        let out = frames(&mut reader);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert_eq!(out[1], Ok(PING.into()));
     }
 
     #[test]

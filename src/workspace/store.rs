@@ -149,6 +149,8 @@ pub struct FileStore {
     /// file it came from: a read whose file has the same stamp (every write
     /// renames a new file into place) returns it without parsing.
     cache: HashMap<String, (FileStamp, Stored)>,
+    /// The same for activity files, read on every harness event.
+    activity_cache: HashMap<String, (FileStamp, Activity)>,
 }
 
 /// What identifies one version of a file.
@@ -179,6 +181,7 @@ impl FileStore {
             durable: true,
             warnings: HashMap::new(),
             cache: HashMap::new(),
+            activity_cache: HashMap::new(),
         }
     }
 
@@ -401,6 +404,9 @@ impl Store for FileStore {
     ) -> Result<Update, StoreError> {
         // The lock is released when `lock` is dropped, on every path out.
         let lock = self.lock(session_id)?;
+        // Under the lock the file itself is the truth: a stamp (time, size,
+        // inode) can repeat across versions, so the cache is not consulted.
+        self.cache.remove(session_id);
         let current = self.read(session_id, now)?;
         let next = match apply(&current.state) {
             Ok(next) if next == current.state => return Ok(Update::Unchanged(current)),
@@ -480,8 +486,28 @@ impl Store for FileStore {
         Ok(newest.map(|(_, id)| id))
     }
 
+    /// Unchanged files (same stamp) are not parsed again.
     fn load_activity(&mut self, session_id: &str) -> Result<Activity, StoreError> {
-        self.read_activity(session_id)
+        let path = self.activity_file(session_id);
+        let stamp = FileStamp::of(&path).ok();
+        if let (Some(stamp), Some((cached, activity))) =
+            (stamp, self.activity_cache.get(session_id))
+        {
+            if stamp == *cached {
+                return Ok(activity.clone());
+            }
+        }
+        let activity = self.read_activity(session_id)?;
+        match stamp {
+            Some(stamp) => {
+                self.activity_cache
+                    .insert(session_id.to_string(), (stamp, activity.clone()));
+            }
+            None => {
+                self.activity_cache.remove(session_id);
+            }
+        }
+        Ok(activity)
     }
 
     fn update_activity(
