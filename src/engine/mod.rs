@@ -253,8 +253,10 @@ impl Engine {
     /// it is newer than the last one announced.
     pub fn refresh(&mut self, session_id: &str, now: u64) -> Result<(), EngineError> {
         let stored = self.store.load(session_id)?;
+        // Any other revision is news: after a damaged file is moved aside or
+        // a session is reset, revisions start again from 1.
         let known = self.announced.get(session_id).copied().unwrap_or(0);
-        if stored.revision > known {
+        if stored.revision != known {
             self.announce(session_id, &stored);
         }
         let saved = self.store.load_activity(session_id)?;

@@ -52,14 +52,27 @@ pub fn copy_in(source: &Path, dir: &Path) -> io::Result<PathBuf> {
         Some((stem, extension)) if !stem.is_empty() => (stem.to_string(), format!(".{extension}")),
         _ => (name.clone(), String::new()),
     };
-    let mut target = dir.join(&name);
-    let mut n = 2;
-    while target.exists() {
-        target = dir.join(format!("{stem}-{n}{extension}"));
-        n += 1;
+    // Claim the name with `create_new`, so two copies never share one.
+    let mut n = 1;
+    loop {
+        let target = if n == 1 {
+            dir.join(&name)
+        } else {
+            dir.join(format!("{stem}-{n}{extension}"))
+        };
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+        {
+            Ok(mut claimed) => {
+                io::copy(&mut fs::File::open(source)?, &mut claimed)?;
+                return Ok(target);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => n += 1,
+            Err(e) => return Err(e),
+        }
     }
-    fs::copy(source, &target)?;
-    Ok(target)
 }
 
 #[cfg(test)]

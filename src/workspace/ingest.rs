@@ -164,10 +164,10 @@ pub async fn start(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
         port: address.port(),
         pid: std::process::id(),
     };
-    fs::write(
-        state_dir.join(INFO_FILE),
-        serde_json::to_vec(&info).map_err(io::Error::other)?,
-    )?;
+    // Written whole and renamed, so a reader never sees half of it.
+    let temp = state_dir.join(format!(".{INFO_FILE}.{}.tmp", std::process::id()));
+    fs::write(&temp, serde_json::to_vec(&info).map_err(io::Error::other)?)?;
+    fs::rename(&temp, state_dir.join(INFO_FILE))?;
     let app = router(state_dir);
     tokio::spawn(async move {
         if let Err(error) = axum::serve(listener, app).await {

@@ -175,14 +175,14 @@ pub fn scan_paths(root: &Path, paths: &[PathBuf]) -> Findings {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            let Ok(bytes) = fs::read(entry.path()) else {
+            let Some(bytes) = read_text_file(entry.path()) else {
                 return WalkState::Continue;
             };
             let mut findings = Findings {
                 files_read: 1,
                 ..Findings::default()
             };
-            if !is_binary(&bytes) && NEEDLES.iter().any(|n| memmem::find(&bytes, n).is_some()) {
+            if NEEDLES.iter().any(|n| memmem::find(&bytes, n).is_some()) {
                 let file = relative(root, entry.path());
                 scan_text(&file, &String::from_utf8_lossy(&bytes), &mut findings);
             }
@@ -269,6 +269,30 @@ pub fn leftovers(findings: &Findings) -> Vec<Leftover> {
     }
     out.sort();
     out
+}
+
+/// A file's bytes, unless it is binary (a NUL in its first 8 KiB, read
+/// before the rest so a large binary file costs no more than that).
+fn read_text_file(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut file = fs::File::open(path).ok()?;
+    let mut head = vec![0u8; BINARY_SNIFF];
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(_) => return None,
+        }
+    }
+    head.truncate(filled);
+    if is_binary(&head) {
+        return None;
+    }
+    if filled == BINARY_SNIFF {
+        file.read_to_end(&mut head).ok()?;
+    }
+    Some(head)
 }
 
 fn is_binary(bytes: &[u8]) -> bool {

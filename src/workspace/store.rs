@@ -249,6 +249,12 @@ impl FileStore {
             .ok()
             .filter(Value::is_object)
         else {
+            // Move it aside only under the session's lock, and only if it is
+            // still the damaged file: a writer may have replaced it meanwhile.
+            let _lock = self.lock(session_id).ok();
+            if fs::read(&path).ok().as_deref() != Some(text.as_slice()) {
+                return self.read_file(session_id, &path, now);
+            }
             let aside = path.with_file_name(format!("{STATE_FILE}.corrupt-{now}"));
             let warning = match fs::rename(&path, &aside) {
                 Ok(()) => format!(
