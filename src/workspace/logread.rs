@@ -109,14 +109,17 @@ pub fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
     let mut raw = Vec::new();
     let mut used = 0usize;
     loop {
-        raw.clear();
-        let read = reader.read_until(b'\n', &mut raw)?;
-        if read == 0 {
+        // A line longer than the cap is never held whole.
+        let Some((read, whole)) = read_line_capped(&mut reader, &mut raw, max_bytes + 2)? else {
             return Ok(page);
-        }
+        };
         let here = (offset, line);
-        offset += read as u64;
+        offset += read;
         line += 1;
+        if !whole {
+            page.oversized.push(line);
+            continue;
+        }
         let text = String::from_utf8_lossy(&raw);
         let text = text.trim_end_matches(['\n', '\r']);
         if text.trim().is_empty() {
@@ -219,12 +222,14 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
     let mut probes: Vec<Figures> = Vec::new();
     let mut raw = Vec::new();
     let mut number = 0u64;
-    loop {
-        raw.clear();
-        if reader.read_until(b'\n', &mut raw)? == 0 {
-            break;
-        }
+    while let Some((_, whole)) = read_line_capped(&mut reader, &mut raw, MAX_SUMMARY_LINE)? {
         number += 1;
+        if !whole {
+            // Not held in memory, so not read: counted as malformed.
+            summary.lines += 1;
+            summary.malformed.note(number);
+            continue;
+        }
         let text = trim_line(&raw);
         if text.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -287,6 +292,41 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
     }
     summary.probes = probes.into_iter().map(|p| p.figures).collect();
     Ok(summary)
+}
+
+/// The longest line a summary reads; longer ones are counted as malformed.
+const MAX_SUMMARY_LINE: usize = 4 * 1024 * 1024;
+
+/// One line (through `\n`) into `buf`, keeping at most `cap` bytes of it:
+/// the bytes consumed and whether the line fit; None at the end of input.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<Option<(u64, bool)>> {
+    buf.clear();
+    let (mut consumed, mut whole) = (0u64, true);
+    loop {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok((consumed > 0).then_some((consumed, whole)));
+        }
+        let (chunk, done) = match memchr::memchr(b'\n', available) {
+            Some(at) => (&available[..=at], true),
+            None => (available, false),
+        };
+        let room = cap.saturating_sub(buf.len());
+        if chunk.len() > room {
+            whole = false;
+        }
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let taken = chunk.len();
+        consumed += taken as u64;
+        reader.consume(taken);
+        if done {
+            return Ok(Some((consumed, whole)));
+        }
+    }
 }
 
 fn trim_line(raw: &[u8]) -> &[u8] {
@@ -392,6 +432,25 @@ mod tests {
             ),
             Err(ReadError::BadCursor(_))
         ));
+    }
+
+    #[test]
+    fn lines_are_read_within_a_cap() {
+        let mut input = std::io::Cursor::new(b"short\nloooooooooong\n\nend".to_vec());
+        let mut buf = Vec::new();
+        let mut lines = Vec::new();
+        while let Some((read, whole)) = read_line_capped(&mut input, &mut buf, 8).unwrap() {
+            lines.push((read, whole, String::from_utf8(buf.clone()).unwrap()));
+        }
+        assert_eq!(
+            lines,
+            [
+                (6, true, "short\n".into()),
+                (14, false, "looooooo".into()),
+                (1, true, "\n".into()),
+                (3, true, "end".into())
+            ]
+        );
     }
 
     #[test]
