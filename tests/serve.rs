@@ -206,7 +206,7 @@ fn bad_params_are_answered_naming_the_field() {
             "debug/start",
             json!({}),
             "missing field `problem`",
-            Value::Null,
+            json!("problem"),
         ),
         (
             "debug/start",

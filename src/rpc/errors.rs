@@ -32,7 +32,13 @@ pub fn parse_params<P: DeserializeOwned>(params: Value) -> Result<P, Error> {
         let path = e.path().to_string();
         let inner = e.inner().to_string();
         let (message, field) = if path == "." {
-            (format!("invalid params: {inner}"), Value::Null)
+            // serde names a missing or unknown field only in its message.
+            let named = ["missing field `", "unknown field `"]
+                .iter()
+                .find_map(|prefix| inner.strip_prefix(prefix))
+                .and_then(|rest| rest.split('`').next())
+                .map_or(Value::Null, |name| Value::String(name.to_string()));
+            (format!("invalid params: {inner}"), named)
         } else {
             (
                 format!("invalid params: `{path}`: {inner}"),

@@ -140,6 +140,13 @@ impl FrameReader {
             }
             return None;
         };
+        if header_end > MAX_HEADER {
+            self.consume(header_end + 4);
+            self.resync = true;
+            return Some(Err(BadFrame::parse(format!(
+                "header block longer than {MAX_HEADER} bytes"
+            ))));
+        }
         let header = String::from_utf8_lossy(&self.unread()[..header_end]).into_owned();
         let length = match content_length(&header) {
             Ok(length) => length,
@@ -419,6 +426,20 @@ mod tests {
         reader.push(&frame("{}"));
         // 2 bytes fit; `{}` is not a message, so it is reported, not passed on.
         assert_eq!(reader.next_frame().unwrap().unwrap_err().code, -32600);
+    }
+
+    #[test]
+    fn a_long_header_arriving_whole_is_refused_too() {
+        let mut reader = FrameReader::new(MAX_BODY);
+        let header = format!(
+            "X-Pad: {}\r\nContent-Length: 2\r\n\r\n{{}}",
+            "a".repeat(MAX_HEADER)
+        );
+        reader.push(header.as_bytes());
+        reader.push(&frame(PING));
+        let out = frames(&mut reader);
+        assert_eq!(out[0].clone().unwrap_err().code, -32700);
+        assert_eq!(out.last(), Some(&Ok(PING.into())));
     }
 
     #[test]
