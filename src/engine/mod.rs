@@ -14,7 +14,7 @@ use crate::core::agents::{AgentEvent, AgentRecord};
 use crate::core::context_sync::{sync_context, Synced};
 use crate::core::error::CommandName;
 use crate::core::error::DomainError;
-use crate::core::harness::HarnessEvent;
+use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind};
 use crate::core::machine::ArtifactInput;
 use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
@@ -857,6 +857,67 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// A harness reports a finished tool call (`PostToolUse`): a todo list
+    /// becomes progress, the call is the session's tool event, and an edit's
+    /// rescan runs now, on the edited files when the input names them
+    /// (relative ones resolved against `base_dir`, the harness's `cwd`).
+    pub fn tool_used(
+        &mut self,
+        session_id: &str,
+        tool: &str,
+        tool_input: &Value,
+        base_dir: &Path,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        if tool == "TodoWrite" {
+            if let Some(todos) = tool_input.get("todos").and_then(Value::as_array) {
+                self.todos(session_id, todos, now)?;
+            }
+        }
+        let call = HarnessEvent {
+            kind: HarnessEventKind::ToolCall,
+            tool: Some(tool.to_string()),
+            source: None,
+        };
+        self.harness_event(session_id, call, now)?;
+        let asked = self.take_scan_requests();
+        if asked.iter().any(|r| r.session_id == session_id) {
+            match edited_files(tool_input) {
+                Some(files) => {
+                    let files: Vec<String> = files
+                        .iter()
+                        .map(|f| base_dir.join(f).to_string_lossy().into_owned())
+                        .collect();
+                    self.rescan_files(session_id, &files, now)?;
+                }
+                None => {
+                    self.rescan(session_id, now)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The agent's turn ends (a `Stop` hook): the stop decision, and when it
+    /// may stop, the end of its turn for the turn state.
+    pub fn agent_stopped(
+        &mut self,
+        session_id: &str,
+        last_message: Option<&str>,
+        now: u64,
+    ) -> Result<StopAnswer, EngineError> {
+        let answer = self.stop(session_id, last_message, now)?;
+        if matches!(answer.decision, StopDecision::Allow { .. }) {
+            let ended = HarnessEvent {
+                kind: HarnessEventKind::TurnEnd,
+                tool: None,
+                source: None,
+            };
+            self.harness_event(session_id, ended, now)?;
+        }
+        Ok(answer)
     }
 
     pub fn todos(

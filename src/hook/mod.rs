@@ -6,8 +6,8 @@
 //! unknown event, an unreadable workspace) is one line on stderr, nothing
 //! on stdout, and exit code 0.
 
-use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind};
-use crate::core::machine::{is_edit_tool, StopDecision, TurnSource};
+use crate::core::harness::{HarnessEvent, HarnessEventKind};
+use crate::core::machine::{StopDecision, TurnSource};
 use crate::core::session_id::check_session_id;
 use crate::engine::owner::now_ms;
 use crate::engine::{Engine, EngineConfig};
@@ -103,44 +103,18 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
-            if tool == "TodoWrite" {
-                if let Some(todos) = tool_input.get("todos").and_then(Value::as_array) {
-                    engine.todos(&session, todos, now)?;
-                }
-            }
-            let call = harness(HarnessEventKind::ToolCall, Some(tool.to_string()), None);
-            engine.harness_event(&session, call, now)?;
-            // The engine asks for a scan after an edit; a one-shot process
-            // does it now, on the edited files only when they are known.
-            if is_edit_tool(tool) && !engine.take_scan_requests().is_empty() {
-                match edited_files(&tool_input) {
-                    Some(files) => {
-                        // Relative paths (Codex patches) are the hook's `cwd`'s.
-                        let files: Vec<String> = files
-                            .iter()
-                            .map(|f| cwd.join(f).to_string_lossy().into_owned())
-                            .collect();
-                        drop(engine.rescan_files(&session, &files, now)?)
-                    }
-                    None => drop(engine.rescan(&session, now)?),
-                }
-            }
+            engine.tool_used(&session, tool, &tool_input, &cwd, now)?;
             Ok(None)
         }
         "Stop" => {
             let last = input.get("last_assistant_message").and_then(Value::as_str);
-            let stop = engine.stop(&session, last, now)?;
-            let ended = harness(HarnessEventKind::TurnEnd, None, None);
-            match stop.decision {
-                StopDecision::Block { .. } => Ok(Some(json!({
-                    "decision": "block",
-                    "reason": stop.reason.unwrap_or_else(|| "Debug Mode: the round is still yours.".into()),
-                }))),
-                StopDecision::Allow { .. } => {
-                    engine.harness_event(&session, ended, now)?;
-                    Ok(stop.notice.map(|notice| json!({ "systemMessage": notice })))
+            let stop = engine.agent_stopped(&session, last, now)?;
+            Ok(match (stop.decision, stop.reason) {
+                (StopDecision::Block { .. }, Some(reason)) => {
+                    Some(json!({ "decision": "block", "reason": reason }))
                 }
-            }
+                _ => stop.notice.map(|notice| json!({ "systemMessage": notice })),
+            })
         }
         "SessionEnd" | "SubagentStop" | "Notification" | "PreCompact" => Ok(None),
         other => anyhow::bail!("unknown hook event `{other}`; nothing was done"),
