@@ -333,7 +333,7 @@ impl FileStore {
             .write(true)
             .open(&lock_path)
             .map_err(write_error(&lock_path))?;
-        lock.lock().map_err(write_error(&lock_path))?;
+        wait_for_lock(&lock).map_err(write_error(&lock_path))?;
         remove_stale_temps(&dir);
         Ok(lock)
     }
@@ -366,6 +366,35 @@ fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
         let _ = fs::remove_file(&temp);
     }
     written
+}
+
+/// How long a command waits for another process's hold on a session.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The session's lock, waiting at most `LOCK_WAIT`: a process stopped while
+/// holding it (paused in a debugger, say) must not hang every hook.
+fn wait_for_lock(file: &File) -> io::Result<()> {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    let mut pause = std::time::Duration::from_micros(200);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(20));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "another process has held this session for over {}s",
+                        LOCK_WAIT.as_secs()
+                    ),
+                ))
+            }
+            Err(fs::TryLockError::Error(error)) => return Err(error),
+        }
+    }
 }
 
 /// Temporary files a writer killed mid-write left behind. Only the lock
