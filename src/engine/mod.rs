@@ -810,7 +810,7 @@ impl Engine {
     }
 
     pub fn turn_state(&mut self, session_id: &str) -> Result<TurnState, EngineError> {
-        Ok(self.activity_of(session_id)?.turn.state())
+        Ok(self.store.load_activity(session_id)?.turn.state())
     }
 
     pub fn progress_state(
@@ -819,13 +819,14 @@ impl Engine {
         now: u64,
     ) -> Result<Option<Bubble>, EngineError> {
         Ok(self
-            .activity_of(session_id)?
+            .store
+            .load_activity(session_id)?
             .progress
             .visible(session_id, now))
     }
 
     pub fn agents(&mut self, session_id: &str) -> Result<Vec<AgentRecord>, EngineError> {
-        Ok(self.activity_of(session_id)?.agents.list())
+        Ok(self.store.load_activity(session_id)?.agents.list())
     }
 
     // ------------------------------------------------------- harness events

@@ -172,7 +172,7 @@ impl Backend {
             .ok_or_else(|| errors::internal("the server is not initialized"))
     }
 
-    async fn request<M>(&self, params: Value) -> jsonrpc::Result<Value>
+    async fn request<M>(&self, params: Value) -> jsonrpc::Result<M::Result>
     where
         M: RequestHandler,
         M::Params: DeserializeOwned + Send + 'static,
@@ -184,8 +184,7 @@ impl Backend {
             .owner()?
             .ask(move |engine, now| M::handle(engine, now, params));
         let result = answer.map_err(errors::job_failed)?;
-        let result = result.map_err(errors::engine_error)?;
-        serde_json::to_value(result).map_err(|e| errors::internal(e.to_string()))
+        result.map_err(errors::engine_error)
     }
 
     async fn notification<M>(&self, params: Value)
