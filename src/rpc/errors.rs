@@ -28,6 +28,15 @@ fn error(code: i64, message: impl Into<String>, data: Option<Value>) -> Error {
 
 /// Params as the method's type, or `-32602` naming the field that is wrong.
 pub fn parse_params<P: DeserializeOwned>(params: Value) -> Result<P, Error> {
+    // Every method takes named params; a positional array would bind by
+    // field order, which nothing documents.
+    if !params.is_object() {
+        return Err(error(
+            INVALID_PARAMS,
+            "invalid params: `params` must be an object of named fields",
+            Some(json!({ "field": Value::Null })),
+        ));
+    }
     serde_path_to_error::deserialize(params).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.inner().to_string();
