@@ -18,7 +18,7 @@ use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind};
 use crate::core::machine::ArtifactInput;
 use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
-    StopDecision,
+    ScanReport, StopDecision,
 };
 use crate::core::model::{DebugState, Hypothesis, Probe, ProbeState};
 use crate::core::progress::{Bubble, BubbleChange};
@@ -604,21 +604,9 @@ impl Engine {
             .iter()
             .filter_map(|file| self.workspace_relative(file).ok())
             .collect();
+        // A partial scan leaves the last whole scan's extras as they are.
         let outcome = scan::scan_files(&self.config.root, &files, session_id);
-        let applied = self.apply(
-            session_id,
-            Command::ProbeScan(outcome.report),
-            now,
-            ScanTiming::Inline,
-        )?;
-        Ok(applied
-            .effects
-            .into_iter()
-            .find_map(|effect| match effect {
-                Effect::Reconciled(r) => Some(r),
-                _ => None,
-            })
-            .unwrap_or_default())
+        self.reconcile(session_id, outcome.report, now)
     }
 
     /// Apply a scan that ran elsewhere.
@@ -635,9 +623,19 @@ impl Engine {
                 foreign: outcome.foreign,
             },
         );
+        self.reconcile(session_id, outcome.report, now)
+    }
+
+    /// Apply a scan report to the ledger.
+    fn reconcile(
+        &mut self,
+        session_id: &str,
+        report: ScanReport,
+        now: u64,
+    ) -> Result<Reconciliation, EngineError> {
         let applied = self.apply(
             session_id,
-            Command::ProbeScan(outcome.report),
+            Command::ProbeScan(report),
             now,
             ScanTiming::Inline,
         )?;
