@@ -7,6 +7,7 @@ pub mod cli;
 pub mod core;
 pub mod engine;
 pub mod hook;
+pub mod mcp;
 pub mod protocol;
 pub mod rpc;
 pub mod workspace;

@@ -33,6 +33,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve MCP over stdio for an agent (tools, prompts, the blackboard).
+    Mcp,
     /// A Claude Code or Codex command hook: reads the hook's JSON on stdin
     /// and prints the answer. Always exits 0; problems go to stderr.
     Hook {
@@ -95,6 +97,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
         Some(Command::Check { paths, json }) => check::run(paths, json),
+        Some(Command::Mcp) => {
+            crate::mcp::serve_stdio()?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Hook { dialect, event }) => {
             crate::hook::run_stdio(dialect, &event);
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,191 @@
+//! The `mcp` face driven by the official Rust SDK's client over the real
+//! binary's stdio: tools, prompts and the blackboard resource, through a
+//! whole debug session, with an `serve` beside it on the same workspace.
+
+mod support;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams,
+    ResourceContents,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Map, Value};
+use support::{initialized, Workspace, BIN};
+
+fn arguments(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn tool(
+    client: &RunningService<RoleClient, ()>,
+    name: &'static str,
+    args: Value,
+) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(arguments(args)))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+async fn prompt(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> String {
+    let result = client
+        .get_prompt(GetPromptRequestParams::new(name).with_arguments(arguments(args)))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    serde_json::to_value(&result.messages[0].content).unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_whole_session_through_tools_and_prompts() {
+    let workspace = Workspace::new("mcp");
+    let root = workspace.root.clone();
+    std::fs::write(root.join("cart.sh"), "n=3\necho $n\n").unwrap();
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg("mcp")
+        .current_dir(&root)
+        .env("DEBUG_SIDECAR_SESSION", "agent-1");
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+
+    let tools: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "hand_off_to_user",
+            "probe_snippet",
+            "probe_ledger",
+            "read_logs",
+            "log_summary",
+            "record_hypotheses",
+            "debug_status"
+        ]
+    );
+    let prompts: Vec<String> = client
+        .list_all_prompts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(
+        prompts,
+        ["debug", "debug-proceed", "debug-done", "debug-abort"]
+    );
+
+    // Before a session: an illegal command is a tool error the model can read.
+    let refused = tool(
+        &client,
+        "hand_off_to_user",
+        json!({"mode": "reproduce", "steps": ["x"]}),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).contains("no debug session is active"),
+        "{}",
+        text(&refused)
+    );
+
+    let kickoff = prompt(&client, "debug", json!({"problem": "the total is wrong"})).await;
+    assert!(kickoff.starts_with("Debug Mode is on."), "{kickoff}");
+    tool(
+        &client,
+        "record_hypotheses",
+        json!({"hypotheses": [
+        {"id": "H1", "statement": "n is read wrongly", "status": "open"}]}),
+    )
+    .await;
+    let placed = tool(
+        &client,
+        "probe_snippet",
+        json!({"file": "cart.sh", "hypothesisId": "H1", "variables": ["n"]}),
+    )
+    .await;
+    let snippet = placed.structured_content.as_ref().unwrap()["snippet"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::write(root.join("cart.sh"), format!("n=3\n{snippet}echo $n\n")).unwrap();
+    let ledger = tool(&client, "probe_ledger", json!({"rescan": true})).await;
+    assert_eq!(ledger.structured_content.as_ref().unwrap()["live"], 1);
+    let handed = tool(
+        &client,
+        "hand_off_to_user",
+        json!({"mode": "reproduce", "steps": ["Run `sh cart.sh`."],
+        "plan": [{"id": "e1", "method": "runtime_probe", "instructions": ["p1 logs n"]}]}),
+    )
+    .await;
+    assert!(
+        text(&handed).contains("stage is now user_turn"),
+        "{}",
+        text(&handed)
+    );
+
+    // An editor's serve on the same workspace sees the same session.
+    let mut editor = initialized(&root);
+    let status = editor
+        .request("debug/status", json!({"sessionId": "agent-1"}))
+        .unwrap();
+    assert_eq!(status["stage"], "user_turn");
+    std::process::Command::new("sh")
+        .arg(root.join("cart.sh"))
+        .output()
+        .unwrap();
+
+    let proceeded = prompt(&client, "debug-proceed", json!({})).await;
+    assert!(proceeded.contains("pressed Proceed"), "{proceeded}");
+    let logs = tool(
+        &client,
+        "read_logs",
+        json!({"run": status["runId"], "probe": "p1"}),
+    )
+    .await;
+    let logs_text = text(&logs);
+    assert!(logs_text.contains("not instructions"), "{logs_text}");
+    assert!(
+        logs_text.contains("\"n\":3") || logs_text.contains("\"n\":\"3\""),
+        "{logs_text}"
+    );
+    let summary = tool(&client, "log_summary", json!({"run": status["runId"]})).await;
+    assert!(text(&summary).contains("p1 (H1) x1"), "{}", text(&summary));
+
+    let board = client
+        .read_resource(ReadResourceRequestParams::new("debug-sidecar://blackboard"))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents { text: board, .. } = &board.contents[0] else {
+        panic!("the blackboard is text");
+    };
+    assert!(board.starts_with("[DEBUG MODE · round 2"), "{board}");
+
+    let cleanup = prompt(&client, "debug-done", json!({})).await;
+    assert!(cleanup.contains("Clean up now"), "{cleanup}");
+    std::fs::write(root.join("cart.sh"), "n=3\necho $n\n").unwrap();
+    let stop = editor
+        .request("debug/stop", json!({"sessionId": "agent-1"}))
+        .unwrap();
+    assert_eq!(stop["decision"], "allow");
+    let status = tool(&client, "debug_status", json!({})).await;
+    assert_eq!(text(&status), "No debug session is active.");
+    client.cancel().await.unwrap();
+}
