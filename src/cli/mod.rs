@@ -3,6 +3,7 @@
 mod check;
 mod demo;
 mod evidence;
+mod install;
 mod status;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,13 @@ pub enum Command {
     },
     /// Serve MCP over stdio for an agent (tools, prompts, the blackboard).
     Mcp,
+    /// Print the hook and MCP configuration for Claude Code or Codex, or
+    /// merge it into the project's config files with `--write`.
+    Install {
+        agent: install::Agent,
+        #[arg(long)]
+        write: bool,
+    },
     /// A Claude Code or Codex command hook: reads the hook's JSON on stdin
     /// and prints the answer. Always exits 0; problems go to stderr.
     Hook {
@@ -97,6 +105,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
         Some(Command::Check { paths, json }) => check::run(paths, json),
+        Some(Command::Install { agent, write }) => install::run(agent, write),
         Some(Command::Mcp) => {
             crate::mcp::serve_stdio()?;
             Ok(ExitCode::SUCCESS)

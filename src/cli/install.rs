@@ -1,0 +1,185 @@
+//! `debug-sidecar install claude|codex [--write]`: the hook and MCP server
+//! configuration an agent needs, printed, or merged into the project's
+//! config files without losing what is already there.
+
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
+/// The hook events we answer, and whether they take a tool matcher.
+const EVENTS: &[(&str, bool)] = &[
+    ("SessionStart", false),
+    ("UserPromptSubmit", false),
+    ("PreToolUse", true),
+    ("PostToolUse", true),
+    ("Stop", false),
+];
+
+/// `{"hooks": {...}}` in the shape Claude Code and Codex share.
+pub fn hooks_config(agent: Agent, program: &str) -> Value {
+    let dialect = match agent {
+        Agent::Claude => "claude",
+        Agent::Codex => "codex",
+    };
+    let mut hooks = Map::new();
+    for (event, matcher) in EVENTS {
+        let mut entry = json!({
+            "hooks": [{"type": "command", "command": format!("{program} hook {dialect} {event}")}]
+        });
+        if *matcher {
+            entry["matcher"] = json!("*");
+        }
+        hooks.insert(event.to_string(), json!([entry]));
+    }
+    json!({ "hooks": hooks })
+}
+
+pub fn mcp_config(program: &str) -> Value {
+    json!({ "mcpServers": { "debug-sidecar": { "command": program, "args": ["mcp"] } } })
+}
+
+/// Merge our entries into `existing`: other keys, events and hooks stay;
+/// an entry already running the same command is not added twice.
+pub fn merge(existing: &mut Value, ours: &Value) {
+    if !existing.is_object() {
+        *existing = json!({});
+    }
+    for (key, value) in ours.as_object().into_iter().flatten() {
+        let slot = &mut existing[key.as_str()];
+        match (slot.as_object_mut(), value.as_object()) {
+            (Some(_), Some(_)) if key == "hooks" => {
+                for (event, entries) in value.as_object().into_iter().flatten() {
+                    let list = &mut slot[event.as_str()];
+                    if !list.is_array() {
+                        *list = json!([]);
+                    }
+                    let Some(list) = list.as_array_mut() else {
+                        continue;
+                    };
+                    for entry in entries.as_array().into_iter().flatten() {
+                        let command = &entry["hooks"][0]["command"];
+                        let present = list.iter().any(|e| {
+                            e["hooks"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .any(|h| &h["command"] == command)
+                        });
+                        if !present {
+                            list.push(entry.clone());
+                        }
+                    }
+                }
+            }
+            (Some(map), Some(values)) => {
+                for (name, inner) in values {
+                    map.insert(name.clone(), inner.clone());
+                }
+            }
+            _ => *slot = value.clone(),
+        }
+    }
+}
+
+fn write_merged(path: &Path, ours: &Value) -> anyhow::Result<()> {
+    let mut existing = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is not valid JSON ({e}); nothing was changed",
+                path.display()
+            )
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(e.into()),
+    };
+    merge(&mut existing, ours);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&existing)? + "\n")?;
+    println!("updated {}", path.display());
+    Ok(())
+}
+
+pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
+    let program = "debug-sidecar";
+    let root = std::env::current_dir()?;
+    let hooks = hooks_config(agent, program);
+    match agent {
+        Agent::Claude => {
+            let settings = root.join(".claude/settings.json");
+            let mcp = root.join(".mcp.json");
+            if write {
+                write_merged(&settings, &hooks)?;
+                write_merged(&mcp, &mcp_config(program))?;
+            } else {
+                print_file(&settings, &hooks);
+                print_file(&mcp, &mcp_config(program));
+            }
+        }
+        Agent::Codex => {
+            let hooks_file = root.join(".codex/hooks.json");
+            if write {
+                write_merged(&hooks_file, &hooks)?;
+            } else {
+                print_file(&hooks_file, &hooks);
+            }
+            // TOML is not rewritten here: editing it without a TOML parser could
+            // lose comments and layout, so this part is always printed.
+            println!(
+                "Add to ~/.codex/config.toml (or the project's .codex/config.toml):\n\n\
+                 [mcp_servers.debug-sidecar]\ncommand = \"{program}\"\nargs = [\"mcp\"]"
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_file(path: &Path, value: &Value) {
+    println!(
+        "{}:\n{}\n",
+        path.display(),
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_what_is_there_and_adds_ours_once() {
+        let mut existing = json!({
+            "model": "opus",
+            "hooks": {
+                "Stop": [{"hooks": [{"type": "command", "command": "other-tool"}]}],
+                "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+            }
+        });
+        let ours = hooks_config(Agent::Claude, "debug-sidecar");
+        merge(&mut existing, &ours);
+        merge(&mut existing, &ours);
+        assert_eq!(existing["model"], "opus");
+        assert_eq!(
+            existing["hooks"]["Notification"].as_array().unwrap().len(),
+            1
+        );
+        let stop = existing["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop.len(), 2, "{stop:?}");
+        assert_eq!(
+            stop[1]["hooks"][0]["command"],
+            "debug-sidecar hook claude Stop"
+        );
+        assert_eq!(existing["hooks"]["PostToolUse"][0]["matcher"], "*");
+        let mut mcp = json!({"mcpServers": {"other": {"command": "x"}}});
+        merge(&mut mcp, &mcp_config("debug-sidecar"));
+        assert_eq!(mcp["mcpServers"]["other"]["command"], "x");
+        assert_eq!(mcp["mcpServers"]["debug-sidecar"]["args"], json!(["mcp"]));
+    }
+}
