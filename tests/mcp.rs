@@ -1,6 +1,7 @@
 //! The `mcp` face driven by the official Rust SDK's client over the real
 //! binary's stdio: tools, prompts and the blackboard resource, through a
-//! whole debug session, with an `serve` beside it on the same workspace.
+//! whole debug session, with a `serve` and the agent's hooks beside it on
+//! the same workspace: all three see one state.
 
 mod support;
 
@@ -47,6 +48,26 @@ async fn prompt(client: &RunningService<RoleClient, ()>, name: &str, args: Value
         .as_str()
         .unwrap()
         .to_string()
+}
+
+/// `debug-sidecar hook claude Stop` for a session; its JSON answer.
+fn hook_stop(root: &std::path::Path, session: &str) -> Value {
+    use std::io::Write;
+    let mut child = std::process::Command::new(BIN)
+        .args(["hook", "claude", "Stop"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = json!({"session_id": session, "cwd": root, "hook_event_name": "Stop"});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    serde_json::from_slice(&output.stdout).unwrap_or(Value::Null)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -128,6 +149,10 @@ async fn a_whole_session_through_tools_and_prompts() {
     std::fs::write(root.join("cart.sh"), format!("n=3\n{snippet}echo $n\n")).unwrap();
     let ledger = tool(&client, "probe_ledger", json!({"rescan": true})).await;
     assert_eq!(ledger.structured_content.as_ref().unwrap()["live"], 1);
+    // The agent's Stop hook sees the session the MCP tools act on: the
+    // round is not handed over yet, so it is sent back.
+    let stop = hook_stop(&root, "agent-1");
+    assert_eq!(stop["decision"], "block", "{stop}");
     let handed = tool(
         &client,
         "hand_off_to_user",
