@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 
@@ -23,14 +23,21 @@ async def main(binary, workspace):
     params = StdioServerParameters(
         command=binary, args=["mcp"], cwd=workspace, env={"DEBUG_SIDECAR_SESSION": "py-1"}
     )
-    seen = {}
+    seen = {"updates": 0}
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        if isinstance(root, types.ResourceUpdatedNotification):
+            seen["updates"] += 1
+
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, message_handler=on_message) as session:
             init = await session.initialize()
             seen["server"] = init.server_info.name
             seen["protocol"] = init.protocol_version
             seen["tools"] = [t.name for t in (await session.list_tools()).tools]
             seen["prompts"] = [p.name for p in (await session.list_prompts()).prompts]
+            await session.subscribe_resource("debug-sidecar://blackboard")
             kickoff = await session.get_prompt("debug", {"problem": "the total is wrong"})
             seen["kickoff"] = kickoff.messages[0].content.text
             placed = await session.call_tool(
@@ -59,6 +66,7 @@ async def main(binary, workspace):
             board = await session.read_resource("debug-sidecar://blackboard")
             seen["blackboard"] = board.contents[0].text
             seen["abort"] = (await session.get_prompt("debug-abort", {})).messages[0].content.text
+            await asyncio.sleep(0.2)
     print(json.dumps(seen))
 
 

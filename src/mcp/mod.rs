@@ -19,15 +19,16 @@ use rmcp::model::{
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
+    ResourceContents, ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The blackboard's resource address.
 pub const BLACKBOARD_URI: &str = "debug-sidecar://blackboard";
@@ -37,6 +38,8 @@ pub const SESSION_ENV: &str = "DEBUG_SIDECAR_SESSION";
 #[derive(Clone)]
 pub struct DebugMcp {
     owner: Owner,
+    /// The client that subscribed to the blackboard, told when it changes.
+    subscriber: Arc<Mutex<Option<Peer<RoleServer>>>>,
 }
 
 impl DebugMcp {
@@ -48,6 +51,18 @@ impl DebugMcp {
         let (changes, _) = tokio::sync::mpsc::unbounded_channel();
         DebugMcp {
             owner: Owner::spawn(Engine::new(config, Box::new(store)), changes),
+            subscriber: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Tell a subscribed client the blackboard changed.
+    async fn blackboard_changed(&self) {
+        let peer = self.subscriber.lock().ok().and_then(|peer| peer.clone());
+        if let Some(peer) = peer {
+            let update = ResourceUpdatedNotificationParam::new(BLACKBOARD_URI);
+            if let Err(error) = peer.notify_resource_updated(update).await {
+                tracing::warn!("could not announce the blackboard change: {error}");
+            }
         }
     }
 
@@ -416,6 +431,7 @@ impl ServerHandler for DebugMcp {
                 .enable_tools()
                 .enable_prompts()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -446,6 +462,9 @@ impl ServerHandler for DebugMcp {
             Ok(result) => result,
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         };
+        if result.is_error != Some(true) {
+            self.blackboard_changed().await;
+        }
         Ok(CallToolResponse::Complete(result))
     }
 
@@ -466,7 +485,40 @@ impl ServerHandler for DebugMcp {
             .prompt(&request.name, request.arguments)
             .map_err(|message| McpError::invalid_params(message, None))?;
         let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
+        self.blackboard_changed().await;
         Ok(GetPromptResponse::Complete(result))
+    }
+
+    // The subscription model of protocol versions before 2026-07-28, which
+    // the clients in use speak.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if request.uri != BLACKBOARD_URI {
+            return Err(McpError::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        if let Ok(mut subscriber) = self.subscriber.lock() {
+            *subscriber = Some(context.peer);
+        }
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        _: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if let Ok(mut subscriber) = self.subscriber.lock() {
+            *subscriber = None;
+        }
+        Ok(())
     }
 
     async fn list_resources(
