@@ -286,3 +286,19 @@ fn briefings() {
     let texts: Vec<String> = states.iter().map(|s| briefing(session(s))).collect();
     insta::assert_snapshot!(texts.join("\n---\n"));
 }
+
+#[test]
+fn abort_notice_with_and_without_leftovers() {
+    insta::assert_snapshot!("abort_notice_clean", abort_notice(&[]));
+    let state = instrumented(2);
+    let leftover: Vec<Probe> = session(&state).live_probes().cloned().collect();
+    insta::assert_snapshot!("abort_notice_leftovers", abort_notice(&leftover));
+}
+
+#[test]
+fn snippet_tool_result() {
+    let state = instrumented(1);
+    let probe = session(&state).probes[0].clone();
+    let block = "# #region debug-probe p1 s\nprint(1)\n# #endregion debug-probe p1\n";
+    insta::assert_snapshot!(snippet_result(&probe, "python", block));
+}

@@ -6,6 +6,7 @@
 //! act on, never a protocol error.
 
 use crate::core::machine::HandOff;
+use crate::core::text;
 use crate::engine::owner::Owner;
 use crate::engine::{Engine, EngineConfig, EngineError, SnippetRequest};
 use crate::protocol::{
@@ -197,11 +198,7 @@ impl DebugMcp {
                     };
                     engine.probe_snippet(&session, request, now)
                 })?;
-                let text = format!(
-                    "Probe {} registered for {} ({}). Insert this block where the evidence is, \
-                     unchanged between its markers:\n\n{}",
-                    placed.probe.id, placed.probe.file, placed.language, placed.snippet
-                );
+                let text = text::snippet_result(&placed.probe, placed.language, &placed.snippet);
                 Ok(answer(
                     text,
                     json!({"probe": placed.probe, "snippet": placed.snippet}),
@@ -347,7 +344,7 @@ impl DebugMcp {
                     let (board, _) = engine.context(&session, None)?;
                     Ok((snapshot, board))
                 })?;
-                let text = board.unwrap_or_else(|| "No debug session is active.".into());
+                let text = board.unwrap_or_else(|| text::NO_SESSION.into());
                 Ok(answer(text, json!(snapshot)))
             }
             other => Err(format!("Unknown tool `{other}`.")),
@@ -366,12 +363,16 @@ impl DebugMcp {
                 let problem = problem.ok_or("Say what is wrong: `/debug <the problem>`.")?;
                 self.run(move |engine, now| {
                     let session = engine.resolve(None)?;
-                    engine.start(&session, problem, now).map(|(_, k)| kickoff(k))
+                    engine
+                        .start(&session, problem, now)
+                        .map(|(_, k)| kickoff(k))
                 })
             }
             "debug-proceed" => self.run(move |engine, now| {
                 let session = engine.resolve(None)?;
-                engine.proceed(&session, Default::default(), now).map(|(_, k)| kickoff(k))
+                engine
+                    .proceed(&session, Default::default(), now)
+                    .map(|(_, k)| kickoff(k))
             }),
             "debug-done" => self.run(move |engine, now| {
                 let session = engine.resolve(None)?;
@@ -380,16 +381,7 @@ impl DebugMcp {
             "debug-abort" => self.run(move |engine, now| {
                 let session = engine.resolve(None)?;
                 let (_, leftover) = engine.abort(&session, now)?;
-                Ok(if leftover.is_empty() {
-                    "The user aborted Debug Mode. No probe is left on disk; carry on normally.".to_string()
-                } else {
-                    let list: Vec<String> = leftover.iter().map(|p| format!("{} {}", p.id, p.location())).collect();
-                    format!(
-                        "The user aborted Debug Mode. These probe blocks are still on disk; delete each \
-                         from its `#region debug-probe` line through its `#endregion debug-probe` line:\n{}",
-                        list.join("\n")
-                    )
-                })
+                Ok(text::abort_notice(&leftover))
             }),
             other => Err(format!("Unknown prompt `{other}`.")),
         }
@@ -549,7 +541,7 @@ impl ServerHandler for DebugMcp {
                 Ok(engine.context(&session, None)?.0)
             })
             .map_err(|message| McpError::internal_error(message, None))?;
-        let text = board.unwrap_or_else(|| "No debug session is active.".into());
+        let text = board.unwrap_or_else(|| text::NO_SESSION.into());
         Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
             vec![ResourceContents::text(text, BLACKBOARD_URI)],
         )))

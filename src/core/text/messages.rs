@@ -198,3 +198,32 @@ fn probe_lines(probes: &[Probe]) -> String {
     }
     lines.join("\n")
 }
+
+/// What the model reads when a tool or resource finds no session.
+pub const NO_SESSION: &str = "No debug session is active.";
+
+/// The model's text when the user aborts Debug Mode: which probe blocks are
+/// still on disk and must go.
+pub fn abort_notice(leftover: &[Probe]) -> String {
+    if leftover.is_empty() {
+        return "The user aborted Debug Mode. No probe is left on disk; carry on normally."
+            .to_string();
+    }
+    let mut text = String::from(
+        "The user aborted Debug Mode. These probe blocks are still on disk; delete each from \
+         its `#region debug-probe` line through its `#endregion debug-probe` line:",
+    );
+    for probe in leftover {
+        let _ = write!(text, "\n  {} {}", probe.id, probe.location());
+    }
+    text
+}
+
+/// The probe snippet tool's result: where the block goes and the block.
+pub fn snippet_result(probe: &Probe, language: &str, snippet: &str) -> String {
+    format!(
+        "Probe {} registered for {} ({language}). Insert this block where the evidence is, \
+         unchanged between its markers:\n\n{snippet}",
+        probe.id, probe.file
+    )
+}

@@ -7,7 +7,10 @@ mod messages;
 
 pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
 pub use briefing::briefing;
-pub use messages::{hand_off_result, kickoff, notice, nudge_reason, stop_reason};
+pub use messages::{
+    abort_notice, hand_off_result, kickoff, notice, nudge_reason, snippet_result, stop_reason,
+    NO_SESSION,
+};
 
 use std::path::Path;
 
