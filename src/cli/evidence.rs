@@ -39,15 +39,7 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
             summary.lines, summary.malformed.count, summary.without_probe
         );
         for probe in &summary.probes {
-            let values: Vec<String> = probe.values.iter().map(Value::to_string).collect();
-            println!(
-                "  {} {} {}x at {}  values: {}",
-                probe.probe_id,
-                probe.hypothesis_id.as_deref().unwrap_or("-"),
-                probe.count,
-                probe.location.as_deref().unwrap_or("?"),
-                values.join(" | ")
-            );
+            println!("  {}", probe.describe());
         }
         return Ok(ExitCode::SUCCESS);
     }

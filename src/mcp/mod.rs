@@ -297,21 +297,7 @@ impl DebugMcp {
                     let session = engine.resolve(None)?;
                     engine.log_summary(&session, p.run.as_deref())
                 })?;
-                let lines: Vec<String> = summary
-                    .probes
-                    .iter()
-                    .map(|p| {
-                        let values: Vec<String> = p.values.iter().map(Value::to_string).collect();
-                        format!(
-                            "{} ({}) x{} at {}: {}",
-                            p.probe_id,
-                            p.hypothesis_id.as_deref().unwrap_or("-"),
-                            p.count,
-                            p.location.as_deref().unwrap_or("?"),
-                            values.join(" | ")
-                        )
-                    })
-                    .collect();
+                let lines: Vec<String> = summary.probes.iter().map(|p| p.describe()).collect();
                 let text = fenced(
                     &format!("Summary of run {}", target.run.as_deref().unwrap_or("-")),
                     &lines.join("\n"),

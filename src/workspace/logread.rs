@@ -175,6 +175,21 @@ pub struct ProbeFigures {
     pub values: Vec<Value>,
 }
 
+impl ProbeFigures {
+    /// One line for a reader: `p1 (H1) x3 at cart.py:4: {"n":1} | {"n":2}`.
+    pub fn describe(&self) -> String {
+        let values: Vec<String> = self.values.iter().map(Value::to_string).collect();
+        format!(
+            "{} ({}) x{} at {}: {}",
+            self.probe_id,
+            self.hypothesis_id.as_deref().unwrap_or("-"),
+            self.count,
+            self.location.as_deref().unwrap_or("?"),
+            values.join(" | ")
+        )
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogSummary {

@@ -148,9 +148,44 @@ pub struct FileStore {
     /// The last state read or written per session, with the stamp of the
     /// file it came from: a read whose file has the same stamp (every write
     /// renames a new file into place) returns it without parsing.
-    cache: HashMap<String, (FileStamp, Stored)>,
+    cache: StampCache<Stored>,
     /// The same for activity files, read on every harness event.
-    activity_cache: HashMap<String, (FileStamp, Activity)>,
+    activity_cache: StampCache<Activity>,
+}
+
+/// Values read from files, per session, each with the stamp of its file.
+struct StampCache<T> {
+    entries: HashMap<String, (FileStamp, T)>,
+}
+
+impl<T: Clone> StampCache<T> {
+    fn new() -> Self {
+        StampCache {
+            entries: HashMap::new(),
+        }
+    }
+
+    /// The cached value while the file still has the stamp it had.
+    fn get(&self, session_id: &str, stamp: Option<FileStamp>) -> Option<T> {
+        let (cached, value) = self.entries.get(session_id)?;
+        (stamp? == *cached).then(|| value.clone())
+    }
+
+    /// Remember `value` as the content of the file with `stamp`; forget the
+    /// session when there is no stamp to check it by.
+    fn put(&mut self, session_id: &str, stamp: Option<FileStamp>, value: &T) {
+        match stamp {
+            Some(stamp) => {
+                self.entries
+                    .insert(session_id.to_string(), (stamp, value.clone()));
+            }
+            None => self.forget(session_id),
+        }
+    }
+
+    fn forget(&mut self, session_id: &str) {
+        self.entries.remove(session_id);
+    }
 }
 
 /// What identifies one version of a file.
@@ -180,8 +215,8 @@ impl FileStore {
             dir: dir.into(),
             durable: true,
             warnings: HashMap::new(),
-            cache: HashMap::new(),
-            activity_cache: HashMap::new(),
+            cache: StampCache::new(),
+            activity_cache: StampCache::new(),
         }
     }
 
@@ -218,21 +253,13 @@ impl FileStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(read_error(&path)(e)),
         };
-        if let (Some(stamp), Some((cached, stored))) = (stamp, self.cache.get(session_id)) {
-            if stamp == *cached {
-                return Ok(self.with_warning(session_id, stored.clone()));
-            }
+        if let Some(stored) = self.cache.get(session_id, stamp) {
+            return Ok(self.with_warning(session_id, stored));
         }
         let stored = self.read_file(session_id, &path, now)?;
-        match stamp {
-            Some(stamp) if stored.revision > 0 || stored.state.session().is_some() => {
-                self.cache
-                    .insert(session_id.to_string(), (stamp, stored.clone()));
-            }
-            _ => {
-                self.cache.remove(session_id);
-            }
-        }
+        // An empty state may stand for a damaged file: never cached.
+        let worth = stored.revision > 0 || stored.state.session().is_some();
+        self.cache.put(session_id, stamp.filter(|_| worth), &stored);
         Ok(stored)
     }
 
@@ -295,15 +322,8 @@ impl FileStore {
         let bytes = serde_json::to_vec_pretty(&data).map_err(|e| write_error(&path)(e.into()))?;
         replace_file(&path, &bytes, self.durable).map_err(write_error(&path))?;
         self.warnings.remove(session_id);
-        match FileStamp::of(&path) {
-            Ok(stamp) => {
-                self.cache
-                    .insert(session_id.to_string(), (stamp, stored.clone()));
-            }
-            Err(_) => {
-                self.cache.remove(session_id);
-            }
-        }
+        self.cache
+            .put(session_id, FileStamp::of(&path).ok(), stored);
         Ok(())
     }
 
@@ -441,7 +461,7 @@ impl Store for FileStore {
         let lock = self.lock(session_id)?;
         // Under the lock the file itself is the truth: a stamp (time, size,
         // inode) can repeat across versions, so the cache is not consulted.
-        self.cache.remove(session_id);
+        self.cache.forget(session_id);
         let current = self.read(session_id, now)?;
         let next = match apply(&current.state) {
             Ok(next) if next == current.state => return Ok(Update::Unchanged(current)),
@@ -525,23 +545,11 @@ impl Store for FileStore {
     fn load_activity(&mut self, session_id: &str) -> Result<Activity, StoreError> {
         let path = self.activity_file(session_id);
         let stamp = FileStamp::of(&path).ok();
-        if let (Some(stamp), Some((cached, activity))) =
-            (stamp, self.activity_cache.get(session_id))
-        {
-            if stamp == *cached {
-                return Ok(activity.clone());
-            }
+        if let Some(activity) = self.activity_cache.get(session_id, stamp) {
+            return Ok(activity);
         }
         let activity = self.read_activity(session_id)?;
-        match stamp {
-            Some(stamp) => {
-                self.activity_cache
-                    .insert(session_id.to_string(), (stamp, activity.clone()));
-            }
-            None => {
-                self.activity_cache.remove(session_id);
-            }
-        }
+        self.activity_cache.put(session_id, stamp, &activity);
         Ok(activity)
     }
 
