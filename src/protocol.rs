@@ -395,6 +395,19 @@ pub struct AgentChanged {
     pub record: AgentRecord,
 }
 
+/// Complete lines reached the log file of a run: read them with
+/// `debug/logs {run, cursor}`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogAppended {
+    pub session_id: String,
+    pub run: String,
+    /// Complete lines in the run's file now.
+    pub lines: u64,
+    /// A `debug/logs` cursor at the first line not announced before.
+    pub cursor: String,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentList {
@@ -430,4 +443,5 @@ methods! {
     TurnStateChanged = "turn/stateChanged", ServerNotification, TurnStateResult => ();
     ProgressChangedNotification = "progress/changed", ServerNotification, ProgressChanged => ();
     AgentsChanged = "agents/changed", ServerNotification, AgentChanged => ();
+    LogAppendedNotification = "debug/logAppended", ServerNotification, LogAppended => ();
 }

@@ -141,3 +141,77 @@ fn artifacts_are_copied_in_and_outsiders_refused() {
         other => panic!("a file outside the workspace: {other:?}"),
     }
 }
+
+#[test]
+fn appended_log_lines_are_announced_with_a_cursor_that_reads_exactly_them() {
+    let workspace = Workspace::new("tail");
+    let mut server = initialized(&workspace.root);
+    let started = server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    let run = started["runId"].as_str().unwrap().to_string();
+    let log = std::path::PathBuf::from(started["logFile"].as_str().unwrap());
+    // Probes write through `active.jsonl`.
+    let active = log.parent().unwrap().join("active.jsonl");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&active)
+        .unwrap();
+    let wait = std::time::Duration::from_secs(10);
+    let announced = |server: &mut debug_sidecar::rpc::client::Connection, lines: u64| {
+        server
+            .wait_for("debug/logAppended", wait, |p| p["lines"] == lines)
+            .unwrap_or_else(|| panic!("no announcement of {lines} lines"))
+    };
+    let read = |server: &mut debug_sidecar::rpc::client::Connection, cursor: &serde_json::Value| {
+        let page = server
+            .request("debug/logs", json!({"run": run, "cursor": cursor}))
+            .unwrap();
+        page["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["line"].as_u64().unwrap())
+            .collect::<Vec<u64>>()
+    };
+
+    for i in 1..=3 {
+        writeln!(file, r#"{{"probeId":"p1","data":{{"i":{i}}}}}"#).unwrap();
+    }
+    let first = announced(&mut server, 3);
+    assert_eq!(first["run"], run.as_str());
+    assert_eq!(first["sessionId"], started["sessionId"]);
+    assert_eq!(read(&mut server, &first["cursor"]), [1, 2, 3]);
+
+    // Half a line is held back until its newline arrives.
+    write!(file, r#"{{"probeId":"p1","#).unwrap();
+    let early = server.drain(std::time::Duration::from_millis(400));
+    assert!(
+        !early.iter().any(|m| m["method"] == "debug/logAppended"),
+        "{early:?}"
+    );
+    writeln!(file, r#""data":4}}"#).unwrap();
+    writeln!(file, r#"{{"probeId":"p2","data":5}}"#).unwrap();
+    let second = announced(&mut server, 5);
+    assert_eq!(read(&mut server, &second["cursor"]), [4, 5]);
+
+    // A burst is gathered into few announcements, the last one complete.
+    for i in 0..2000 {
+        writeln!(file, r#"{{"probeId":"p3","data":{i}}}"#).unwrap();
+        file.flush().unwrap();
+    }
+    let mut announcements = 0;
+    loop {
+        let params = server
+            .wait_for("debug/logAppended", wait, |_| true)
+            .expect("the burst is announced");
+        announcements += 1;
+        if params["lines"] == 2005 {
+            break;
+        }
+    }
+    assert!(
+        announcements < 200,
+        "{announcements} announcements for 2000 writes"
+    );
+}

@@ -29,7 +29,7 @@ use crate::core::turn::TurnState;
 use crate::workspace::artifacts;
 use crate::workspace::ingest::{self, IngestInfo};
 use crate::workspace::logread::{self, LogPage, LogQuery, LogSummary};
-use crate::workspace::runlog::{self, LineCounter};
+use crate::workspace::runlog::{self, Appended, LineCounter, LogTail};
 use crate::workspace::scan::{self, ForeignProbe, HalfRemoved, ScanOutcome};
 use crate::workspace::snippet::{self, SnippetInput};
 use crate::workspace::store::{Refused, Store, StoreError, Stored, Update};
@@ -110,6 +110,12 @@ pub enum Change {
     Agent {
         session_id: String,
         record: AgentRecord,
+    },
+    /// Complete lines reached a run's log file.
+    LogAppended {
+        session_id: String,
+        run_id: String,
+        appended: Appended,
     },
 }
 
@@ -215,6 +221,8 @@ pub struct Engine {
     /// Run files' line counts, kept by offset so a recount reads only what
     /// was appended.
     counter: RefCell<LineCounter>,
+    /// How far each run file's lines have been announced.
+    tails: HashMap<PathBuf, LogTail>,
     /// Where the workspace's ingest server listens, when one runs.
     ingest: Option<IngestInfo>,
     ingest_urls: RefCell<HashMap<String, String>>,
@@ -240,6 +248,7 @@ impl Engine {
             visible: HashMap::new(),
             extras: HashMap::new(),
             counter: RefCell::new(LineCounter::new()),
+            tails: HashMap::new(),
             ingest,
             ingest_urls: RefCell::new(HashMap::new()),
             changes: Vec::new(),
@@ -263,6 +272,23 @@ impl Engine {
         let heard = self.activities.get(session_id).cloned().unwrap_or_default();
         if saved.revision != heard.revision {
             self.announce_activity(session_id, &heard, saved, now);
+        }
+        Ok(())
+    }
+
+    /// A run's log file was written: announce the complete lines that
+    /// reached it since the last announcement.
+    pub fn log_written(&mut self, session_id: &str, run_id: &str) -> Result<(), EngineError> {
+        check_session_id(session_id)?;
+        let file = runlog::run_file(&self.runs_dir(session_id), run_id);
+        let tail = self.tails.entry(file.clone()).or_default();
+        let appended = tail.advance(&file)?;
+        if let Some(appended) = appended {
+            self.changes.push(Change::LogAppended {
+                session_id: session_id.to_string(),
+                run_id: run_id.to_string(),
+                appended,
+            });
         }
         Ok(())
     }

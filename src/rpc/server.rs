@@ -9,7 +9,7 @@ use crate::engine::{Change, Engine, EngineConfig};
 use crate::protocol::{self, *};
 use crate::workspace::ingest;
 use crate::workspace::store::{ensure_state_dir, FileStore};
-use crate::workspace::watch::watch_sessions;
+use crate::workspace::watch::{watch_sessions, Watched};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -149,10 +149,17 @@ impl Backend {
         let watched = ensure_state_dir(state_dir)
             .map_err(|e| e.to_string())
             .and_then(|()| {
-                watch_sessions(state_dir, move |session| {
-                    owner.tell(move |engine, now| {
-                        if let Err(error) = engine.refresh(&session, now) {
-                            tracing::warn!("could not reread session {session}: {error}");
+                watch_sessions(state_dir, move |watched| {
+                    owner.tell(move |engine, now| match watched {
+                        Watched::Session(session) => {
+                            if let Err(error) = engine.refresh(&session, now) {
+                                tracing::warn!("could not reread session {session}: {error}");
+                            }
+                        }
+                        Watched::RunLog { session_id, run_id } => {
+                            if let Err(error) = engine.log_written(&session_id, &run_id) {
+                                tracing::warn!("could not read run {run_id}'s log: {error}");
+                            }
                         }
                     })
                 })
@@ -245,6 +252,19 @@ async fn publish(client: Client, mut changes: mpsc::UnboundedReceiver<Change>) {
             }
             Change::Agent { session_id, record } => {
                 send::<AgentsChanged>(&client, &AgentChanged { session_id, record }).await
+            }
+            Change::LogAppended {
+                session_id,
+                run_id,
+                appended,
+            } => {
+                let params = LogAppended {
+                    session_id,
+                    run: run_id,
+                    lines: appended.lines,
+                    cursor: appended.cursor,
+                };
+                send::<LogAppendedNotification>(&client, &params).await
             }
         }
     }

@@ -110,6 +110,59 @@ impl LineCounter {
     }
 }
 
+/// Follows one run file for `debug/logAppended`: how far its complete lines
+/// have been announced. A line still being written is never announced, so a
+/// reader following the cursor never sees half a record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogTail {
+    /// Just past the last announced newline.
+    offset: u64,
+    lines: u64,
+}
+
+/// Complete lines that reached a run file since it was last looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    /// Complete lines in the file now.
+    pub lines: u64,
+    /// A `debug/logs` cursor at the first of the new lines.
+    pub cursor: String,
+}
+
+impl LogTail {
+    /// Read what was appended; `None` when no complete line was.
+    pub fn advance(&mut self, file: &Path) -> io::Result<Option<Appended>> {
+        let mut handle = match File::open(file) {
+            Ok(handle) => handle,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if handle.metadata()?.len() < self.offset {
+            // Truncated or replaced: announce it again from the start.
+            *self = LogTail::default();
+        }
+        let from = *self;
+        handle.seek(SeekFrom::Start(self.offset))?;
+        let mut buffer = vec![0u8; 256 * 1024];
+        let mut read_to = self.offset;
+        loop {
+            let read = handle.read(&mut buffer)?;
+            if read == 0 {
+                break;
+            }
+            for at in memchr::memchr_iter(b'\n', &buffer[..read]) {
+                self.lines += 1;
+                self.offset = read_to + at as u64 + 1;
+            }
+            read_to += read as u64;
+        }
+        Ok((self.lines > from.lines).then(|| Appended {
+            lines: self.lines,
+            cursor: format!("{}:{}", from.offset, from.lines),
+        }))
+    }
+}
+
 /// Lines in a run file: newline count, plus a final unterminated line.
 pub fn count_lines(file: &Path) -> io::Result<u64> {
     let mut handle = match File::open(file) {
@@ -141,6 +194,60 @@ pub fn read_lines(file: &Path) -> io::Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_tail_announces_complete_lines_once_with_a_cursor_at_the_first_new_one() {
+        let dir = temp_dir("tail");
+        let file = dir.join("r.jsonl");
+        let mut tail = LogTail::default();
+        assert_eq!(tail.advance(&file).expect("missing file"), None);
+        fs::write(&file, "{\"a\":1}\n{\"a\":2}\n{\"a\":").expect("write");
+        let first = tail.advance(&file).expect("read").expect("two lines");
+        assert_eq!(
+            first,
+            Appended {
+                lines: 2,
+                cursor: "0:0".into()
+            }
+        );
+        assert_eq!(
+            tail.advance(&file).expect("read"),
+            None,
+            "half a line is not announced"
+        );
+        let mut handle = OpenOptions::new().append(true).open(&file).expect("open");
+        std::io::Write::write_all(&mut handle, b"3}\n").expect("append");
+        let second = tail
+            .advance(&file)
+            .expect("read")
+            .expect("the finished line");
+        assert_eq!(
+            second,
+            Appended {
+                lines: 3,
+                cursor: "16:2".into()
+            }
+        );
+        let page = crate::workspace::logread::read_page(
+            &file,
+            &crate::workspace::logread::LogQuery {
+                cursor: Some(second.cursor),
+                ..Default::default()
+            },
+        )
+        .expect("page");
+        let lines: Vec<u64> = page.entries.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [3], "the cursor reads exactly the new line");
+        fs::write(&file, "{}\n").expect("truncate");
+        let again = tail.advance(&file).expect("read").expect("a fresh file");
+        assert_eq!(
+            again,
+            Appended {
+                lines: 1,
+                cursor: "0:0".into()
+            }
+        );
+    }
     use super::*;
 
     fn temp_dir(name: &str) -> PathBuf {

@@ -1,50 +1,71 @@
 //! Watching the state directory so a long-lived process learns of writes by
-//! other processes (another `serve`, an `mcp` face, a hook call).
+//! other processes (another `serve`, an `mcp` face, a hook call), and of
+//! lines programs append to run logs.
 
 use super::store::{ACTIVITY_FILE, SESSIONS_DIR, STATE_FILE};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// When a new session directory is looked at again.
 const NEW_DIRECTORY_RECHECK: Duration = Duration::from_millis(150);
 
-/// Calls `changed(session_id)` whenever a session's state or activity file
-/// is replaced.
+/// How long appends to one run log are gathered into one report: a program
+/// logging in a tight loop raises an event per write.
+pub const LOG_GATHER: Duration = Duration::from_millis(100);
+
+/// What changed under the state directory.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Watched {
+    /// A session's state or activity file was replaced (or its directory made).
+    Session(String),
+    /// Something was written to a run's log file.
+    RunLog { session_id: String, run_id: String },
+}
+
+/// Calls `changed` whenever a session's state or activity file is replaced
+/// and, at most once per [`LOG_GATHER`] per run, when a run log grows.
 /// The watcher stops when the returned value is dropped.
 pub fn watch_sessions(
     state_dir: &Path,
-    changed: impl Fn(String) + Send + Sync + 'static,
+    changed: impl Fn(Watched) + Send + Sync + 'static,
 ) -> notify::Result<RecommendedWatcher> {
     let sessions = state_dir.join(SESSIONS_DIR);
     let root = sessions.clone();
     let changed = Arc::new(changed);
+    let gathering: Arc<Mutex<HashSet<Watched>>> = Arc::default();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<Event>| match event {
             Ok(event) if !may_change_a_session(&event.kind) => {}
             Ok(event) => {
-                let mut seen: Vec<String> = Vec::new();
+                let mut seen: Vec<Watched> = Vec::new();
                 for path in &event.paths {
-                    let Some(id) = session_of(&root, path) else {
+                    let Some(what) = classify(&root, path) else {
                         continue;
                     };
-                    if seen.contains(&id) {
+                    if seen.contains(&what) {
                         continue;
                     }
-                    seen.push(id.clone());
-                    if path.parent() == Some(root.as_path()) {
-                        // A new session directory: its first files may be
-                        // written before the watch on it exists, so look
-                        // again once they have had time to land.
-                        let again = Arc::clone(&changed);
-                        let id = id.clone();
-                        std::thread::spawn(move || {
-                            std::thread::sleep(NEW_DIRECTORY_RECHECK);
-                            again(id);
-                        });
+                    seen.push(what.clone());
+                    match &what {
+                        Watched::RunLog { .. } => gather(&gathering, &changed, what),
+                        Watched::Session(id) => {
+                            if path.parent() == Some(root.as_path()) {
+                                // A new session directory: its first files may be
+                                // written before the watch on it exists, so look
+                                // again once they have had time to land.
+                                let again = Arc::clone(&changed);
+                                let id = id.clone();
+                                std::thread::spawn(move || {
+                                    std::thread::sleep(NEW_DIRECTORY_RECHECK);
+                                    again(Watched::Session(id));
+                                });
+                            }
+                            changed(what);
+                        }
                     }
-                    changed(id);
                 }
             }
             Err(error) => tracing::warn!("watching the state directory failed: {error}"),
@@ -53,29 +74,71 @@ pub fn watch_sessions(
     Ok(watcher)
 }
 
+/// The first write to a run log starts a short wait; writes during it join
+/// the one report sent when it ends. A write after that starts a new wait,
+/// so the last lines are always reported.
+fn gather<F: Fn(Watched) + Send + Sync + 'static>(
+    gathering: &Arc<Mutex<HashSet<Watched>>>,
+    changed: &Arc<F>,
+    what: Watched,
+) {
+    let fresh = gathering
+        .lock()
+        .map(|mut set| set.insert(what.clone()))
+        .unwrap_or(false);
+    if !fresh {
+        return;
+    }
+    let gathering = Arc::clone(gathering);
+    let changed = Arc::clone(changed);
+    std::thread::spawn(move || {
+        std::thread::sleep(LOG_GATHER);
+        if let Ok(mut set) = gathering.lock() {
+            set.remove(&what);
+        }
+        changed(what);
+    });
+}
+
 /// Reads raise access events, and the refresh a change triggers reads the
 /// files again: answering those would loop forever. Only writes count.
 fn may_change_a_session(kind: &EventKind) -> bool {
     !matches!(kind, EventKind::Access(_) | EventKind::Other)
 }
 
-/// `<sessions>/<id>/state.json` (or `activity.json`, or the directory
-/// `<sessions>/<id>` itself) names session `<id>`; any other path nothing.
-fn session_of(sessions: &Path, path: &Path) -> Option<String> {
+/// `<sessions>/<id>/state.json` or `activity.json` (or the directory
+/// `<sessions>/<id>` itself) names session `<id>`; `<sessions>/<id>/runs/
+/// <run>.jsonl` that run's log; any other path nothing.
+fn classify(sessions: &Path, path: &Path) -> Option<Watched> {
     // A new session directory: files written into it before the watcher
     // added a watch for it raise no events, so its creation counts too.
     if path.parent()? == sessions {
-        return Some(path.file_name()?.to_string_lossy().into_owned());
+        return Some(Watched::Session(
+            path.file_name()?.to_string_lossy().into_owned(),
+        ));
     }
-    let name = path.file_name()?;
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let dir: PathBuf = path.parent()?.to_path_buf();
+    if dir.file_name()? == "runs" && dir.parent()?.parent()? == sessions {
+        // Probes write through `active.jsonl`, which the kernel reports
+        // under the run file's own name.
+        let run_id = name.strip_suffix(".jsonl")?;
+        crate::core::run_id::parse_run_id(run_id)?;
+        let session = dir.parent()?.file_name()?.to_string_lossy().into_owned();
+        return Some(Watched::RunLog {
+            session_id: session,
+            run_id: run_id.to_string(),
+        });
+    }
     if name != STATE_FILE && name != ACTIVITY_FILE {
         return None;
     }
-    let dir: PathBuf = path.parent()?.to_path_buf();
     if dir.parent()? != sessions {
         return None;
     }
-    Some(dir.file_name()?.to_string_lossy().into_owned())
+    Some(Watched::Session(
+        dir.file_name()?.to_string_lossy().into_owned(),
+    ))
 }
 
 #[cfg(test)]
@@ -98,27 +161,44 @@ mod tests {
     }
 
     #[test]
-    fn only_state_files_name_a_session() {
+    fn only_state_files_and_run_logs_name_something() {
         let sessions = Path::new("/w/.debug-sidecar/sessions");
+        let session = |id: &str| Some(Watched::Session(id.into()));
         assert_eq!(
-            session_of(sessions, &sessions.join("abc/state.json")),
-            Some("abc".into())
+            classify(sessions, &sessions.join("abc/state.json")),
+            session("abc")
         );
         assert_eq!(
-            session_of(sessions, &sessions.join("abc/activity.json")),
-            Some("abc".into())
+            classify(sessions, &sessions.join("abc/activity.json")),
+            session("abc")
         );
+        assert_eq!(classify(sessions, &sessions.join("abc")), session("abc"));
+        assert_eq!(classify(sessions, &sessions.join("abc/.lock")), None);
         assert_eq!(
-            session_of(sessions, &sessions.join("abc")),
-            Some("abc".into())
-        );
-        assert_eq!(session_of(sessions, &sessions.join("abc/.lock")), None);
-        assert_eq!(
-            session_of(sessions, &sessions.join("abc/runs/state.json")),
+            classify(sessions, &sessions.join("abc/runs/state.json")),
             None
         );
         assert_eq!(
-            session_of(sessions, &sessions.join("abc/.state.json.1-2.tmp")),
+            classify(sessions, &sessions.join("abc/.state.json.1-2.tmp")),
+            None
+        );
+        assert_eq!(
+            classify(sessions, &sessions.join("abc/runs/r2-1700000000000.jsonl")),
+            Some(Watched::RunLog {
+                session_id: "abc".into(),
+                run_id: "r2-1700000000000".into()
+            })
+        );
+        assert_eq!(
+            classify(sessions, &sessions.join("abc/runs/active.jsonl")),
+            None
+        );
+        assert_eq!(
+            classify(sessions, &sessions.join("abc/artifacts/r1-5.jsonl")),
+            None
+        );
+        assert_eq!(
+            classify(sessions, &sessions.join("abc/x/runs/r1-5.jsonl")),
             None
         );
     }
