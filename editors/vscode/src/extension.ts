@@ -1,0 +1,308 @@
+// VS Code glue: a LanguageClient per sidecar process, commands, the status bar item, the
+// "Probe Ledger" tree, the run log output channel and notifications. All decisions live in
+// session.ts and model/*; this file only maps them onto the VS Code API.
+import * as cp from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import { nodeFileProbe, resolveBinary } from './model/binary';
+import { SETTINGS_COMMAND, type UserMessage } from './model/errors';
+import type { LedgerLocation, LedgerNode } from './model/ledger';
+import type { UserTurnPrompt } from './model/notification';
+import { statusMenu, type StatusView } from './model/status';
+import { SidecarController, type CloseInfo, type Disposable, type Launcher, type SidecarConnection, type Ui } from './session';
+
+let controller: SidecarController | null = null;
+
+function configuredPath(scope?: vscode.Uri): string {
+  return vscode.workspace.getConfiguration('debugSidecar', scope).get<string>('path', 'debug-sidecar') || 'debug-sidecar';
+}
+
+function spawnError(message: string, code: string, p: string): Error {
+  return Object.assign(new Error(message), { code, path: p });
+}
+
+/** Starts `debug-sidecar serve` for `folder` under a LanguageClient. */
+function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutputChannel): Launcher {
+  return async (): Promise<SidecarConnection> => {
+    const setting = configuredPath(folder.uri);
+    const resolved = resolveBinary(setting, process.env, folder.uri.fsPath, nodeFileProbe(fs));
+    if (!resolved.ok) {
+      const code = resolved.reason === 'missing' ? 'ENOENT' : 'EACCES';
+      throw spawnError(`${code}: ${resolved.path}`, code, setting);
+    }
+    let exited: Promise<CloseInfo> = new Promise<CloseInfo>(() => undefined);
+    let stopping = false;
+    const closeHandlers = new Set<(info: CloseInfo) => void>();
+
+    const serverOptions: ServerOptions = () =>
+      new Promise<cp.ChildProcess>((resolve, reject) => {
+        const child = cp.spawn(resolved.path, ['serve'], { cwd: folder.uri.fsPath, stdio: 'pipe' });
+        child.once('error', (err) => reject(err));
+        child.once('spawn', () => resolve(child));
+        exited = new Promise<CloseInfo>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+        child.stderr?.on('data', (chunk: Buffer) => serverLog.append(chunk.toString('utf8')));
+      });
+
+    const sessionId = vscode.workspace.getConfiguration('debugSidecar', folder.uri).get<string>('sessionId', '');
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      workspaceFolder: folder,
+      initializationOptions: sessionId ? { sessionId } : {},
+      outputChannel: serverLog,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // The controller reports a failed start itself (missing binary, crash at start).
+      initializationFailedHandler: () => false,
+      errorHandler: {
+        error: (_error, _message, count) =>
+          (count ?? 0) <= 3 ? { action: ErrorAction.Continue, handled: true } : { action: ErrorAction.Shutdown, handled: true },
+        closed: () => {
+          if (!stopping) {
+            // Report with the child's exit status when it comes (the pipe may close first).
+            const late = new Promise<CloseInfo>((done) => setTimeout(() => done({}), 2000));
+            void Promise.race([exited, late]).then((info) => {
+              for (const h of closeHandlers) h(info);
+            });
+          }
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new LanguageClient('debugSidecar', 'Debug Sidecar', serverOptions, clientOptions);
+    try {
+      await client.start();
+    } catch (err) {
+      stopping = true;
+      await client.dispose(2000).catch(() => undefined);
+      throw err;
+    }
+    return {
+      sendRequest: <R>(method: string, params: object): Promise<R> => client.sendRequest<R>(method, params),
+      onNotification: (method: string, handler: (params: unknown) => void): Disposable =>
+        client.onNotification(method, (params: unknown) => handler(params)),
+      onClose: (handler: (info: CloseInfo) => void): Disposable => {
+        closeHandlers.add(handler);
+        return { dispose: () => closeHandlers.delete(handler) };
+      },
+      stop: async (): Promise<void> => {
+        stopping = true;
+        await client.dispose(2000);
+      },
+    };
+  };
+}
+
+class LedgerTree implements vscode.TreeDataProvider<LedgerNode> {
+  private nodes: LedgerNode[] = [];
+  private readonly changed = new vscode.EventEmitter<LedgerNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  set(nodes: LedgerNode[]): void {
+    this.nodes = nodes;
+    this.changed.fire(undefined);
+  }
+
+  getChildren(element?: LedgerNode): LedgerNode[] {
+    return element ? [] : this.nodes;
+  }
+
+  getTreeItem(node: LedgerNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+    item.id = node.id;
+    item.description = node.description;
+    item.tooltip = node.tooltip;
+    const color =
+      node.marker === 'missing' || node.marker === 'foreign'
+        ? new vscode.ThemeColor('list.warningForeground')
+        : node.marker === 'halfRemoved'
+          ? new vscode.ThemeColor('list.errorForeground')
+          : undefined;
+    item.iconPath = new vscode.ThemeIcon(node.icon, color);
+    if (node.location) {
+      item.command = { command: 'debugSidecar.openLocation', title: 'Open', arguments: [node.location] };
+    }
+    return item;
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const runLog = vscode.window.createOutputChannel('Debug Sidecar: Run Log');
+  const serverLog = vscode.window.createOutputChannel('Debug Sidecar: Server', { log: true });
+  const item = vscode.window.createStatusBarItem('debugSidecar.status', vscode.StatusBarAlignment.Left, 100);
+  item.name = 'Debug Sidecar';
+  const tree = new LedgerTree();
+  const view = vscode.window.createTreeView('debugSidecar.ledger', { treeDataProvider: tree });
+  context.subscriptions.push(runLog, serverLog, item, tree, view);
+
+  const showMessage = async (m: UserMessage): Promise<void> => {
+    const titles = m.actions.map((a) => a.title);
+    const show =
+      m.severity === 'error'
+        ? vscode.window.showErrorMessage
+        : m.severity === 'warning'
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
+    const picked = await show(m.text, ...titles);
+    const action = m.actions.find((a) => a.title === picked);
+    if (action) await vscode.commands.executeCommand(action.command);
+  };
+
+  const ui: Ui = {
+    status(v: StatusView) {
+      item.text = v.text;
+      item.tooltip = v.tooltip;
+      item.command = v.command;
+      item.backgroundColor =
+        v.severity === 'error'
+          ? new vscode.ThemeColor('statusBarItem.errorBackground')
+          : v.severity === 'warning'
+            ? new vscode.ThemeColor('statusBarItem.warningBackground')
+            : undefined;
+      item.show();
+    },
+    userTurn(prompt: UserTurnPrompt) {
+      runLog.appendLine(prompt.detail);
+      void vscode.window.showInformationMessage(prompt.message, ...prompt.buttons.map((b) => b.title)).then((picked) => {
+        const button = prompt.buttons.find((b) => b.title === picked);
+        if (button && controller) void controller.runAction(button.action);
+      });
+    },
+    ledger(nodes: LedgerNode[]) {
+      tree.set(nodes);
+      view.badge = nodes.some((n) => n.marker !== 'live' && n.marker !== 'issued')
+        ? { value: nodes.filter((n) => n.marker !== 'live' && n.marker !== 'issued').length, tooltip: 'missing or foreign probes' }
+        : undefined;
+    },
+    log(lines: string[]) {
+      for (const line of lines) runLog.appendLine(line);
+    },
+    message(m: UserMessage) {
+      void showMessage(m);
+    },
+  };
+
+  const noFolder = (): void => {
+    void vscode.window.showWarningMessage('Debug Mode needs an open folder: open the project folder first.');
+  };
+
+  if (folder) {
+    controller = new SidecarController(makeLauncher(folder, serverLog), ui, { binaryPath: () => configuredPath(folder.uri) });
+    void controller.startServer();
+  }
+
+  const ready = async (): Promise<SidecarController | null> => {
+    if (!controller) {
+      noFolder();
+      return null;
+    }
+    if (controller.server !== 'running') {
+      const ok = await controller.startServer();
+      if (!ok) return null;
+    }
+    return controller;
+  };
+
+  const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  };
+
+  register('debugSidecar.start', async () => {
+    const c = await ready();
+    if (!c) return;
+    const problem = await vscode.window.showInputBox({
+      title: 'Debug Mode: Start',
+      prompt: 'What goes wrong? The agent will test hypotheses with runtime probes.',
+      placeHolder: 'Checkout total ignores the 3-item discount.',
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() === '' ? 'Describe the problem.' : undefined),
+    });
+    if (problem !== undefined) await c.start(problem);
+  });
+  register('debugSidecar.proceed', async () => {
+    const c = await ready();
+    if (!c) return;
+    const note = await vscode.window.showInputBox({
+      title: 'Debug Mode: Proceed',
+      prompt: 'What did you see? (optional; Enter to skip)',
+      ignoreFocusOut: true,
+    });
+    if (note !== undefined) await c.proceed(note);
+  });
+  register('debugSidecar.markFixed', async () => {
+    const c = await ready();
+    if (c) await c.markFixed();
+  });
+  register('debugSidecar.abort', async () => {
+    const c = await ready();
+    if (!c) return;
+    const ok = await vscode.window.showWarningMessage(
+      'Abort the debug session? Probes in your files are not removed.',
+      { modal: true },
+      'Abort',
+    );
+    if (ok === 'Abort') await c.abort();
+  });
+  register('debugSidecar.showLedger', async () => {
+    const c = await ready();
+    if (!c) return;
+    await vscode.commands.executeCommand('debugSidecar.ledger.focus');
+    await c.refreshLedger(true);
+  });
+  register('debugSidecar.showLogs', async () => {
+    const c = await ready();
+    if (!c) return;
+    runLog.show(true);
+    await c.showLogs();
+  });
+  register('debugSidecar.checkLeftovers', async () => {
+    const c = await ready();
+    if (c) await c.checkLeftovers();
+  });
+  register('debugSidecar.restart', async () => {
+    if (!controller) return noFolder();
+    await controller.restart();
+  });
+  register('debugSidecar.statusMenu', async () => {
+    if (!controller) return noFolder();
+    const picked = await vscode.window.showQuickPick(statusMenu(controller.server, controller.snapshot), {
+      title: controller.currentStatus().tooltip.split('\n')[0] ?? 'Debug Mode',
+    });
+    if (picked) await vscode.commands.executeCommand(picked.command);
+  });
+  register('debugSidecar.openLocation', async (arg: unknown) => {
+    const loc = arg as LedgerLocation | undefined;
+    if (!loc || !folder) return;
+    const uri = path.isAbsolute(loc.file) ? vscode.Uri.file(loc.file) : vscode.Uri.joinPath(folder.uri, ...loc.file.split('/'));
+    const line = Math.max(0, (loc.line ?? 1) - 1);
+    const pos = new vscode.Position(line, 0);
+    await vscode.window.showTextDocument(uri, { selection: new vscode.Range(pos, pos), preview: true });
+  });
+  register(SETTINGS_COMMAND, () => vscode.commands.executeCommand('workbench.action.openSettings', 'debugSidecar.path'));
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (controller && (e.affectsConfiguration('debugSidecar.path') || e.affectsConfiguration('debugSidecar.sessionId'))) {
+        void controller.restart();
+      }
+    }),
+  );
+}
+
+export async function deactivate(): Promise<void> {
+  const c = controller;
+  controller = null;
+  if (c) await c.dispose();
+}

@@ -1,0 +1,76 @@
+// A Ui that records what the person would see, for assertions and the README capture.
+import type { UserMessage } from '../../src/model/errors';
+import { ledgerText, type LedgerNode } from '../../src/model/ledger';
+import type { UserTurnPrompt } from '../../src/model/notification';
+import type { StatusView } from '../../src/model/status';
+import type { Ui } from '../../src/session';
+
+export type Event =
+  | { kind: 'status'; view: StatusView }
+  | { kind: 'userTurn'; prompt: UserTurnPrompt }
+  | { kind: 'ledger'; nodes: LedgerNode[] }
+  | { kind: 'log'; lines: string[] }
+  | { kind: 'message'; message: UserMessage };
+
+export class RecordingUi {
+  readonly events: Event[] = [];
+  status: StatusView | null = null;
+  prompts: UserTurnPrompt[] = [];
+  messages: UserMessage[] = [];
+  ledgerNodes: LedgerNode[] = [];
+  output: string[] = [];
+  private waiters: Array<() => void> = [];
+
+  private push(e: Event): void {
+    this.events.push(e);
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  // Ui
+  readonly ui: Ui = {
+    status: (view) => {
+      this.status = view;
+      this.push({ kind: 'status', view });
+    },
+    userTurn: (prompt) => {
+      this.prompts.push(prompt);
+      this.push({ kind: 'userTurn', prompt });
+    },
+    ledger: (nodes) => {
+      this.ledgerNodes = nodes;
+      this.push({ kind: 'ledger', nodes });
+    },
+    log: (lines) => {
+      this.output.push(...lines);
+      this.push({ kind: 'log', lines });
+    },
+    message: (message) => {
+      this.messages.push(message);
+      this.push({ kind: 'message', message });
+    },
+  };
+
+  /** Wait until `pred` holds (checked after every UI event), or fail after `ms`. */
+  async until(what: string, pred: () => boolean, ms = 8000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!pred()) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new Error(`timed out waiting for ${what}; last status: ${this.status?.text ?? '(none)'}; messages: ${JSON.stringify(this.messages.map((m) => m.text))}`);
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(left, 200));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  ledgerText(): string {
+    return ledgerText(this.ledgerNodes);
+  }
+}
