@@ -506,3 +506,66 @@ fn turn_state_progress_and_subagents_reach_the_other_server() {
     assert_eq!(heard.len(), 1, "{heard:?}");
     assert_eq!(heard[0]["params"]["state"], "streaming");
 }
+
+#[test]
+fn a_server_leaves_a_workspace_without_sessions_untouched_until_one_is_made() {
+    let workspace = Workspace::new("untouched");
+    let state_dir = workspace.root.join(".debug-sidecar");
+    let mut editor = initialized(&workspace.root);
+    let status = editor.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["active"], false);
+    assert_eq!(
+        editor.request("debug/probes", json!({})).unwrap()["live"],
+        0
+    );
+    assert!(!state_dir.exists(), "reading made {}", state_dir.display());
+
+    // Another process (an agent's MCP face, another editor) starts a session:
+    // the idle server learns of it and records its ingest address.
+    let mut agent = initialized(&workspace.root);
+    agent
+        .request("debug/start", json!({"problem": "from the agent"}))
+        .unwrap();
+    let heard = editor
+        .wait_for("debug/stateChanged", Duration::from_secs(10), |s| {
+            s["active"] == true
+        })
+        .expect("the editor hears of the new session");
+    assert_eq!(heard["problem"], "from the agent");
+    assert!(state_dir.join(".gitignore").exists());
+    assert!(state_dir.join("ingest.json").exists());
+    // And from then on, every write: its own and the other's.
+    agent
+        .request(
+            "debug/recordHypotheses",
+            json!({"hypotheses": [{"id": "H1", "statement": "t", "status": "open"}]}),
+        )
+        .unwrap();
+    editor
+        .wait_for("debug/stateChanged", Duration::from_secs(10), |s| {
+            s["hypotheses"].as_array().is_some_and(|h| h.len() == 1)
+        })
+        .expect("later writes are heard too");
+}
+
+#[test]
+fn a_server_that_starts_the_first_session_itself_watches_from_then_on() {
+    let workspace = Workspace::new("first-session");
+    let mut editor = initialized(&workspace.root);
+    let started = editor
+        .request("debug/start", json!({"problem": "from the editor"}))
+        .unwrap();
+    assert!(started["ingestUrl"].is_string(), "{started}");
+    let mut agent = initialized(&workspace.root);
+    agent
+        .request(
+            "debug/recordHypotheses",
+            json!({"hypotheses": [{"id": "H1", "statement": "t", "status": "open"}]}),
+        )
+        .unwrap();
+    editor
+        .wait_for("debug/stateChanged", Duration::from_secs(10), |s| {
+            s["hypotheses"].as_array().is_some_and(|h| h.len() == 1)
+        })
+        .expect("the other process's write is heard");
+}

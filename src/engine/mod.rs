@@ -354,6 +354,12 @@ impl Engine {
         if let Some(url) = urls.get(session_id) {
             return Some(url.clone());
         }
+        // A token lives beside the session's state: a session never written
+        // (a status before any start) gets none, so reading leaves no trace.
+        let session_dir = self.config.state_dir.join("sessions").join(session_id);
+        if !session_dir.is_dir() {
+            return None;
+        }
         let url = ingest::ingest_url(&self.config.state_dir, info, session_id)?;
         urls.insert(session_id.to_string(), url.clone());
         Some(url)

@@ -8,13 +8,14 @@ use crate::engine::owner::Owner;
 use crate::engine::{Change, Engine, EngineConfig};
 use crate::protocol::{self, *};
 use crate::workspace::ingest;
-use crate::workspace::store::{ensure_state_dir, FileStore};
-use crate::workspace::watch::{watch_sessions, Watched};
+use crate::workspace::store::FileStore;
+use crate::workspace::watch::{watch_state_dir, StateWatch, Watched};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::marker::PhantomData;
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::sync::{Arc, OnceLock};
@@ -42,7 +43,7 @@ pub struct Backend {
     client: Client,
     owner: OnceLock<Owner>,
     /// Kept alive while serving: announces other processes' writes.
-    watcher: OnceLock<Mutex<notify::RecommendedWatcher>>,
+    watcher: OnceLock<Mutex<StateWatch>>,
     shutdown_seen: Arc<AtomicBool>,
 }
 
@@ -70,9 +71,8 @@ impl LanguageServer for Backend {
             return Err(errors::internal("initialize was already handled"));
         }
         tokio::spawn(publish(self.client.clone(), published));
-        self.watch(&state_dir, owner.clone());
         // Browser probes post here; without it they have no URL, nothing else fails.
-        match ingest::start(&state_dir, ingest::LOOPBACK).await {
+        let ingest = match ingest::listen(&state_dir, ingest::LOOPBACK).await {
             Ok(address) => {
                 tracing::info!("ingest at http://{address}/ingest/<token>");
                 let info = ingest::IngestInfo {
@@ -80,9 +80,14 @@ impl LanguageServer for Backend {
                     pid: std::process::id(),
                 };
                 owner.tell(move |engine, _| engine.set_ingest(info));
+                Some(address)
             }
-            Err(error) => tracing::warn!("no ingest server: {error}"),
-        }
+            Err(error) => {
+                tracing::warn!("no ingest server: {error}");
+                None
+            }
+        };
+        self.watch(&state_dir, owner.clone(), ingest);
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 experimental: Some(json!({
@@ -142,32 +147,42 @@ fn engine_config(params: &InitializeParams) -> jsonrpc::Result<EngineConfig> {
 }
 
 impl Backend {
-    /// Announce sessions other processes change. Without a watch (a
-    /// read-only workspace, no inotify) the server still works; it only
-    /// misses others' changes until its own next request.
-    fn watch(&self, state_dir: &std::path::Path, owner: Owner) {
-        let watched = ensure_state_dir(state_dir)
-            .map_err(|e| e.to_string())
-            .and_then(|()| {
-                watch_sessions(state_dir, move |watched| {
-                    owner.tell(move |engine, now| match watched {
-                        Watched::Session(session) => {
-                            if let Err(error) = engine.refresh(&session, now) {
-                                tracing::warn!("could not reread session {session}: {error}");
-                            }
+    /// Announce sessions other processes change, and the lines programs
+    /// append to run logs. A workspace without a state directory is left
+    /// untouched until a session is made in it (by this server or another
+    /// process); then the ingest server's address is recorded for the
+    /// workspace's other processes. Without a watch (no inotify) the server
+    /// still works; it only misses others' changes until its own next request.
+    fn watch(&self, state_dir: &Path, owner: Owner, ingest: Option<SocketAddr>) {
+        let dir = state_dir.to_path_buf();
+        let record_ingest = move || {
+            if let Some(address) = ingest {
+                if let Err(error) = ingest::publish(&dir, address) {
+                    tracing::warn!("could not record the ingest address: {error}");
+                }
+            }
+        };
+        let watched = watch_state_dir(
+            state_dir,
+            move |watched| {
+                owner.tell(move |engine, now| match watched {
+                    Watched::Session(session) => {
+                        if let Err(error) = engine.refresh(&session, now) {
+                            tracing::warn!("could not reread session {session}: {error}");
                         }
-                        Watched::RunLog { session_id, run_id } => {
-                            if let Err(error) = engine.log_written(&session_id, &run_id) {
-                                tracing::warn!("could not read run {run_id}'s log: {error}");
-                            }
+                    }
+                    Watched::RunLog { session_id, run_id } => {
+                        if let Err(error) = engine.log_written(&session_id, &run_id) {
+                            tracing::warn!("could not read run {run_id}'s log: {error}");
                         }
-                    })
+                    }
                 })
-                .map_err(|e| e.to_string())
-            });
+            },
+            record_ingest,
+        );
         match watched {
-            Ok(watcher) => {
-                let _ = self.watcher.set(Mutex::new(watcher));
+            Ok(watch) => {
+                let _ = self.watcher.set(Mutex::new(watch));
             }
             Err(error) => tracing::warn!("not watching {}: {error}", state_dir.display()),
         }

@@ -148,6 +148,14 @@ impl Ingest {
 /// Bind the server (the preferred port when it is free, else any) on `ip`,
 /// record where it listens, and serve until the process ends.
 pub async fn start(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
+    let address = listen(state_dir, ip).await?;
+    publish(state_dir, address)?;
+    Ok(address)
+}
+
+/// Bind and serve without recording where: for a workspace that has no
+/// state directory yet, which [`publish`] must not create.
+pub async fn listen(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
     let preferred = IngestInfo::read(state_dir)
         .filter(|info| !info.is_alive() || info.pid == std::process::id())
         .map(|info| info.port);
@@ -159,6 +167,18 @@ pub async fn start(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
         None => tokio::net::TcpListener::bind((ip, 0)).await?,
     };
     let address = listener.local_addr()?;
+    let app = router(state_dir);
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, app).await {
+            tracing::warn!("the ingest server stopped: {error}");
+        }
+    });
+    Ok(address)
+}
+
+/// Record in `ingest.json` that this process listens at `address`, so the
+/// workspace's other processes (the MCP face, hooks) can hand out its URL.
+pub fn publish(state_dir: &Path, address: SocketAddr) -> io::Result<()> {
     fs::create_dir_all(state_dir)?;
     let info = IngestInfo {
         port: address.port(),
@@ -167,14 +187,7 @@ pub async fn start(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
     // Written whole and renamed, so a reader never sees half of it.
     let temp = state_dir.join(format!(".{INFO_FILE}.{}.tmp", std::process::id()));
     fs::write(&temp, serde_json::to_vec(&info).map_err(io::Error::other)?)?;
-    fs::rename(&temp, state_dir.join(INFO_FILE))?;
-    let app = router(state_dir);
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, app).await {
-            tracing::warn!("the ingest server stopped: {error}");
-        }
-    });
-    Ok(address)
+    fs::rename(&temp, state_dir.join(INFO_FILE))
 }
 
 /// The default address: loopback only.

@@ -74,6 +74,112 @@ pub fn watch_sessions(
     Ok(watcher)
 }
 
+/// Watches a state directory that may not exist yet. Until it does, only
+/// its parent is watched (without recursion), so a server in a workspace
+/// that never had a session creates nothing in it. Once the directory is
+/// there (made by this process's first write or by another process),
+/// `appeared` runs once, the sessions inside are watched as
+/// [`watch_sessions`] does, and every session already there is reported.
+pub struct StateWatch {
+    _parent: Option<RecommendedWatcher>,
+}
+
+struct StateWatchInner {
+    state_dir: PathBuf,
+    sessions: Mutex<Option<RecommendedWatcher>>,
+    changed: Arc<dyn Fn(Watched) + Send + Sync>,
+    appeared: Box<dyn Fn() + Send + Sync>,
+}
+
+pub fn watch_state_dir(
+    state_dir: &Path,
+    changed: impl Fn(Watched) + Send + Sync + 'static,
+    appeared: impl Fn() + Send + Sync + 'static,
+) -> notify::Result<StateWatch> {
+    let inner = Arc::new(StateWatchInner {
+        state_dir: state_dir.to_path_buf(),
+        sessions: Mutex::new(None),
+        changed: Arc::new(changed),
+        appeared: Box::new(appeared),
+    });
+    if state_dir.is_dir() {
+        inner.activate(false)?;
+        return Ok(StateWatch { _parent: None });
+    }
+    let Some(parent) = state_dir.parent().filter(|p| p.is_dir()) else {
+        // Nothing to wait on: make the directory now.
+        inner.activate(false)?;
+        return Ok(StateWatch { _parent: None });
+    };
+    let waiting = Arc::clone(&inner);
+    let mut parent_watcher =
+        notify::recommended_watcher(move |event: notify::Result<Event>| match event {
+            Ok(event) if event.paths.iter().any(|p| *p == waiting.state_dir) => {
+                if let Err(error) = waiting.activate(true) {
+                    tracing::warn!("could not watch {}: {error}", waiting.state_dir.display());
+                }
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!("watching the workspace failed: {error}"),
+        })?;
+    parent_watcher.watch(parent, RecursiveMode::NonRecursive)?;
+    // Made between the first look and the watch: no event will come.
+    if state_dir.is_dir() {
+        inner.activate(true)?;
+    }
+    Ok(StateWatch {
+        _parent: Some(parent_watcher),
+    })
+}
+
+impl StateWatchInner {
+    /// Start watching the sessions, once. `late`: the directory appeared
+    /// after the server started, so sessions may have been written before
+    /// the watch existed.
+    fn activate(&self, late: bool) -> notify::Result<()> {
+        let mut sessions = self
+            .sessions
+            .lock()
+            .map_err(|_| notify::Error::generic("the state watch was poisoned"))?;
+        if sessions.is_some() {
+            return Ok(());
+        }
+        super::store::ensure_state_dir(&self.state_dir)
+            .map_err(|e| notify::Error::generic(&e.to_string()))?;
+        let changed = Arc::clone(&self.changed);
+        *sessions = Some(watch_sessions(&self.state_dir, move |w| changed(w))?);
+        drop(sessions);
+        (self.appeared)();
+        if late {
+            // Oldest first, so the most recently written is reported last.
+            for id in sessions_by_age(&self.state_dir.join(SESSIONS_DIR)) {
+                (self.changed)(Watched::Session(id));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The session directories under `sessions`, least recently written first.
+fn sessions_by_age(sessions: &Path) -> Vec<String> {
+    let mut found: Vec<(std::time::SystemTime, String)> = std::fs::read_dir(sessions)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .map(|e| {
+                    let written = std::fs::metadata(e.path().join(STATE_FILE))
+                        .and_then(|m| m.modified())
+                        .unwrap_or(std::time::UNIX_EPOCH);
+                    (written, e.file_name().to_string_lossy().into_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found.into_iter().map(|(_, id)| id).collect()
+}
+
 /// The first write to a run log starts a short wait; writes during it join
 /// the one report sent when it ends. A write after that starts a new wait,
 /// so the last lines are always reported.
