@@ -2,7 +2,8 @@
 //! the same run: the probe scan against ripgrep over a large real tree, the
 //! per-probe log summary against jq over a generated 1 GB log, and ingest
 //! appends from 4 concurrent HTTP clients against 4 threads appending the
-//! same lines to a file directly. Nothing here asserts a time.
+//! same lines to a file directly, and `debug/logAppended` latency against the
+//! 100 ms gathering window it is designed to wait. Nothing here asserts a time.
 //!
 //! `cargo bench --bench evidence` (needs `rg` and `jq` for their baselines;
 //! `DS_BENCH_TREE` picks the tree, `DS_BENCH_LOG_MB` the log size).
@@ -302,6 +303,78 @@ fn ingest_figures(dir: &Path) {
     );
 }
 
+/// From a probe's append to the client's `debug/logAppended`, one line at a
+/// time, then for a burst of 100,000 lines.
+fn tail_figures(dir: &Path) {
+    let root = dir.join("tail");
+    std::fs::create_dir_all(&root).unwrap();
+    let mut server = Connection::spawn(Path::new(BIN), &root, true).unwrap();
+    server.initialize(&root, json!({})).unwrap();
+    let started = server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    let log = PathBuf::from(started["logFile"].as_str().unwrap());
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let wait = Duration::from_secs(10);
+    let mut latencies = Vec::new();
+    for i in 1..=40u64 {
+        let clock = Instant::now();
+        writeln!(file, r#"{{"probeId":"p1","data":{i}}}"#).unwrap();
+        server
+            .wait_for("debug/logAppended", wait, |p| p["lines"] == i)
+            .expect("announced");
+        latencies.push(clock.elapsed());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    latencies.sort();
+    let window = debug_sidecar::workspace::watch::LOG_GATHER.as_secs_f64() * 1e3;
+    let p50 = latencies[latencies.len() / 2].as_secs_f64() * 1e3;
+    let p99 = latencies[latencies.len() - 1].as_secs_f64() * 1e3;
+    row(
+        "append to logAppended p50 vs gather window",
+        p50,
+        window,
+        "ms",
+        "",
+    );
+    row(
+        "append to logAppended max vs gather window",
+        p99,
+        window,
+        "ms",
+        "",
+    );
+
+    let burst = 100_000u64;
+    let mut writer = BufWriter::with_capacity(4096, file);
+    let clock = Instant::now();
+    for i in 0..burst {
+        writeln!(writer, r#"{{"probeId":"p2","data":{i}}}"#).unwrap();
+    }
+    writer.flush().unwrap();
+    let written = clock.elapsed();
+    let mut announcements = 0;
+    let last = 40 + burst;
+    loop {
+        let params = server
+            .wait_for("debug/logAppended", wait, |_| true)
+            .expect("the burst is announced");
+        announcements += 1;
+        if params["lines"] == last {
+            break;
+        }
+    }
+    let announced = clock.elapsed();
+    row(
+        "100k-line burst: written to last announcement",
+        announced.as_secs_f64() * 1e3,
+        written.as_secs_f64() * 1e3,
+        "ms",
+        "",
+    );
+    println!("  {announcements} announcements for the burst");
+}
+
 fn main() {
     if let Some(file) = std::env::var_os("DS_BENCH_SUMMARY_ONLY") {
         summary_only(Path::new(&file));
@@ -316,6 +389,7 @@ fn main() {
     );
     scan_figures();
     ingest_figures(&dir);
+    tail_figures(&dir);
     summary_figures(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
