@@ -228,14 +228,19 @@ fn post(stream: &mut TcpStream, host: &str, path: &str, body: &str) -> u16 {
     head[9..12].parse().unwrap()
 }
 
-fn ingest_figures(dir: &Path) {
-    let root = dir.join("ingest");
-    std::fs::create_dir_all(&root).unwrap();
-    let mut server = Connection::spawn(Path::new(BIN), &root, true).unwrap();
-    server.initialize(&root, json!({})).unwrap();
+/// A server on a new workspace at `root`, with a session started.
+fn started_session(root: &Path) -> (Connection, serde_json::Value) {
+    std::fs::create_dir_all(root).unwrap();
+    let mut server = Connection::spawn(Path::new(BIN), root, true).unwrap();
+    server.initialize(root, json!({})).unwrap();
     let started = server
         .request("debug/start", json!({"problem": "p"}))
         .unwrap();
+    (server, started)
+}
+
+fn ingest_figures(dir: &Path) {
+    let (mut server, started) = started_session(&dir.join("ingest"));
     let url = started["ingestUrl"].as_str().unwrap().to_string();
     let rest = url.strip_prefix("http://").unwrap();
     let (host, path) = rest
@@ -306,13 +311,7 @@ fn ingest_figures(dir: &Path) {
 /// From a probe's append to the client's `debug/logAppended`, one line at a
 /// time, then for a burst of 100,000 lines.
 fn tail_figures(dir: &Path) {
-    let root = dir.join("tail");
-    std::fs::create_dir_all(&root).unwrap();
-    let mut server = Connection::spawn(Path::new(BIN), &root, true).unwrap();
-    server.initialize(&root, json!({})).unwrap();
-    let started = server
-        .request("debug/start", json!({"problem": "p"}))
-        .unwrap();
+    let (mut server, started) = started_session(&dir.join("tail"));
     let log = PathBuf::from(started["logFile"].as_str().unwrap());
     let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
     let wait = Duration::from_secs(10);

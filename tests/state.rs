@@ -534,18 +534,8 @@ fn a_server_leaves_a_workspace_without_sessions_untouched_until_one_is_made() {
     assert_eq!(heard["problem"], "from the agent");
     assert!(state_dir.join(".gitignore").exists());
     assert!(state_dir.join("ingest.json").exists());
-    // And from then on, every write: its own and the other's.
-    agent
-        .request(
-            "debug/recordHypotheses",
-            json!({"hypotheses": [{"id": "H1", "statement": "t", "status": "open"}]}),
-        )
-        .unwrap();
-    editor
-        .wait_for("debug/stateChanged", Duration::from_secs(10), |s| {
-            s["hypotheses"].as_array().is_some_and(|h| h.len() == 1)
-        })
-        .expect("later writes are heard too");
+    // And from then on, every write of the other's.
+    assert_hears_a_hypothesis(&mut agent, &mut editor);
 }
 
 #[test]
@@ -557,6 +547,11 @@ fn a_server_that_starts_the_first_session_itself_watches_from_then_on() {
         .unwrap();
     assert!(started["ingestUrl"].is_string(), "{started}");
     let mut agent = initialized(&workspace.root);
+    assert_hears_a_hypothesis(&mut agent, &mut editor);
+}
+
+/// `agent` records a hypothesis; `editor` must be told.
+fn assert_hears_a_hypothesis(agent: &mut Connection, editor: &mut Connection) {
     agent
         .request(
             "debug/recordHypotheses",
