@@ -153,6 +153,24 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
     heading("5. The user reproduces and presses Proceed");
     println!("$ sh checkout.sh {}", ARGS.join(" "));
     println!("{}", execute(&program)?);
+    let Some(appended) = server.wait_for("debug/logAppended", WAIT, |a| a["run"] == closed_run)
+    else {
+        bail!("the probe's line was never announced (debug/logAppended)");
+    };
+    let arrived = call(
+        &mut server,
+        "debug/logs",
+        json!({ "run": closed_run, "cursor": appended["cursor"] }),
+    )?;
+    println!("editor  ▸ run log (lines arrive as the program writes them):");
+    for entry in arrived["entries"].as_array().into_iter().flatten() {
+        println!(
+            "            #{} {} {}",
+            entry["line"],
+            entry["entry"]["probeId"].as_str().unwrap_or("-"),
+            entry["entry"]["data"]
+        );
+    }
     let proceeded = call(&mut server, "debug/proceed", json!({}))?;
     editor(&proceeded);
     tell_model("kickoff", proceeded["kickoff"].as_str().unwrap_or_default());
