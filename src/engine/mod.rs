@@ -34,7 +34,7 @@ use crate::workspace::scan::{self, ForeignProbe, HalfRemoved, ScanOutcome};
 use crate::workspace::snippet::{self, SnippetInput};
 use crate::workspace::store::{Refused, Store, StoreError, Stored, Update};
 use serde_json::Value;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -226,6 +226,8 @@ pub struct Engine {
     /// Where the workspace's ingest server listens, when one runs.
     ingest: Option<IngestInfo>,
     ingest_urls: RefCell<HashMap<String, String>>,
+    /// Whether `ingest.json` names this process's server yet.
+    ingest_recorded: Cell<bool>,
     changes: Vec<Change>,
     scan_requests: Vec<ScanRequest>,
     /// The last revision announced per session, so a write seen again
@@ -251,6 +253,8 @@ impl Engine {
             tails: HashMap::new(),
             ingest,
             ingest_urls: RefCell::new(HashMap::new()),
+            // Read from the record, so already there.
+            ingest_recorded: Cell::new(ingest.is_some()),
             changes: Vec::new(),
             scan_requests: Vec::new(),
             announced: HashMap::new(),
@@ -345,6 +349,7 @@ impl Engine {
     /// This process now hosts the workspace's ingest server.
     pub fn set_ingest(&mut self, info: IngestInfo) {
         self.ingest = Some(info);
+        self.ingest_recorded.set(false);
     }
 
     /// The URL the session's browser probes post to, when a server runs.
@@ -359,6 +364,14 @@ impl Engine {
         let session_dir = self.config.state_dir.join("sessions").join(session_id);
         if !session_dir.is_dir() {
             return None;
+        }
+        // A URL handed out must survive this process: a restarted server
+        // reads the port back from the record to take it again.
+        if !self.ingest_recorded.get() {
+            match info.record(&self.config.state_dir) {
+                Ok(()) => self.ingest_recorded.set(true),
+                Err(error) => tracing::warn!("could not record the ingest address: {error}"),
+            }
         }
         let url = ingest::ingest_url(&self.config.state_dir, info, session_id)?;
         urls.insert(session_id.to_string(), url.clone());

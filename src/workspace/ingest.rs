@@ -47,6 +47,17 @@ impl IngestInfo {
         serde_json::from_slice(&bytes).ok()
     }
 
+    /// Record it in `ingest.json`, so the workspace's other processes (the
+    /// MCP face, hooks) can hand out the URL and a restarted server can take
+    /// the same port again.
+    pub fn record(&self, state_dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(state_dir)?;
+        // Written whole and renamed, so a reader never sees half of it.
+        let temp = state_dir.join(format!(".{INFO_FILE}.{}.tmp", std::process::id()));
+        fs::write(&temp, serde_json::to_vec(self).map_err(io::Error::other)?)?;
+        fs::rename(&temp, state_dir.join(INFO_FILE))
+    }
+
     /// Whether the process that wrote it still runs (always true where
     /// that cannot be told).
     pub fn is_alive(&self) -> bool {
@@ -176,18 +187,13 @@ pub async fn listen(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
     Ok(address)
 }
 
-/// Record in `ingest.json` that this process listens at `address`, so the
-/// workspace's other processes (the MCP face, hooks) can hand out its URL.
+/// Record that this process listens at `address`.
 pub fn publish(state_dir: &Path, address: SocketAddr) -> io::Result<()> {
-    fs::create_dir_all(state_dir)?;
-    let info = IngestInfo {
+    IngestInfo {
         port: address.port(),
         pid: std::process::id(),
-    };
-    // Written whole and renamed, so a reader never sees half of it.
-    let temp = state_dir.join(format!(".{INFO_FILE}.{}.tmp", std::process::id()));
-    fs::write(&temp, serde_json::to_vec(&info).map_err(io::Error::other)?)?;
-    fs::rename(&temp, state_dir.join(INFO_FILE))
+    }
+    .record(state_dir)
 }
 
 /// The default address: loopback only.
