@@ -11,7 +11,22 @@ use support::*;
 
 /// Run `debug-sidecar hook <dialect> <event>` with `input`; (stdout JSON, stderr, exit code).
 fn hook(dialect: &str, event: &str, input: &str) -> (Option<Value>, String, Option<i32>) {
-    let mut child = Command::new(BIN)
+    hook_in_session(None, dialect, event, input)
+}
+
+/// `hook`, with `DEBUG_SIDECAR_SESSION` set to `session` when given.
+fn hook_in_session(
+    session: Option<&str>,
+    dialect: &str,
+    event: &str,
+    input: &str,
+) -> (Option<Value>, String, Option<i32>) {
+    let mut command = Command::new(BIN);
+    command.env_remove("DEBUG_SIDECAR_SESSION");
+    if let Some(session) = session {
+        command.env("DEBUG_SIDECAR_SESSION", session);
+    }
+    let mut child = command
         .args(["hook", dialect, event])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -54,6 +69,8 @@ fn input(root: &Path, session: &str, event: &str, extra: Value) -> String {
 fn a_session_through_hooks_beside_an_editor() {
     let workspace = Workspace::new("hooks");
     let root = &workspace.root;
+    // Claude Code's own session id: not the debug session's, which the
+    // person starts in the editor.
     let session = "claude-7f3c";
     let mut editor = initialized(root);
     // Before a debug session, hooks add nothing.
@@ -65,10 +82,7 @@ fn a_session_through_hooks_beside_an_editor() {
     assert_eq!((answer, code), (None, Some(0)));
 
     editor
-        .request(
-            "debug/start",
-            json!({"sessionId": session, "problem": "total is wrong"}),
-        )
+        .request("debug/start", json!({"problem": "total is wrong"}))
         .unwrap();
     let (answer, _, _) = hook(
         "claude",
@@ -89,7 +103,7 @@ fn a_session_through_hooks_beside_an_editor() {
     );
     // The editor hears the turn start the hook reported.
     let turn = editor.wait_for("turn/stateChanged", QUIET * 10, |p| {
-        p["sessionId"] == session
+        p["sessionId"] == "default"
     });
     assert_eq!(turn.expect("a turn state")["state"], "connecting");
 
@@ -97,7 +111,7 @@ fn a_session_through_hooks_beside_an_editor() {
     let placed = editor
         .request(
             "debug/probeSnippet",
-            json!({"sessionId": session, "file": "cart.sh", "variables": ["n"]}),
+            json!({"file": "cart.sh", "variables": ["n"]}),
         )
         .unwrap();
     let text = format!("n=3\n{}echo $n\n", placed["snippet"].as_str().unwrap());
@@ -113,9 +127,7 @@ fn a_session_through_hooks_beside_an_editor() {
         }),
     );
     assert_eq!(hook("claude", "PostToolUse", &write).0, None);
-    let status = editor
-        .request("debug/status", json!({"sessionId": session}))
-        .unwrap();
+    let status = editor.request("debug/status", json!({})).unwrap();
     assert_eq!(status["probes"]["live"], 1);
     // A todo list becomes the progress bubble.
     let todos = input(
@@ -129,9 +141,7 @@ fn a_session_through_hooks_beside_an_editor() {
         }),
     );
     hook("claude", "PostToolUse", &todos);
-    let bubble = editor
-        .request("progress/state", json!({"sessionId": session}))
-        .unwrap();
+    let bubble = editor.request("progress/state", json!({})).unwrap();
     assert_eq!(bubble["title"], "Handing off");
 
     // Stopping without handing off is sent back, with the sidecar's own budget.
@@ -151,7 +161,7 @@ fn a_session_through_hooks_beside_an_editor() {
     editor
         .request(
             "debug/handOff",
-            json!({"sessionId": session, "mode": "reproduce", "steps": ["Run it."]}),
+            json!({"mode": "reproduce", "steps": ["Run it."]}),
         )
         .unwrap();
     let (answer, _, code) = hook(
@@ -178,20 +188,20 @@ fn bad_input_never_traps_the_agent() {
             input(root, "s1", "Dance", json!({})),
             "unknown hook event",
         ),
-        ("Stop", json!({"cwd": root}).to_string(), "session_id"),
+        ("Stop", json!({"session_id": "s1"}).to_string(), "cwd"),
         (
             "Stop",
             input(Path::new("/nonexistent/dir"), "s1", "Stop", json!({})),
             "not a directory",
         ),
-        (
-            "Stop",
-            input(root, "../../etc", "Stop", json!({})),
-            "sessionId",
-        ),
     ];
-    for (event, stdin, words) in cases {
-        let (answer, stderr, code) = hook("claude", event, &stdin);
+    let bad_session = input(root, "s1", "Stop", json!({}));
+    let cases = cases
+        .into_iter()
+        .map(|(event, stdin, words)| (None, event, stdin, words))
+        .chain([(Some("../../etc"), "Stop", bad_session, "sessionId")]);
+    for (session, event, stdin, words) in cases {
+        let (answer, stderr, code) = hook_in_session(session, "claude", event, &stdin);
         assert_eq!(code, Some(0), "{words}");
         assert_eq!(answer, None, "{words}: nothing on stdout");
         assert!(stderr.contains(words), "{words}: {stderr}");
@@ -208,7 +218,7 @@ fn hook_answers_in_each_dialect() {
     editor
         .request(
             "debug/start",
-            json!({"sessionId": session, "problem": "Login fails after a reset."}),
+            json!({"problem": "Login fails after a reset."}),
         )
         .unwrap();
     let mut answers = Vec::new();
@@ -229,4 +239,37 @@ fn hook_answers_in_each_dialect() {
         }
     }
     insta::assert_json_snapshot!("hook_answers", redact(&json!(answers), root));
+}
+
+#[test]
+fn hooks_act_on_the_latest_session_or_the_one_named() {
+    let workspace = Workspace::new("hooks-which");
+    let root = &workspace.root;
+    let mut editor = initialized(root);
+    for (id, problem) in [("older", "first problem"), ("newer", "second problem")] {
+        editor
+            .request("debug/start", json!({"sessionId": id, "problem": problem}))
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let prompt = input(
+        root,
+        "claude-1",
+        "UserPromptSubmit",
+        json!({"prompt": "go"}),
+    );
+    let blackboard = |answer: Option<Value>| {
+        answer.expect("a blackboard")["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let latest = blackboard(hook("claude", "UserPromptSubmit", &prompt).0);
+    assert!(latest.contains("second problem"), "{latest}");
+    let named = blackboard(hook_in_session(Some("older"), "claude", "UserPromptSubmit", &prompt).0);
+    assert!(named.contains("first problem"), "{named}");
+    assert!(
+        !root.join(".debug-sidecar/sessions/claude-1").exists(),
+        "the harness's session id names no debug session"
+    );
 }

@@ -8,7 +8,6 @@
 
 use crate::core::harness::{HarnessEvent, HarnessEventKind};
 use crate::core::machine::{StopDecision, TurnSource};
-use crate::core::session_id::check_session_id;
 use crate::engine::owner::now_ms;
 use crate::engine::{Engine, EngineConfig};
 use crate::workspace::store::FileStore;
@@ -62,12 +61,6 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
     }
     let input: Value =
         serde_json::from_str(input).map_err(|e| anyhow::anyhow!("stdin is not JSON: {e}"))?;
-    let session = input
-        .get("session_id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| anyhow::anyhow!("the input has no `session_id`"))?
-        .to_string();
-    check_session_id(&session)?;
     let cwd = input
         .get("cwd")
         .and_then(Value::as_str)
@@ -76,10 +69,10 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
     if !cwd.is_dir() {
         anyhow::bail!("`cwd` {} is not a directory", cwd.display());
     }
-    let mut config = EngineConfig::for_workspace(workspace_root(&cwd), None);
-    config.default_session = Some(session.clone());
+    let config = EngineConfig::for_agent(workspace_root(&cwd));
     let store = FileStore::new(&config.state_dir);
     let mut engine = Engine::new(config, Box::new(store));
+    let session = engine.resolve(None)?;
     let now = now_ms();
     let harness = |kind, tool: Option<String>, source| HarnessEvent { kind, tool, source };
     match event {

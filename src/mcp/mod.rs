@@ -33,8 +33,6 @@ use std::sync::{Arc, Mutex};
 
 /// The blackboard's resource address.
 pub const BLACKBOARD_URI: &str = "debug-sidecar://blackboard";
-/// Names the session an `mcp` process acts on; else the most recently active.
-pub const SESSION_ENV: &str = "DEBUG_SIDECAR_SESSION";
 
 #[derive(Clone)]
 pub struct DebugMcp {
@@ -46,8 +44,7 @@ pub struct DebugMcp {
 impl DebugMcp {
     /// The server for the workspace at `root` (its state directory as usual).
     pub fn new(root: PathBuf) -> Self {
-        let mut config = EngineConfig::for_workspace(root, None);
-        config.default_session = std::env::var(SESSION_ENV).ok().filter(|s| !s.is_empty());
+        let config = EngineConfig::for_agent(root);
         let store = FileStore::new(&config.state_dir);
         let (changes, _) = tokio::sync::mpsc::unbounded_channel();
         DebugMcp {

@@ -393,27 +393,36 @@ pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The session's lock, waiting at most `LOCK_WAIT`: a process stopped while
 /// holding it (paused in a debugger, say) must not hang every hook.
+///
+/// A contended lock is waited for in the kernel, by a helper thread blocked
+/// on a duplicate of the handle (the same open file, so the same lock):
+/// blocked waiters are woken when the lock is released, where polling with
+/// pauses let busy writers take it again and again before a sleeper looked.
 fn wait_for_lock(file: &File) -> io::Result<()> {
-    let deadline = std::time::Instant::now() + LOCK_WAIT;
-    let mut pause = std::time::Duration::from_micros(200);
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(()),
-            Err(fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(std::time::Duration::from_millis(20));
-            }
-            Err(fs::TryLockError::WouldBlock) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "another process has held this session for over {}s",
-                        LOCK_WAIT.as_secs()
-                    ),
-                ))
-            }
-            Err(fs::TryLockError::Error(error)) => return Err(error),
-        }
+    match file.try_lock() {
+        Ok(()) => return Ok(()),
+        Err(fs::TryLockError::WouldBlock) => {}
+        Err(fs::TryLockError::Error(error)) => return Err(error),
+    }
+    let waiter = file.try_clone()?;
+    let (taken, outcome) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("debug-sidecar-lock".into())
+        .spawn(move || {
+            let result = waiter.lock();
+            // Nobody listening any more: the command gave up, and dropping
+            // the last handle here lets the lock go.
+            let _ = taken.send(result);
+        })?;
+    match outcome.recv_timeout(LOCK_WAIT) {
+        Ok(result) => result,
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "another process has held this session for over {}s",
+                LOCK_WAIT.as_secs()
+            ),
+        )),
     }
 }
 
