@@ -24,7 +24,7 @@
 ;;
 ;; (the agent's turn state with a spinner while it is busy, the stage of
 ;; the debug session and its round).  Commands, also under the prefix
-;; `C-c ,' while the mode is on:
+;; `debug-sidecar-keymap-prefix' (default C-c ,) while the mode is on:
 ;;
 ;;   s  `debug-sidecar-start'    start a session (asks for the problem)
 ;;   p  `debug-sidecar-proceed'  you reproduced: hand the round back
@@ -75,6 +75,13 @@ The default is `$DEBUG_SIDECAR_DIR', else <workspace>/.debug-sidecar."
 (defcustom debug-sidecar-request-timeout 30
   "Seconds to wait for an answer from the sidecar."
   :type 'number)
+
+(defcustom debug-sidecar-events-buffer-size 200000
+  "Characters kept in the buffer `*debug-sidecar events*'.
+That buffer logs every message to and from the sidecar, for
+debugging.  0 logs nothing; nil keeps everything (it grows while
+Emacs runs)."
+  :type '(choice (const :tag "Unlimited" nil) natnum))
 
 (defcustom debug-sidecar-show-handoff t
   "Whether to pop up the hand-off buffer when the round becomes yours."
@@ -187,16 +194,16 @@ FRAME is the spinner frame shown while the turn is busy."
               live total (if (= total 1) "" "s")
               (plist-get snapshot :runId)))))
 
-(defun debug-sidecar--number-steps (steps)
-  "Number the strings of STEPS, one per line.
-A step the agent numbered itself keeps its number."
+(defun debug-sidecar--number-steps (lines)
+  "Return LINES (strings) numbered, one per line.
+A line the agent numbered itself keeps its number."
   (let ((i 0))
     (mapconcat (lambda (step)
                  (setq i (1+ i))
                  (if (string-match-p "\\`[0-9]+[.)] " step)
                      (concat "  " step)
                    (format "  %d. %s" i step)))
-               steps "\n")))
+               lines "\n")))
 
 (defun debug-sidecar--format-handoff (snapshot &optional keys)
   "The text shown when SNAPSHOT hands the round to the person.
@@ -245,24 +252,31 @@ KEYS is a plist (:proceed :done :abort) of key descriptions."
 (defun debug-sidecar--probe-entries (result)
   "Tabulated list entries for RESULT, the answer of `debug/probes'.
 Each id is a plist (:file :line); the columns are Probe, Hypothesis,
-State and Location."
-  (let (rows)
+State and Location.  A probe of the ledger whose markers are
+half-removed in its file is one row, at the marker left."
+  (let ((half (append (plist-get result :halfRemoved) nil))
+        (untracked (append (plist-get result :untracked) nil))
+        rows)
     (dolist (p (append (plist-get result :probes) nil))
       (let* ((state (plist-get p :state))
-             (adopted (member (plist-get p :id)
-                              (append (plist-get result :untracked) nil))))
-        (push (list (list :file (plist-get p :file) :line (plist-get p :line))
+             (h (cl-find-if (lambda (h) (and (equal (plist-get h :probeId) (plist-get p :id))
+                                             (equal (plist-get h :file) (plist-get p :file))))
+                            half))
+             (line (if h (plist-get h :line) (plist-get p :line)))
+             (text (concat (if h "half-removed" state)
+                           (if (member (plist-get p :id) untracked) " (adopted)" ""))))
+        (setq half (delq h half))
+        (push (list (list :file (plist-get p :file) :line line)
                     (vector (plist-get p :id)
                             (or (plist-get p :hypothesisId) "")
-                            (propertize (if adopted (concat state " (adopted)") state)
-                                        'face (pcase state
-                                                ("live" 'debug-sidecar-live)
-                                                ("missing" 'debug-sidecar-problem)
-                                                (_ 'debug-sidecar-issued)))
-                            (debug-sidecar--location (plist-get p :file)
-                                                     (plist-get p :line))))
+                            (propertize text
+                                        'face (cond (h 'debug-sidecar-problem)
+                                                    ((equal state "live") 'debug-sidecar-live)
+                                                    ((equal state "missing") 'debug-sidecar-problem)
+                                                    (t 'debug-sidecar-issued)))
+                            (debug-sidecar--location (plist-get p :file) line)))
               rows)))
-    (dolist (h (append (plist-get result :halfRemoved) nil))
+    (dolist (h half)
       (push (list (list :file (plist-get h :file) :line (plist-get h :line))
                   (vector (plist-get h :probeId) ""
                           (propertize "half-removed" 'face 'debug-sidecar-problem)
@@ -342,7 +356,7 @@ Times are shown in ZONE (default local time)."
   "The lighter with its help text."
   (propertize (debug-sidecar-lighter)
               'help-echo (pcase debug-sidecar--status
-                           ('stopped (format "debug-sidecar stopped (%s); M-x debug-sidecar-restart"
+                           ('stopped (format "The debug sidecar stopped (%s); run M-x debug-sidecar-restart"
                                              debug-sidecar--stop-reason))
                            ('ready (concat (debug-sidecar--stage-text debug-sidecar--snapshot)
                                            (when-let ((b debug-sidecar--bubble))
@@ -413,8 +427,30 @@ Times are shown in ZONE (default local time)."
                    (not (eq (plist-get snap :active) t)))
           (debug-sidecar--notify "Debug session ended."))
         (unless (equal (plist-get old :runId) (plist-get snap :runId))
-          (debug-sidecar--logs-run-changed (plist-get snap :runId))))
+          (debug-sidecar--logs-run-changed (plist-get snap :runId)))
+        (when (and old (not (equal (plist-get old :sessionId) (plist-get snap :sessionId))))
+          (debug-sidecar--refresh-activity (plist-get snap :sessionId))))
       (force-mode-line-update t))))
+
+(defun debug-sidecar--refresh-activity (session-id)
+  "Read the turn state and progress of SESSION-ID, newly shown, without blocking."
+  (when-let ((conn (debug-sidecar-connection)))
+    (setq debug-sidecar--turn nil
+          debug-sidecar--bubble nil)
+    (debug-sidecar--update-spinner)
+    (dolist (method '(turn/state progress/state))
+      (jsonrpc-async-request
+       conn method (list :sessionId session-id)
+       :success-fn
+       (lambda (result)
+         (when (equal session-id (plist-get debug-sidecar--snapshot :sessionId))
+           (if (eq method 'turn/state)
+               (progn (setq debug-sidecar--turn result)
+                      (debug-sidecar--update-spinner))
+             (setq debug-sidecar--bubble result)
+             (force-mode-line-update t))))
+       :error-fn #'ignore
+       :timeout-fn #'ignore))))
 
 (defun debug-sidecar--announce-user-turn (snap)
   "Tell the person the round is theirs; SNAP has what to reproduce."
@@ -480,9 +516,9 @@ Times are shown in ZONE (default local time)."
                  (executable-find prog))))
     (or path
         (if (file-name-directory prog)
-            (user-error "debug-sidecar: the program \"%s\" was not found.  Install it (`cargo install --path .' in the debug-sidecar repository) or set `debug-sidecar-program' to its full path"
+            (user-error "The debug-sidecar program \"%s\" was not found.  Install it (`cargo install --path .' in the debug-sidecar repository) or set `debug-sidecar-program' to its full path"
                         prog)
-          (user-error "debug-sidecar: the program \"%s\" was not found on `exec-path'.  Install it (`cargo install --path .' in the debug-sidecar repository) or set `debug-sidecar-program' to its full path"
+          (user-error "The debug-sidecar program \"%s\" was not found on `exec-path'.  Install it (`cargo install --path .' in the debug-sidecar repository) or set `debug-sidecar-program' to its full path"
                       prog)))))
 
 (defun debug-sidecar--file-uri (dir)
@@ -520,6 +556,7 @@ Times are shown in ZONE (default local time)."
                              :coding 'utf-8-emacs-unix
                              :noquery t
                              :stderr (get-buffer-create "*debug-sidecar stderr*")))
+                 :events-buffer-scrollback-size debug-sidecar-events-buffer-size
                  :notification-dispatcher #'debug-sidecar--dispatch-notification
                  :request-dispatcher #'debug-sidecar--dispatch-request
                  :on-shutdown #'debug-sidecar--on-shutdown))
@@ -553,13 +590,21 @@ Times are shown in ZONE (default local time)."
           (debug-sidecar--update-spinner)
           conn)
       (error
-       (when (and conn (jsonrpc-running-p conn))
-         (let ((debug-sidecar--closing t))
-           (ignore-errors (jsonrpc-shutdown conn))))
+       (let ((proc (and conn (jsonrpc--process conn))))
+         (cond
+          ((null proc))
+          ((process-live-p proc)
+           (let ((debug-sidecar--closing t))
+             (ignore-errors (jsonrpc-shutdown conn t))))
+          (t
+           ;; It died: let its sentinel run, then say how it ended.
+           (debug-sidecar--await-sentinel conn)
+           (unless debug-sidecar--stop-reason
+             (setq debug-sidecar--stop-reason (debug-sidecar--exit-reason proc))))))
        (setq debug-sidecar--conn nil
              debug-sidecar--status 'off)
        (force-mode-line-update t)
-       (user-error "debug-sidecar: could not start %s serve in %s: %s"
+       (user-error "Could not start `%s serve' in %s: %s"
                    program root
                    (cond
                     (debug-sidecar--stop-reason
@@ -567,23 +612,55 @@ Times are shown in ZONE (default local time)."
                     ((alist-get 'jsonrpc-error-message (cdr-safe err)))
                     (t (error-message-string err))))))))
 
+(defun debug-sidecar--await-sentinel (conn)
+  "Wait up to a second for the sentinel of CONN's dead process to run.
+A process can be known dead (its status is read when the child is
+reaped) before its sentinel runs, which records why it ended."
+  (let ((proc (jsonrpc--process conn)))
+    (with-timeout (1 nil)
+      (while (not (process-get proc 'jsonrpc-sentinel-cleanup-started))
+        (accept-process-output nil 0.02)))))
+
 (defun debug-sidecar--dispatch-request (_conn method _params)
   "The sidecar sends no requests; refuse METHOD."
   (jsonrpc-error :code -32601 :message (format "%s is not handled" method)))
+
+(defun debug-sidecar--follows-p (session-id)
+  "Non-nil when a notification about SESSION-ID concerns the session shown.
+The server announces every session of the workspace; the lighter and
+the logs follow the session of the last snapshot."
+  (let ((ours (plist-get debug-sidecar--snapshot :sessionId)))
+    (or (null ours) (null session-id) (equal ours session-id))))
+
+(defun debug-sidecar--adopt-p (snap)
+  "Non-nil when SNAP, announced by the server, should be the state shown.
+A snapshot of the session shown is taken (revisions permitting).  One
+of another session of the workspace is taken when it is active or the
+shown one is not: the server then picks it for requests without a
+session id (the workspace's most recently active session)."
+  (let ((old debug-sidecar--snapshot))
+    (or (debug-sidecar--follows-p (plist-get snap :sessionId))
+        (eq (plist-get snap :active) t)
+        (not (eq (plist-get old :active) t)))))
 
 (defun debug-sidecar--dispatch-notification (conn method params)
   "Handle notification METHOD with PARAMS from CONN."
   (when (eq conn debug-sidecar--conn)
     (pcase method
-      ('debug/stateChanged (debug-sidecar--apply-snapshot params))
+      ('debug/stateChanged
+       (when (debug-sidecar--adopt-p params)
+         (debug-sidecar--apply-snapshot params)))
       ('turn/stateChanged
-       (setq debug-sidecar--turn params)
-       (debug-sidecar--update-spinner))
+       (when (debug-sidecar--follows-p (plist-get params :sessionId))
+         (setq debug-sidecar--turn params)
+         (debug-sidecar--update-spinner)))
       ('progress/changed
-       (setq debug-sidecar--bubble (plist-get params :bubble))
-       (force-mode-line-update t))
+       (when (debug-sidecar--follows-p (plist-get params :sessionId))
+         (setq debug-sidecar--bubble (plist-get params :bubble))
+         (force-mode-line-update t)))
       ('debug/logAppended
-       (debug-sidecar--logs-follow (plist-get params :run) (plist-get params :cursor)))
+       (when (debug-sidecar--follows-p (plist-get params :sessionId))
+         (debug-sidecar--logs-follow (plist-get params :run) (plist-get params :cursor))))
       (_ nil))))
 
 (defun debug-sidecar--exit-reason (proc)
@@ -608,13 +685,22 @@ Times are shown in ZONE (default local time)."
             debug-sidecar--stop-reason
             (debug-sidecar--exit-reason (jsonrpc--process conn)))
       (debug-sidecar--notify
-       "debug-sidecar stopped (%s); M-x debug-sidecar-restart to restart it (the session is on disk)"
+       "The debug sidecar stopped (%s); run M-x debug-sidecar-restart to restart it (the session is on disk)"
        debug-sidecar--stop-reason)))
     (debug-sidecar--update-spinner)))
 
-(defun debug-sidecar--stopped-error ()
-  "Signal that the sidecar is not running."
-  (user-error "debug-sidecar stopped (%s); M-x debug-sidecar-restart to restart it"
+(defun debug-sidecar--stopped-error (&optional conn)
+  "Signal that the sidecar is not running.
+CONN, a connection whose process died, is given time to say why."
+  (when conn
+    (debug-sidecar--await-sentinel conn)
+    (when (eq conn debug-sidecar--conn)
+      ;; The sentinel still has not run: record the stop here.
+      (setq debug-sidecar--conn nil
+            debug-sidecar--status 'stopped
+            debug-sidecar--stop-reason (debug-sidecar--exit-reason (jsonrpc--process conn)))
+      (debug-sidecar--update-spinner)))
+  (user-error "The debug sidecar stopped (%s); run M-x debug-sidecar-restart to restart it"
               (or debug-sidecar--stop-reason "not running")))
 
 (defun debug-sidecar--ensure (&optional root)
@@ -626,8 +712,9 @@ serving ROOT (the other workspace's session stays on disk)."
              (debug-sidecar-connection))
     (debug-sidecar--shutdown))
   (cond
-   ((and debug-sidecar--conn (jsonrpc-running-p debug-sidecar--conn))
-    debug-sidecar--conn)
+   ((debug-sidecar-connection))
+   ;; Its process died and its sentinel has not run yet.
+   (debug-sidecar--conn (debug-sidecar--stopped-error debug-sidecar--conn))
    ((eq debug-sidecar--status 'stopped) (debug-sidecar--stopped-error))
    (t
     (unless debug-sidecar-mode (debug-sidecar-mode 1))
@@ -667,12 +754,20 @@ ROOT is passed to `debug-sidecar--ensure'."
              (data (alist-get 'jsonrpc-error-data (cdr err))))
          (setq debug-sidecar-last-error (list :code code :message msg :data data))
          (if (or (eql code -1) (not (jsonrpc-running-p conn)))
-             (progn
-               ;; Let the sentinel record why it died.
-               (accept-process-output nil 0.05)
-               (debug-sidecar--stopped-error))
-           (setq debug-sidecar-last-notice (format "debug-sidecar: %s" msg))
-           (user-error "debug-sidecar: %s" (or msg "request failed"))))))))
+             (debug-sidecar--stopped-error conn)
+           (let ((text (cond
+                        ;; Refusals (-32050) and the like are written for people.
+                        ((and code msg) msg)
+                        (code (format "The sidecar answered %s with error %s" method code))
+                        (t (format "The sidecar did not answer %s in time (%s)"
+                                   method (or msg "no answer"))))))
+             (setq debug-sidecar-last-notice text)
+             (user-error "%s" text)))))
+      (error
+       ;; Writing to a process that died a moment ago.
+       (if (jsonrpc-running-p conn)
+           (signal (car err) (cdr err))
+         (debug-sidecar--stopped-error conn))))))
 
 (defun debug-sidecar--shutdown ()
   "Stop the sidecar cleanly (shutdown, then exit) if it is running."
@@ -723,7 +818,7 @@ shown; this only spares the person a prompt for a refused command."
                   ""))))
   (debug-sidecar--ensure (debug-sidecar--project-root))
   (when (and (string-empty-p (string-trim problem)) (debug-sidecar--legal-p "start"))
-    (user-error "debug-sidecar: describe the problem to start a session"))
+    (user-error "Describe the problem to start a debug session"))
   (let ((result (debug-sidecar--request 'debug/start (list :problem problem)
                                         (debug-sidecar--project-root))))
     (debug-sidecar--apply-snapshot (debug-sidecar--snapshot-of result))
@@ -878,7 +973,7 @@ With a prefix argument, ask for the note."
                                   (or debug-sidecar--probes-root default-directory)))
           (line (plist-get id :line)))
       (unless (file-exists-p file)
-        (user-error "debug-sidecar: %s is not on disk" file))
+        (user-error "%s is not on disk" file))
       (pop-to-buffer (find-file-noselect file))
       (when line
         (goto-char (point-min))
@@ -1026,21 +1121,44 @@ A nil CURSOR reads RUN from its first line."
     (define-key map "i" #'debug-sidecar-status)
     (define-key map "r" #'debug-sidecar-restart)
     map)
-  "Debug-sidecar commands, under `C-c ,' while `debug-sidecar-mode' is on.")
+  "The commands of debug-sidecar, as a prefix map.
+`debug-sidecar-mode' binds it under `debug-sidecar-keymap-prefix'; it
+can also be bound elsewhere, for example
+  (global-set-key (kbd \"C-c d\") \='debug-sidecar-command-map)")
 (fset 'debug-sidecar-command-map debug-sidecar-command-map)
 
-(defvar debug-sidecar-mode-map
-  (let ((map (make-sparse-keymap)))
-    (define-key map (kbd "C-c ,") 'debug-sidecar-command-map)
-    map)
-  "Keymap of `debug-sidecar-mode'.")
+(defvar debug-sidecar-mode-map (make-sparse-keymap)
+  "Keymap of `debug-sidecar-mode'.
+It binds `debug-sidecar-command-map' under `debug-sidecar-keymap-prefix'.")
+
+(defun debug-sidecar--set-keymap-prefix (symbol value)
+  "Set SYMBOL to VALUE and bind `debug-sidecar-command-map' under it."
+  (let ((old (and (boundp symbol) (symbol-value symbol))))
+    (when old
+      (define-key debug-sidecar-mode-map (kbd old) nil)))
+  (set-default symbol value)
+  (when value
+    (define-key debug-sidecar-mode-map (kbd value) 'debug-sidecar-command-map)))
+
+(defcustom debug-sidecar-keymap-prefix "C-c ,"
+  "The key of `debug-sidecar-command-map' in `debug-sidecar-mode'.
+A string as `kbd' reads it, or nil to bind nothing (then bind the
+command map yourself).  The Emacs key binding conventions leave
+the control-c prefix followed by a punctuation character other than
+{ } < > : ; to minor modes.  Org mode binds the default key to
+`org-priority' and Semantic uses it as its prefix: this mode's
+binding shadows them while it is on.  Change it with
+`customize-set-variable', or with `setq' before the package is loaded."
+  :type '(choice (const :tag "No key" nil)
+                 (string :tag "Key (as for kbd)"))
+  :set #'debug-sidecar--set-keymap-prefix)
 
 ;;;###autoload
 (define-minor-mode debug-sidecar-mode
   "Show the debug session in the mode line and bind its commands.
 The lighter shows the agent's turn state (with a spinner while it is
 busy), the stage of the session and its round.  Commands are under
-\\<debug-sidecar-mode-map>\\[debug-sidecar-command-map]:
+`debug-sidecar-keymap-prefix' (\\<debug-sidecar-mode-map>\\[debug-sidecar-command-map]):
 
 \\{debug-sidecar-command-map}
 Turning the mode off stops the sidecar; the session stays on disk."

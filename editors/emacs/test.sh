@@ -8,12 +8,15 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 if ! command -v emacs >/dev/null 2>&1; then
   echo "== installing emacs-nox (Debian)" >&2
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  export DEBIAN_FRONTEND=noninteractive
-  if ! $SUDO apt-get install -y emacs-nox >&2; then
-    $SUDO apt-get update >&2
-    $SUDO apt-get install -y emacs-nox >&2
+  # sudo drops the environment: pass DEBIAN_FRONTEND through env(1).
+  APT=(env DEBIAN_FRONTEND=noninteractive apt-get)
+  if [ "$(id -u)" -ne 0 ]; then APT=(sudo "${APT[@]}"); fi
+  # On a fresh image the package lists are empty and the install fails
+  # ("Unable to locate package"); inside `if' that failure does not end the
+  # script (set -e), and the lists are fetched before a second try.
+  if ! "${APT[@]}" install -y --no-install-recommends emacs-nox >&2; then
+    "${APT[@]}" update >&2
+    "${APT[@]}" install -y --no-install-recommends emacs-nox >&2
   fi
 fi
 
@@ -44,6 +47,17 @@ echo "== byte-compiling (warnings are errors)" >&2
 emacs --batch -Q -L "$BUILD" \
   --eval '(setq byte-compile-error-on-warn t)' \
   -f batch-byte-compile "$BUILD/debug-sidecar.el" "$BUILD/debug-sidecar-test.el"
+
+# checkdoc: documentation and message conventions; any warning fails.
+echo "== checkdoc" >&2
+for f in debug-sidecar.el debug-sidecar-test.el; do
+  CHECKDOC="$(cd "$BUILD" && emacs --batch -Q --eval "(checkdoc-file \"$f\")" 2>&1)"
+  if [ -n "$CHECKDOC" ]; then
+    echo "$CHECKDOC" >&2
+    echo "checkdoc warns about $f" >&2
+    exit 1
+  fi
+done
 
 # Installed the way the README says (package-install-file), the commands autoload.
 echo "== package-install-file" >&2

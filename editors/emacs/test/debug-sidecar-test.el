@@ -2,9 +2,10 @@
 
 ;;; Commentary:
 
-;; Run with
-;;   DEBUG_SIDECAR_BIN=/abs/debug-sidecar emacs --batch -Q -L editors/emacs \
-;;     -l editors/emacs/test/debug-sidecar-test.el -f ert-run-tests-batch-and-exit
+;; editors/emacs/test.sh byte-compiles the package and these tests, then
+;; runs them in batch mode with `ert-run-tests-batch-and-exit' (-Q, the
+;; package directory on the load path), DEBUG_SIDECAR_BIN set to the
+;; absolute path of the binary.
 ;; Every test that needs the server runs `debug-sidecar serve' from
 ;; DEBUG_SIDECAR_BIN in a fresh temporary workspace, and stops it after.
 ;; The whole-session test prints what the person sees (lighter, notices,
@@ -219,19 +220,22 @@ the client learns of its changes through its own server's notifications."
                             (:id "p4" :file "d.sh" :line 9 :hypothesisId nil :state "live")]
                    :live 2 :missing ["p3"] :untracked ["p4"]
                    :foreign [(:file "e.js" :line 3 :kind "cursorAgentLog" :text "// #region agent log")]
-                   :halfRemoved [(:file "f.sh" :line 7 :probeId "p9")]
+                   :halfRemoved [(:file "f.sh" :line 7 :probeId "p9")
+                                 (:file "d.sh" :line 9 :probeId "p4")
+                                 (:file "other.sh" :line 2 :probeId "p1")]
                    :scanned t))
          (rows (mapcar (lambda (e) (mapcar #'substring-no-properties (append (cadr e) nil)))
                        (debug-sidecar--probe-entries result))))
     (should (equal rows '(("p1" "H1" "live" "a.sh:4")
                           ("p2" "" "issued" "b.py")
                           ("p3" "H2" "missing" "c.go")
-                          ("p4" "" "live (adopted)" "d.sh:9")
+                          ("p4" "" "half-removed (adopted)" "d.sh:9")
                           ("p9" "" "half-removed" "f.sh:7")
+                          ("p1" "" "half-removed" "other.sh:2")
                           ("-" "" "foreign: Cursor agent log" "e.js:3"))))
     (should (equal (car (car (debug-sidecar--probe-entries result))) '(:file "a.sh" :line 4)))
     (should (equal (debug-sidecar--probes-summary result)
-                   "2 live · 1 issued · 1 missing · 1 half-removed · 1 foreign"))))
+                   "2 live · 1 issued · 1 missing · 3 half-removed · 1 foreign"))))
 
 (ert-deftest debug-sidecar-test-log-entry ()
   (should (equal (debug-sidecar--format-log-entry
@@ -340,7 +344,10 @@ the client learns of its changes through its own server's notifications."
       (debug-sidecar-probes)
       (let ((rows (ds-test-probe-rows)))
         (should (member '("p1" "H1" "live" "checkout.sh:7") rows))
-        (should (member '("p7" "" "half-removed" "half.sh:2") rows))
+        ;; p7's start marker is adopted into the ledger and half-removed:
+        ;; one row says both.
+        (should (equal (cl-remove-if-not (lambda (r) (equal (car r) "p7")) rows)
+                       '(("p7" "" "half-removed (adopted)" "half.sh:2"))))
         (should (cl-find-if (lambda (r) (and (string-prefix-p "foreign" (nth 2 r))
                                              (string-prefix-p "legacy.js:" (nth 3 r))))
                             rows))
@@ -452,7 +459,7 @@ the client learns of its changes through its own server's notifications."
     (dolist (prog '("/nonexistent/dir/debug-sidecar" "debug-sidecar-not-installed-anywhere"))
       (let* ((debug-sidecar-program prog)
              (err (should-error (debug-sidecar-start "Anything.") :type 'user-error)))
-        (should (string-match-p (format "the program \"%s\" was not found" (regexp-quote prog))
+        (should (string-match-p (format "\\`The debug-sidecar program \"%s\" was not found" (regexp-quote prog))
                                 (cadr err)))
         (should (string-match-p "debug-sidecar-program" (cadr err)))
         (should (eq debug-sidecar--status 'off))
@@ -462,7 +469,7 @@ the client learns of its changes through its own server's notifications."
     ;; A program that is not the sidecar (it exits at once).
     (let* ((debug-sidecar-program (executable-find "false"))
            (err (should-error (debug-sidecar-start "Anything.") :type 'user-error)))
-      (should (string-match-p "\\`debug-sidecar: could not start .*false serve in .*: it exited with status 1\\'"
+      (should (string-match-p "\\`Could not start .*/false serve. in .*: it exited with status 1\\'"
                               (cadr err)))
       (should (eq debug-sidecar--status 'off))
       (ds-test-capture "debug-sidecar-program is not the sidecar" (cadr err)))
@@ -482,13 +489,13 @@ the client learns of its changes through its own server's notifications."
       (signal-process pid 'KILL)
       (ds-test-wait-lighter "\\` Debug\\[stopped\\]\\'")
       (should-not (process-live-p proc)))
-    (should (string-match-p "\\`debug-sidecar stopped (killed by signal 9); M-x debug-sidecar-restart"
+    (should (string-match-p "\\`The debug sidecar stopped (killed by signal 9); run M-x debug-sidecar-restart"
                             debug-sidecar-last-notice))
     (ds-test-capture "the sidecar was killed: mode line and echo area"
                      (concat (debug-sidecar-lighter) "\n" debug-sidecar-last-notice))
     ;; A command while it is down says how to get it back.
     (let ((err (should-error (debug-sidecar-proceed nil) :type 'user-error)))
-      (should (string-match-p "debug-sidecar stopped (killed by signal 9); M-x debug-sidecar-restart"
+      (should (string-match-p "\\`The debug sidecar stopped (killed by signal 9); run M-x debug-sidecar-restart"
                               (cadr err))))
     ;; Restart: the session comes back from disk at the same stage.
     (debug-sidecar-restart)
@@ -501,27 +508,24 @@ the client learns of its changes through its own server's notifications."
     (debug-sidecar-proceed "Still 6000.")
     (should (equal (debug-sidecar-lighter) " Debug[idle · investigating r2]"))))
 
-;; The server dies while a request waits for its answer: it is stopped
-;; (SIGSTOP) before the request is written and killed right after, so it
-;; can never answer.
-(defun ds-test--stop-before-send (conn &rest args)
-  (when (equal (format "%s" (plist-get args :method)) "debug/status")
-    (signal-process (process-id (jsonrpc--process conn)) 'STOP)))
-(defun ds-test--kill-after-send (conn &rest args)
-  (when (equal (format "%s" (plist-get args :method)) "debug/status")
+;; The server dies while a request waits for its answer: the request is
+;; registered but never written (so the server cannot answer it first),
+;; and the server is killed.
+(defun ds-test--drop-and-kill (send conn &rest args)
+  "Call SEND with CONN and ARGS, except for `debug/status': kill the server then."
+  (if (not (equal (format "%s" (plist-get args :method)) "debug/status"))
+      (apply send conn args)
     (signal-process (process-id (jsonrpc--process conn)) 'KILL)))
 
 (ert-deftest debug-sidecar-test-crash-during-request ()
   (ds-test-with-workspace
     (debug-sidecar-start "Anything.")
-    (advice-add 'jsonrpc-connection-send :before #'ds-test--stop-before-send)
-    (advice-add 'jsonrpc-connection-send :after #'ds-test--kill-after-send)
+    (advice-add 'jsonrpc-connection-send :around #'ds-test--drop-and-kill)
     (unwind-protect
         (let ((err (should-error (debug-sidecar-status) :type 'user-error)))
-          (should (string-match-p "\\`debug-sidecar stopped (killed by signal 9); M-x debug-sidecar-restart"
+          (should (string-match-p "\\`The debug sidecar stopped (killed by signal 9); run M-x debug-sidecar-restart"
                                   (cadr err))))
-      (advice-remove 'jsonrpc-connection-send #'ds-test--stop-before-send)
-      (advice-remove 'jsonrpc-connection-send #'ds-test--kill-after-send))
+      (advice-remove 'jsonrpc-connection-send #'ds-test--drop-and-kill))
     (should (equal (debug-sidecar-lighter) " Debug[stopped]"))
     (debug-sidecar-restart)
     ;; The session is back from disk: same problem and round.  (DESIGN.md
@@ -529,10 +533,25 @@ the client learns of its changes through its own server's notifications."
     ;; server keeps `investigating'.)
     (should (string-match-p "\\` Debug\\[idle · \\(investigating\\|user_turn\\) r1\\]\\'"
                             (debug-sidecar-lighter)))
-    (should (equal (plist-get debug-sidecar--snapshot :problem) "Anything."))))
+    (should (equal (plist-get debug-sidecar--snapshot :problem) "Anything."))
+    ;; Killed, and a command comes after Emacs reaped the process but before
+    ;; its sentinel ran (a busy loop reads the status without running
+    ;; sentinels): the person is told it stopped and how to restart.
+    (let ((proc (jsonrpc--process (debug-sidecar-connection)))
+          (deadline (+ (float-time) 5)))
+      (signal-process (process-id proc) 'KILL)
+      (while (and (process-live-p proc) (< (float-time) deadline)))
+      (should-not (process-live-p proc))
+      (should-not (process-get proc 'jsonrpc-sentinel-cleanup-started)))
+    (let ((err (should-error (debug-sidecar-proceed "x") :type 'user-error)))
+      (should (string-match-p "\\`The debug sidecar stopped (killed by signal 9); run M-x debug-sidecar-restart"
+                              (cadr err))))
+    (should (equal (debug-sidecar-lighter) " Debug[stopped]"))
+    (debug-sidecar-restart)
+    (should (debug-sidecar-connection))))
 
 (defun ds-test--pause-after-handoff (_conn &rest args)
-  "After the hand-off is written, block 0.3 s without reading the server."
+  "After the hand-off in ARGS is written, block 0.3 s without reading."
   (when (equal (format "%s" (plist-get args :method)) "debug/handOff")
     (call-process "sleep" nil nil nil "0.3")))
 
@@ -541,7 +560,7 @@ the client learns of its changes through its own server's notifications."
     (debug-sidecar-start "Checkout total ignores the 3-item discount.")
     (let ((err (should-error (debug-sidecar-proceed nil) :type 'user-error)))
       (should (equal (cadr err)
-                     "debug-sidecar: Cannot proceed: the agent holds the turn; Proceed becomes available once it hands the round to you. Possible now: hand off, mark fixed, abort, observe, attach, record hypotheses, place a probe."))
+                     "Cannot proceed: the agent holds the turn; Proceed becomes available once it hands the round to you. Possible now: hand off, mark fixed, abort, observe, attach, record hypotheses, place a probe."))
       (should (equal (plist-get debug-sidecar-last-error :code) -32050))
       (should (equal (plist-get (plist-get debug-sidecar-last-error :data) :stage) "investigating"))
       (ds-test-capture "M-x debug-sidecar-proceed while the agent holds the turn" (cadr err)))
@@ -549,9 +568,9 @@ the client learns of its changes through its own server's notifications."
     (let ((err (cl-letf (((symbol-function 'read-string)
                           (lambda (&rest _) (error "Asked for a note"))))
                  (should-error (call-interactively #'debug-sidecar-proceed) :type 'user-error))))
-      (should (string-match-p "\\`debug-sidecar: Cannot proceed: the agent holds the turn" (cadr err))))
+      (should (string-match-p "\\`Cannot proceed: the agent holds the turn" (cadr err))))
     (let ((err (should-error (debug-sidecar-start "Another.") :type 'user-error)))
-      (should (string-match-p "\\`debug-sidecar: Cannot start a debug session: a debug session is already active"
+      (should (string-match-p "\\`Cannot start a debug session: a debug session is already active"
                               (cadr err))))
     ;; Nothing changed, and the connection is still up.
     (should (equal (debug-sidecar-lighter) " Debug[idle · investigating r1]"))
@@ -568,6 +587,108 @@ the client learns of its changes through its own server's notifications."
     (ds-test-wait-lighter "\\` Debug\\[idle · user_turn r1\\]\\'")
     (debug-sidecar-proceed nil)
     (should (equal (debug-sidecar-lighter) " Debug[idle · investigating r2]"))))
+
+;;;; Turn state from another process: the agent's hooks
+
+(defun ds-test-hook (event session &rest fields)
+  "Run `debug-sidecar hook claude EVENT' as Claude Code does; return its stdout.
+The input names SESSION and the workspace, with FIELDS (a plist) added;
+it runs in the workspace, as a separate process."
+  (let ((input (json-serialize
+                (append (list :session_id session
+                              :transcript_path "/tmp/transcript.jsonl"
+                              :cwd (directory-file-name default-directory)
+                              :hook_event_name event)
+                        fields))))
+    (with-temp-buffer
+      (insert input)
+      (let ((code (call-process-region (point-min) (point-max) ds-test-bin t t nil
+                                       "hook" "claude" event)))
+        (unless (eql code 0)
+          (ert-fail (list "the hook failed" event code (buffer-string))))
+        (buffer-string)))))
+
+(defvar ds-test-heard nil "The `turn/stateChanged' params heard, newest first.")
+
+(defun ds-test--hear (_conn method params)
+  "Record PARAMS of a `turn/stateChanged' METHOD in `ds-test-heard'."
+  (when (eq method 'turn/stateChanged)
+    (push params ds-test-heard)))
+
+(ert-deftest debug-sidecar-test-turn-state-from-hooks ()
+  (ds-test-with-workspace
+    (debug-sidecar-start "Checkout total ignores the 3-item discount.")
+    ;; Claude Code names its own session in the hook input; the hooks act on
+    ;; the workspace's latest debug session all the same: the one shown here.
+    (let ((sid "claude-7f3c")
+          (frames (append debug-sidecar-spinner-frames nil)))
+      (should-not (equal sid (plist-get debug-sidecar--snapshot :sessionId)))
+      ;; The person types a prompt: the hook gets the blackboard, and the
+      ;; editor's own server announces the turn it recorded.
+      (should (string-match-p "DEBUG MODE · round 1 · stage investigating"
+                              (ds-test-hook "UserPromptSubmit" sid :prompt "Why is the total wrong?")))
+      (let ((l1 (ds-test-wait-lighter "\\` Debug\\[. connecting… · investigating r1\\]\\'")))
+        (should (member (substring l1 7 8) frames))
+        (should debug-sidecar--spinner-timer)
+        (ds-test-wait "the spinner to turn" (lambda () (not (equal (debug-sidecar-lighter) l1)))))
+      (ds-test-hook "PreToolUse" sid :tool_name "Edit" :tool_input (make-hash-table))
+      (let ((l2 (ds-test-wait-lighter "\\` Debug\\[. working… · investigating r1\\]\\'")))
+        (should (member (substring l2 7 8) frames))
+        (ds-test-capture "the agent edits a file (hooks in another process)" l2))
+      ;; The agent hands over; its Stop hook ends the turn.
+      (ds-test-agent 'debug/handOff '(:mode "reproduce" :steps ["Run `sh checkout.sh 1 2 3`."]))
+      (should (equal (ds-test-hook "Stop" sid :stop_hook_active :false) ""))
+      (ds-test-wait-lighter "\\` Debug\\[idle · user_turn r1\\]\\'")
+      (should-not debug-sidecar--spinner-timer))))
+
+(ert-deftest debug-sidecar-test-other-session-activity ()
+  (ds-test-with-workspace
+    (debug-sidecar-start "Checkout total ignores the 3-item discount.")
+    (let ((sid (plist-get debug-sidecar--snapshot :sessionId))
+          (ds-test-heard nil))
+      (advice-add 'debug-sidecar--dispatch-notification :before #'ds-test--hear)
+      (unwind-protect
+          (progn
+            ;; Another session's agent starts a turn: the server relays it,
+            ;; and the lighter, which shows this session, ignores it.
+            (ds-test-agent 'debug/status '(:sessionId "other-agent"))
+            (jsonrpc-notify ds-test-agent-conn 'turn/event
+                            '(:kind "turnStart" :source "user" :sessionId "other-agent"))
+            (ds-test-wait "the other session's turn to be announced"
+                          (lambda () (cl-find "other-agent" ds-test-heard
+                                              :key (lambda (p) (plist-get p :sessionId))
+                                              :test #'equal)))
+            (should (equal (debug-sidecar-lighter) " Debug[idle · investigating r1]"))
+            (should-not debug-sidecar--spinner-timer)
+            ;; This session's turn shows.
+            (jsonrpc-notify ds-test-agent-conn 'turn/event
+                            (list :kind "turnStart" :source "user" :sessionId sid))
+            (ds-test-wait-lighter "\\` Debug\\[. connecting… · investigating r1\\]\\'"))
+        (advice-remove 'debug-sidecar--dispatch-notification #'ds-test--hear)))))
+
+(ert-deftest debug-sidecar-test-adopt-snapshot ()
+  (let ((debug-sidecar--snapshot '(:sessionId "a" :active t)))
+    (should (debug-sidecar--adopt-p '(:sessionId "a" :active :json-false)))
+    (should (debug-sidecar--adopt-p '(:sessionId "b" :active t)))
+    (should-not (debug-sidecar--adopt-p '(:sessionId "b" :active :json-false))))
+  (let ((debug-sidecar--snapshot '(:sessionId "a" :active :json-false)))
+    (should (debug-sidecar--adopt-p '(:sessionId "b" :active :json-false))))
+  (let ((debug-sidecar--snapshot '(:sessionId "a")))
+    (should (debug-sidecar--follows-p "a"))
+    (should (debug-sidecar--follows-p nil))
+    (should-not (debug-sidecar--follows-p "b"))))
+
+(ert-deftest debug-sidecar-test-keymap-prefix ()
+  (unwind-protect
+      (progn
+        (should (eq (lookup-key debug-sidecar-mode-map (kbd "C-c ,")) 'debug-sidecar-command-map))
+        (should (eq (lookup-key debug-sidecar-command-map "p") #'debug-sidecar-proceed))
+        (customize-set-variable 'debug-sidecar-keymap-prefix "C-c d")
+        (should (eq (lookup-key debug-sidecar-mode-map (kbd "C-c d")) 'debug-sidecar-command-map))
+        (should-not (lookup-key debug-sidecar-mode-map (kbd "C-c ,")))
+        (customize-set-variable 'debug-sidecar-keymap-prefix nil)
+        (should-not (lookup-key debug-sidecar-mode-map (kbd "C-c d"))))
+    (customize-set-variable 'debug-sidecar-keymap-prefix "C-c ,")))
 
 (provide 'debug-sidecar-test)
 ;;; debug-sidecar-test.el ends here

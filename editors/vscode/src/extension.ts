@@ -18,9 +18,17 @@ import { SETTINGS_COMMAND, type UserMessage } from './model/errors';
 import type { LedgerLocation, LedgerNode } from './model/ledger';
 import type { UserTurnPrompt } from './model/notification';
 import { statusMenu, type StatusView } from './model/status';
-import { SidecarController, type CloseInfo, type Disposable, type Launcher, type SidecarConnection, type Ui } from './session';
+import { SidecarController, type CloseInfo, type Disposable, type Launcher, type SidecarConnection, type Ui, type CommandState } from './session';
 
 let controller: SidecarController | null = null;
+
+/** Context keys for the palette's `when` clauses (package.json), by the protocol command they follow. */
+const LEGAL_KEYS: Record<string, string> = {
+  'debugSidecar.canStart': 'start',
+  'debugSidecar.canProceed': 'proceed',
+  'debugSidecar.canMarkFixed': 'done',
+  'debugSidecar.canAbort': 'abort',
+};
 
 function configuredPath(scope?: vscode.Uri): string {
   return vscode.workspace.getConfiguration('debugSidecar', scope).get<string>('path', 'debug-sidecar') || 'debug-sidecar';
@@ -67,8 +75,10 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
         closed: () => {
           if (!stopping) {
             // Report with the child's exit status when it comes (the pipe may close first).
-            const late = new Promise<CloseInfo>((done) => setTimeout(() => done({}), 2000));
+            let timer: ReturnType<typeof setTimeout> | undefined;
+            const late = new Promise<CloseInfo>((done) => (timer = setTimeout(() => done({}), 2000)));
             void Promise.race([exited, late]).then((info) => {
+              clearTimeout(timer);
               for (const h of closeHandlers) h(info);
             });
           }
@@ -192,6 +202,13 @@ export function activate(context: vscode.ExtensionContext): void {
     message(m: UserMessage) {
       void showMessage(m);
     },
+    commands(state: CommandState) {
+      // For the `when` clauses of the command palette (package.json).
+      void vscode.commands.executeCommand('setContext', 'debugSidecar.running', state.running);
+      for (const [key, command] of Object.entries(LEGAL_KEYS)) {
+        void vscode.commands.executeCommand('setContext', key, state.legal.includes(command));
+      }
+    },
   };
 
   const noFolder = (): void => {
@@ -203,16 +220,15 @@ export function activate(context: vscode.ExtensionContext): void {
     void controller.startServer();
   }
 
+  // A command waits for a start in flight; a stopped or missing sidecar is reported with
+  // its Restart button (the person restarts it; a command never restarts it silently).
   const ready = async (): Promise<SidecarController | null> => {
     if (!controller) {
       noFolder();
       return null;
     }
-    if (controller.server !== 'running') {
-      const ok = await controller.startServer();
-      if (!ok) return null;
-    }
-    return controller;
+    await controller.settled();
+    return controller.ensureRunning() ? controller : null;
   };
 
   const register = (id: string, fn: (...args: unknown[]) => unknown): void => {

@@ -50,6 +50,14 @@ export interface Ui {
   /** Append lines to the run log output. */
   log(lines: string[]): void;
   message(message: UserMessage): void;
+  /** Which person's commands are legal now (for menus); `running` false while the sidecar is down. */
+  commands(state: CommandState): void;
+}
+
+export interface CommandState {
+  running: boolean;
+  /** `userCommands` of the snapshot (`start`, `proceed`, `done`, `abort`). */
+  legal: string[];
 }
 
 export interface ControllerOptions {
@@ -76,6 +84,9 @@ export class SidecarController {
   private subs: Disposable[] = [];
   private stopping = false;
   private generation = 0;
+  private starting: Promise<boolean> | null = null;
+  /** Other sessions of the workspace known (from `debug/stateChanged`) to be live debug sessions. */
+  private readonly otherLive = new Set<string>();
 
   server: ServerState = 'stopped';
   snapshot: Snapshot | null = null;
@@ -87,6 +98,7 @@ export class SidecarController {
 
   private shownPromptKey: string | null = null;
   private lastStatus = '';
+  private lastCommands = '';
   private ledgerTimer: ReturnType<typeof setTimeout> | null = null;
   private ledgerBusy: Promise<void> = Promise.resolve();
   private logQueue: Promise<void> = Promise.resolve();
@@ -103,9 +115,26 @@ export class SidecarController {
 
   // ---------------------------------------------------------------- lifecycle
 
-  /** Start the sidecar and load the current state. Returns false (and says why) on failure. */
-  async startServer(): Promise<boolean> {
-    if (this.conn) return true;
+  /**
+   * Start the sidecar and load the current state. Returns false (and says why) on failure.
+   * While a start is in flight, callers share it (no second process).
+   */
+  startServer(): Promise<boolean> {
+    if (this.conn) return Promise.resolve(true);
+    if (this.starting) return this.starting;
+    const p: Promise<boolean> = this.launch().finally(() => {
+      if (this.starting === p) this.starting = null;
+    });
+    this.starting = p;
+    return p;
+  }
+
+  /** Resolves once a start in flight (if any) has finished. */
+  async settled(): Promise<void> {
+    if (this.starting) await this.starting;
+  }
+
+  private async launch(): Promise<boolean> {
     const gen = ++this.generation;
     this.stopping = false;
     this.server = 'starting';
@@ -128,10 +157,13 @@ export class SidecarController {
     }
     this.conn = conn;
     this.server = 'running';
+    // The state is read afresh below; what the last process said is not compared against.
+    this.snapshot = null;
     this.turn = null;
     this.bubble = null;
+    this.otherLive.clear();
     this.subs = [
-      conn.onNotification(Notifications.stateChanged, (p) => this.applySnapshot(p as Snapshot, false)),
+      conn.onNotification(Notifications.stateChanged, (p) => this.applySnapshot(p as Snapshot, 'notification')),
       conn.onNotification(Notifications.turnChanged, (p) => this.applyTurn(p as TurnState)),
       conn.onNotification(Notifications.progressChanged, (p) => this.applyProgress(p as ProgressChanged)),
       conn.onNotification(Notifications.logAppended, (p) => this.onLogAppended(p as LogAppended)),
@@ -139,11 +171,14 @@ export class SidecarController {
     ];
     try {
       const snap = await conn.sendRequest<Snapshot>(Methods.status, {});
-      this.applySnapshot(snap, true);
+      if (gen !== this.generation) return false;
+      this.applySnapshot(snap, 'response');
       const turn = await conn.sendRequest<TurnState>(Methods.turnState, {});
-      this.applyTurn(turn);
+      // A turn notification that arrived meanwhile is newer (or another process's agent).
+      if (this.turn === null) this.applyTurn(turn);
       const bubble = await conn.sendRequest<Bubble | null>(Methods.progressState, {});
-      this.bubble = bubble;
+      // A notification may have brought a newer bubble (or another agent's) meanwhile.
+      if (this.bubble === null) this.bubble = bubble;
       this.render();
       await this.refreshLedger(false, true);
     } catch (err) {
@@ -155,6 +190,7 @@ export class SidecarController {
   /** Stop the sidecar on purpose (deactivate, restart): no "stopped" message. */
   async stopServer(): Promise<void> {
     this.generation++;
+    this.starting = null;
     const conn = this.conn;
     this.detach();
     this.server = 'stopped';
@@ -212,7 +248,7 @@ export class SidecarController {
     }
     const snap = await this.request<KickoffSnapshot>(Methods.start, { problem: text }, 'start a debug session');
     if (snap) {
-      this.applySnapshot(snap, true);
+      this.applySnapshot(snap, 'response');
       this.ui.message({
         severity: 'info',
         text: `Debug Mode started (round ${snap.round ?? 1}). The agent investigates; you get the reproduction steps when it hands the round to you.`,
@@ -225,7 +261,7 @@ export class SidecarController {
   async proceed(note?: string): Promise<Snapshot | null> {
     const params = note && note.trim() ? { note: note.trim() } : {};
     const snap = await this.request<KickoffSnapshot>(Methods.proceed, params, 'proceed');
-    if (snap) this.applySnapshot(snap, true);
+    if (snap) this.applySnapshot(snap, 'response');
     return snap;
   }
 
@@ -233,7 +269,7 @@ export class SidecarController {
     const params = note && note.trim() ? { note: note.trim() } : {};
     const snap = await this.request<KickoffSnapshot>(Methods.done, params, 'mark the bug fixed');
     if (snap) {
-      this.applySnapshot(snap, true);
+      this.applySnapshot(snap, 'response');
       this.ui.message({
         severity: 'info',
         text: 'Marked fixed. The agent now removes its probes; the session ends when none is left on disk.',
@@ -246,7 +282,7 @@ export class SidecarController {
   async abort(): Promise<AbortResult | null> {
     const res = await this.request<AbortResult>(Methods.abort, {}, 'abort the debug session');
     if (!res) return null;
-    this.applySnapshot(res.snapshot, true);
+    this.applySnapshot(res.snapshot, 'response');
     if (res.leftoverProbes.length === 0) {
       this.ui.message({ severity: 'info', text: 'Debug session aborted. No probe is left on disk.', actions: [] });
     } else {
@@ -320,17 +356,28 @@ export class SidecarController {
 
   // ---------------------------------------------------------------- incoming state
 
-  private applySnapshot(snap: Snapshot, authoritative: boolean): void {
+  /**
+   * `response`: a request's answer, authoritative for its session unless a notification
+   * already brought a newer revision (another process may have changed the session in
+   * between). `notification`: only newer revisions; another session only when ours is
+   * inactive and that one is live.
+   */
+  private applySnapshot(snap: Snapshot, source: 'response' | 'notification'): void {
     const cur = this.snapshot;
-    if (cur && !authoritative) {
-      if (snap.sessionId !== cur.sessionId) {
-        // Another session of this workspace: follow it only when ours is idle and it is live
-        // (the server's default is the most recently active session).
-        if (cur.active || !snap.active) return;
-      } else if (snap.revision <= cur.revision) {
-        return;
-      }
+    if (source === 'notification' && cur && snap.sessionId !== cur.sessionId) {
+      if (snap.active) this.otherLive.add(snap.sessionId);
+      else this.otherLive.delete(snap.sessionId);
     }
+    if (cur && snap.sessionId === cur.sessionId) {
+      if (source === 'notification' ? snap.revision <= cur.revision : snap.revision < cur.revision) return;
+    }
+    if (cur && source === 'notification' && snap.sessionId !== cur.sessionId) {
+      // Another session of this workspace: follow it only when ours is idle and it is live
+      // (the server's default is the most recently active session).
+      if (cur.active || !snap.active) return;
+    }
+    if (cur && cur.sessionId !== snap.sessionId && cur.active) this.otherLive.add(cur.sessionId);
+    this.otherLive.delete(snap.sessionId);
     const changedLedger =
       !cur ||
       cur.sessionId !== snap.sessionId ||
@@ -349,16 +396,27 @@ export class SidecarController {
     if (changedLedger && cur) this.scheduleLedger();
   }
 
+  /**
+   * Whether turn state and progress of `sessionId` are this window's agent. An agent's hooks
+   * and MCP server report under the workspace's most recently active session, which can differ
+   * from the one this window shows (say, before the agent's first debug session), so other ids
+   * count too, except a different live debug session.
+   */
+  private isOurAgent(sessionId: string | undefined): boolean {
+    if (!sessionId || !this.snapshot || sessionId === this.snapshot.sessionId) return true;
+    return !this.otherLive.has(sessionId);
+  }
+
   private applyTurn(t: TurnState): void {
     if (!t || typeof t.state !== 'string') return;
-    if (this.snapshot && t.sessionId && t.sessionId !== this.snapshot.sessionId) return;
+    if (!this.isOurAgent(t.sessionId)) return;
     this.turn = t;
     this.render();
   }
 
   private applyProgress(p: ProgressChanged): void {
     if (!p) return;
-    if (this.snapshot && p.sessionId && p.sessionId !== this.snapshot.sessionId) return;
+    if (!this.isOurAgent(p.sessionId)) return;
     this.bubble = p.bubble ?? null;
     this.render();
   }
@@ -366,6 +424,9 @@ export class SidecarController {
   private onLogAppended(p: LogAppended): void {
     if (!p || typeof p.run !== 'string') return;
     if (this.snapshot && p.sessionId && p.sessionId !== this.snapshot.sessionId) return;
+    // A late announcement of an earlier run (a program of the last round still writing)
+    // would flip the output back to that run; the current run is the snapshot's.
+    if (this.snapshot?.runId && p.run !== this.snapshot.runId) return;
     void this.enqueueLogs(async () => {
       if (p.run === this.tail.currentRun && this.tail.hasAll(p.run, p.lines)) return;
       await this.pullLogs(p.run, p.cursor ?? null, true);
@@ -412,13 +473,22 @@ export class SidecarController {
 
   private render(): void {
     const view = this.currentStatus();
-    const key = `${view.text}\u0000${view.tooltip}\u0000${view.severity}`;
-    if (key === this.lastStatus) return;
-    this.lastStatus = key;
-    this.ui.status(view);
+    const key = `${view.text}\u0000${view.tooltip}\u0000${view.severity}\u0000${view.command}`;
+    if (key !== this.lastStatus) {
+      this.lastStatus = key;
+      this.ui.status(view);
+    }
+    const running = this.server === 'running';
+    const legal = running ? (this.snapshot?.userCommands ?? ['start']) : [];
+    const commandsKey = `${running}\u0000${legal.join(',')}`;
+    if (commandsKey !== this.lastCommands) {
+      this.lastCommands = commandsKey;
+      this.ui.commands({ running, legal: [...legal] });
+    }
   }
 
-  private ensureRunning(): boolean {
+  /** True when the sidecar runs; otherwise tells the person why not (with Restart) and returns false. */
+  ensureRunning(): boolean {
     if (this.running) return true;
     if (this.server === 'missing') {
       this.ui.message(describeError({ code: 'ENOENT' }, 'start', this.options.binaryPath()));

@@ -77,20 +77,76 @@ test('older or duplicate snapshots from notifications never overwrite newer stat
   assert.match(rec.status?.text ?? '', /Debug: your turn · round 1/);
 });
 
-test('turn and progress of another session are ignored; another live session is followed when ours is idle', async () => {
+test('turn and progress of the agent’s own session id are shown; another live debug session’s are not', async () => {
   const { rec, conns, c } = setup(inactive(2));
   await c.startServer();
   const conn = conns[0]!;
-  conn.notify('turn/stateChanged', { sessionId: 'other', state: 'thinking', label: 'thinking…' });
-  assert.equal(c.turn?.state, 'idle');
-  conn.notify('turn/stateChanged', { sessionId: 'default', state: 'thinking', label: 'thinking…' });
+  // An agent's hooks report under the harness's session id (Claude's `session_id`).
+  conn.notify('turn/stateChanged', { sessionId: 'claude-7f3c', state: 'thinking', label: 'thinking…' });
+  assert.equal(c.turn?.state, 'thinking');
   assert.equal(rec.status?.busy, true);
-  conn.notify('progress/changed', { sessionId: 'other', bubble: { kind: 'activity', title: 'X' } });
-  assert.equal(c.bubble, null);
+  conn.notify('progress/changed', { sessionId: 'claude-7f3c', bubble: { kind: 'activity', title: 'X' } });
+  assert.equal(c.bubble?.title, 'X');
+
+  // Another session that is a live debug session: followed while ours is inactive...
   conn.notify('debug/stateChanged', snapshot({ sessionId: 'agent-7', revision: 1 }));
   assert.equal(c.snapshot?.sessionId, 'agent-7', 'an active session is followed while ours is inactive');
+  // ...but a third live debug session is neither followed nor shown.
   conn.notify('debug/stateChanged', snapshot({ sessionId: 'agent-8', revision: 9 }));
-  assert.equal(c.snapshot?.sessionId, 'agent-7', 'but not switched away from an active one');
+  assert.equal(c.snapshot?.sessionId, 'agent-7', 'not switched away from an active one');
+  conn.notify('turn/stateChanged', { sessionId: 'agent-8', state: 'working', label: 'working…' });
+  conn.notify('progress/changed', { sessionId: 'agent-8', bubble: { kind: 'activity', title: 'Y' } });
+  assert.equal(c.turn?.state, 'thinking', 'the other debug session’s turn is not ours');
+  assert.equal(c.bubble?.title, 'X');
+  conn.notify('turn/stateChanged', { sessionId: 'agent-7', state: 'streaming', label: 'streaming…' });
+  assert.equal(c.turn?.state, 'streaming');
+  // Once agent-8's session ends, its agent may be this window's again.
+  conn.notify('debug/stateChanged', { ...inactive(10), sessionId: 'agent-8' });
+  conn.notify('turn/stateChanged', { sessionId: 'agent-8', state: 'idle', label: 'idle' });
+  assert.equal(c.turn?.state, 'idle');
+});
+
+test('a command’s answer older than a notification already applied does not roll the state back', async () => {
+  const { state, rec, conns, c } = setup(userTurn({ revision: 5 }));
+  await c.startServer();
+  const conn = conns[0]!;
+  // Proceed is answered with revision 6, but the agent's process already moved to 7 (handed
+  // over again) and that notification arrived first.
+  conn.answers['debug/proceed'] = async () => {
+    conn.notify('debug/stateChanged', userTurn({ revision: 7, round: 2, steps: ['Again.'] }));
+    return snapshot({ revision: 6, round: 2 });
+  };
+  state.snap = userTurn({ revision: 7, round: 2, steps: ['Again.'] });
+  await c.proceed();
+  assert.equal(c.snapshot?.revision, 7);
+  assert.match(rec.status?.text ?? '', /your turn · round 2/);
+  assert.equal(rec.prompts.length, 2);
+});
+
+test('two starts at once share one process; a restart during a start wins', async () => {
+  const { conns, c } = setup(snapshot());
+  const [a, b] = await Promise.all([c.startServer(), c.startServer()]);
+  assert.deepEqual([a, b], [true, true]);
+  assert.equal(conns.length, 1, 'one sidecar');
+  await c.stopServer();
+  const first = c.startServer();
+  const second = c.restart();
+  assert.equal(await second, true);
+  assert.equal(await first, false, 'the start overtaken by the restart gives way');
+  assert.equal(c.server, 'running');
+  assert.ok(conns[1]!.stopped, 'the overtaken process was stopped');
+  assert.equal(conns.length, 3);
+});
+
+test('the legal commands follow the snapshot, and none while the sidecar is down', async () => {
+  const { rec, conns, c } = setup(userTurn());
+  assert.deepEqual(rec.commands, { running: false, legal: [] });
+  await c.startServer();
+  assert.deepEqual(rec.commands, { running: true, legal: ['proceed', 'done', 'abort'] });
+  conns[0]!.notify('debug/stateChanged', snapshot({ revision: 6 }));
+  assert.deepEqual(rec.commands, { running: true, legal: ['done', 'abort'] });
+  conns[0]!.crash({ code: 1 });
+  assert.deepEqual(rec.commands, { running: false, legal: [] });
 });
 
 test('a crash is reported once with Restart; a request cut by it adds no second message; restart reloads', async () => {
@@ -194,4 +250,14 @@ test('a log notification pulls pages from its cursor and shows each line once', 
   assert.equal(await c.showLogs(), 3);
   assert.equal(rec.output.length, 4, 'nothing twice');
   assert.equal(conn.calls.filter((x) => x.method === 'debug/logs').length, 3, 'an announcement of lines already shown is not fetched');
+});
+
+test('a late announcement of the previous run does not flip the output back to it', async () => {
+  const { rec, conns, c } = setup(snapshot({ runId: 'r2-def', round: 2 }));
+  await c.startServer();
+  const conn = conns[0]!;
+  conn.notify('debug/logAppended', { sessionId: 'default', run: 'r1-abc', lines: 4, cursor: '0:0' });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.ok(!conn.calls.some((x) => x.method === 'debug/logs'), 'the old run is not read');
+  assert.deepEqual(rec.output, []);
 });

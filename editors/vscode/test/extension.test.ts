@@ -64,6 +64,11 @@ test('extension.ts drives the real sidecar through a LanguageClient', async (t) 
   await vscode.commands.executeCommand('debugSidecar.start');
   assert.equal(rec.status.text, '$(debug-alt) idle | Debug: agent investigating · round 1');
   assert.match(rec.shown.at(-1)?.text ?? '', /^Debug Mode started/);
+  // The palette offers what the stage allows (package.json `when` clauses on these keys).
+  assert.deepEqual(
+    ['running', 'canStart', 'canProceed', 'canMarkFixed', 'canAbort'].map((k) => rec.context.get(`debugSidecar.${k}`)),
+    [true, false, false, true, true],
+  );
 
   // Proceed now is illegal: the server's own message.
   rec.inputs.push('');
@@ -119,6 +124,14 @@ test('extension.ts drives the real sidecar through a LanguageClient', async (t) 
   assert.equal(rec.status.text, '$(error) debug-sidecar not found');
   await until('the old process is gone', () => sidecarChildren().length === 0);
   assert.deepEqual(rec.shown.slice(shownBefore).map((m) => m.severity), ['error'], JSON.stringify(rec.shown.slice(shownBefore)));
+  assert.equal(rec.context.get('debugSidecar.running'), false);
+  // A command now says so (with its buttons) instead of asking for input or spawning anything.
+  rec.inputs.push('should not be asked');
+  await vscode.commands.executeCommand('debugSidecar.start');
+  assert.match(rec.shown.at(-1)!.text, /^debug-sidecar was not found/);
+  assert.deepEqual(rec.inputs, ['should not be asked']);
+  rec.inputs.length = 0;
+  assert.equal(sidecarChildren().length, 0);
 
   // Back to the real one, then deactivate: shutdown + exit, nothing left running.
   vscode.setConfig('debugSidecar.path', BIN);

@@ -189,6 +189,82 @@ test('a whole session as the extension shows it', async (t) => {
   saveCapture('1-session', cap);
 });
 
+/** Run `debug-sidecar hook claude <event>` as Claude Code would (JSON on stdin, cwd = workspace). */
+function claudeHook(ws: string, session: string, event: string, extra: object = {}): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  const input = JSON.stringify({ session_id: session, transcript_path: path.join(ws, 'transcript.jsonl'), cwd: ws, hook_event_name: event, ...extra });
+  return new Promise((resolve, reject) => {
+    const child = cp.spawn(BIN, ['hook', 'claude', event], { cwd: ws, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ stdout, stderr, code }));
+    child.stdin.end(input);
+  });
+}
+
+test('the agent’s turn reported by its hooks (another process) shows in the status bar', async (t) => {
+  const r = await rig(t);
+  const { rec, c, ws } = r;
+  // Claude Code's hooks name Claude's own session, not the editor's debug session; they act
+  // on the workspace's latest debug session all the same.
+  const claude = 'claude-7f3c';
+  const hook = async (event: string, extra: object = {}): Promise<string> => {
+    const res = await claudeHook(ws.dir, claude, event, extra);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stderr, '', `hook ${event} complained`);
+    return res.stdout;
+  };
+  const cap = new Capture(rec);
+  assert.equal(rec.status?.text, '$(debug-alt) idle | Debug: off');
+
+  // No debug session yet: the status bar still shows what the agent is doing.
+  await hook('UserPromptSubmit', { prompt: 'Why is the checkout total wrong?' });
+  await rec.until('connecting… from the hook', () => rec.status?.text === '$(sync~spin) connecting… | Debug: off');
+  assert.equal(rec.status?.busy, true);
+  cap.step('the person sends Claude Code a prompt (hook UserPromptSubmit)');
+  await hook('PreToolUse', { tool_name: 'Edit', tool_input: {} });
+  await rec.until('working… from the hook', () => rec.status?.text === '$(sync~spin) working… | Debug: off');
+  await hook('PostToolUse', {
+    tool_name: 'TodoWrite',
+    tool_input: {
+      todos: [
+        { content: 'Read the checkout code', status: 'completed', activeForm: 'Reading the checkout code' },
+        { content: 'Find the bug', status: 'in_progress', activeForm: 'Finding the bug' },
+      ],
+    },
+  });
+  await rec.until('the todo progress from the hook', () => rec.status?.text === '$(sync~spin) working… | Debug: off | 50% 1/2 Finding the bug');
+  cap.step('Claude edits and writes a todo list (hooks PreToolUse, PostToolUse)');
+  await hook('Stop', { stop_hook_active: false, last_assistant_message: 'Done.' });
+  // The turn ends; the todo bubble goes with it (the sidecar shows it while a turn runs).
+  await rec.until('idle after Stop', () => rec.status?.text === '$(debug-alt) idle | Debug: off');
+  assert.equal(rec.status?.busy, false);
+  cap.step('Claude stops (hook Stop)');
+
+  // With a debug session started in the editor, the hooks' turn still reaches the status bar.
+  await c.start(PROBLEM);
+  await hook('UserPromptSubmit', { prompt: 'go on' });
+  await rec.until('connecting… during the session', () => rec.status?.text.startsWith('$(sync~spin) connecting… | Debug: agent investigating · round 1') === true);
+  await hook('PreToolUse', { tool_name: 'Read', tool_input: {} });
+  await rec.until('working… during the session', () => rec.status?.text.startsWith('$(sync~spin) working… | Debug: agent investigating · round 1') === true);
+  cap.step('Debug Mode: Start, then Claude works (hooks UserPromptSubmit, PreToolUse)');
+  // Stopping without handing the round over sends Claude back: its turn goes on.
+  const blocked = JSON.parse(await hook('Stop', { stop_hook_active: false, last_assistant_message: 'Looked around.' }));
+  assert.equal(blocked.decision, 'block');
+  assert.match(blocked.reason, /hand_off_to_user/);
+  assert.ok(rec.status?.text.startsWith('$(sync~spin) working… | Debug: agent investigating · round 1'), rec.status?.text);
+  cap.step('Claude stops without handing off (hook Stop): sent back, still working');
+  await r.agent.sendRequest('debug/handOff', { mode: 'reproduce', steps: ['Run `sh checkout.sh 1000 2000 3000`.'] });
+  assert.equal(await hook('Stop', { stop_hook_active: true }), '');
+  // The turn's end retires its progress bubble.
+  await rec.until('idle, your turn', () => rec.status?.text === '$(debug-alt) idle | Debug: your turn · round 1');
+  cap.step('Claude hands off, then stops (hook Stop)');
+  assert.deepEqual(rec.messages.filter((m) => m.severity !== 'info'), [], 'nothing went wrong on the way');
+  saveCapture('5-hooks', cap);
+});
+
 test('the tree marks missing and foreign probes; leftovers and abort name them', async (t) => {
   const r = await rig(t);
   const { rec, c } = r;

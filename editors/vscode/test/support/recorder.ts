@@ -3,14 +3,15 @@ import type { UserMessage } from '../../src/model/errors';
 import { ledgerText, type LedgerNode } from '../../src/model/ledger';
 import type { UserTurnPrompt } from '../../src/model/notification';
 import type { StatusView } from '../../src/model/status';
-import type { Ui } from '../../src/session';
+import type { CommandState, Ui } from '../../src/session';
 
 export type Event =
   | { kind: 'status'; view: StatusView }
   | { kind: 'userTurn'; prompt: UserTurnPrompt }
   | { kind: 'ledger'; nodes: LedgerNode[] }
   | { kind: 'log'; lines: string[] }
-  | { kind: 'message'; message: UserMessage };
+  | { kind: 'message'; message: UserMessage }
+  | { kind: 'commands'; state: CommandState };
 
 export class RecordingUi {
   readonly events: Event[] = [];
@@ -19,6 +20,7 @@ export class RecordingUi {
   messages: UserMessage[] = [];
   ledgerNodes: LedgerNode[] = [];
   output: string[] = [];
+  commands: CommandState = { running: false, legal: [] };
   private waiters: Array<() => void> = [];
 
   private push(e: Event): void {
@@ -49,6 +51,10 @@ export class RecordingUi {
     message: (message) => {
       this.messages.push(message);
       this.push({ kind: 'message', message });
+    },
+    commands: (state) => {
+      this.commands = state;
+      this.push({ kind: 'commands', state });
     },
   };
 

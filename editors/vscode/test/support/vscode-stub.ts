@@ -128,6 +128,8 @@ export const recorded = {
   /** Answers for message buttons: a function of the message, or undefined (dismissed). */
   answer: (_m: Shown): string | undefined => undefined,
   inputs: [] as Array<string | undefined>,
+  /** Context keys set with `setContext` (for `when` clauses). */
+  context: new Map<string, unknown>(),
 };
 
 const commands = new Map<string, (...args: unknown[]) => unknown>();
@@ -248,6 +250,10 @@ export const commandsApi = {
   },
   executeCommand: async (id: string, ...args: unknown[]): Promise<unknown> => {
     recorded.executed.push(id);
+    if (id === 'setContext') {
+      recorded.context.set(String(args[0]), args[1]);
+      return undefined;
+    }
     const fn = commands.get(id);
     return fn ? fn(...args) : undefined;
   },
