@@ -539,6 +539,17 @@ fn a_server_leaves_a_workspace_without_sessions_untouched_until_one_is_made() {
 }
 
 #[test]
+fn a_server_started_after_the_state_directory_exists_hears_other_processes() {
+    let workspace = Workspace::new("existing-dir");
+    initialized(&workspace.root)
+        .request("debug/start", json!({"problem": "earlier"}))
+        .unwrap();
+    let mut editor = initialized(&workspace.root);
+    let mut agent = initialized(&workspace.root);
+    assert_hears_a_hypothesis(&mut agent, &mut editor);
+}
+
+#[test]
 fn a_server_that_starts_the_first_session_itself_watches_from_then_on() {
     let workspace = Workspace::new("first-session");
     let mut editor = initialized(&workspace.root);

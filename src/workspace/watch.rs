@@ -82,6 +82,8 @@ pub fn watch_sessions(
 /// [`watch_sessions`] does, and every session already there is reported.
 pub struct StateWatch {
     _parent: Option<RecommendedWatcher>,
+    /// Holds the sessions' watcher: dropping it stops the watch.
+    _inner: Arc<StateWatchInner>,
 }
 
 struct StateWatchInner {
@@ -104,12 +106,18 @@ pub fn watch_state_dir(
     });
     if state_dir.is_dir() {
         inner.activate(false)?;
-        return Ok(StateWatch { _parent: None });
+        return Ok(StateWatch {
+            _parent: None,
+            _inner: inner,
+        });
     }
     let Some(parent) = state_dir.parent().filter(|p| p.is_dir()) else {
         // Nothing to wait on: make the directory now.
         inner.activate(false)?;
-        return Ok(StateWatch { _parent: None });
+        return Ok(StateWatch {
+            _parent: None,
+            _inner: inner,
+        });
     };
     let waiting = Arc::clone(&inner);
     let mut parent_watcher =
@@ -129,6 +137,7 @@ pub fn watch_state_dir(
     }
     Ok(StateWatch {
         _parent: Some(parent_watcher),
+        _inner: inner,
     })
 }
 
