@@ -283,6 +283,16 @@ fn a_corrupt_or_truncated_file_is_moved_aside_and_reported() {
             contents,
             "the damaged file is kept as it was"
         );
+        // Another process, which did not find the damage itself, tells too,
+        // until the session is written again.
+        let mut other = initialized(&workspace.root);
+        let seen = other.request("debug/status", json!({})).unwrap();
+        assert_eq!(seen["warning"], warning, "{contents:?}");
+        other
+            .request("debug/start", json!({"problem": "again"}))
+            .unwrap();
+        let seen = other.request("debug/status", json!({})).unwrap();
+        assert_eq!(seen["warning"], Value::Null);
     }
 }
 

@@ -268,7 +268,14 @@ impl FileStore {
         let text = match fs::read(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok(self.with_warning(session_id, Stored::empty()))
+                let mut stored = self.with_warning(session_id, Stored::empty());
+                // Another process may have found the damage: what it moved
+                // aside tells every process, until the session is written again.
+                if stored.warning.is_none() {
+                    stored.warning =
+                        moved_aside(&path).map(|aside| moved_aside_warning(session_id, &aside));
+                }
+                return Ok(stored);
             }
             Err(e) => return Err(read_error(&path)(e)),
         };
@@ -284,10 +291,7 @@ impl FileStore {
             }
             let aside = path.with_file_name(format!("{STATE_FILE}.corrupt-{now}"));
             let warning = match fs::rename(&path, &aside) {
-                Ok(()) => format!(
-                    "The saved state of session {session_id} was damaged and could not be read; it was moved to {} and the session starts inactive.",
-                    aside.display()
-                ),
+                Ok(()) => moved_aside_warning(session_id, &aside),
                 // Another process moved it first, or the directory is read-only.
                 Err(e) => format!(
                     "The saved state of session {session_id} at {} is damaged ({e}); the session starts inactive.",
@@ -453,6 +457,28 @@ pub fn ensure_state_dir(dir: &Path) -> Result<(), StoreError> {
         fs::write(&ignore, GITIGNORE).map_err(write_error(&ignore))?;
     }
     Ok(())
+}
+
+fn moved_aside_warning(session_id: &str, aside: &Path) -> String {
+    format!(
+        "The saved state of session {session_id} was damaged and could not be read; it was moved to {} and the session starts inactive.",
+        aside.display()
+    )
+}
+
+/// The latest damaged state file moved aside next to `state` (which is gone).
+fn moved_aside(state: &Path) -> Option<PathBuf> {
+    let prefix = format!("{STATE_FILE}.corrupt-");
+    fs::read_dir(state.parent()?)
+        .ok()?
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let stamp: u64 = name.strip_prefix(&prefix)?.parse().ok()?;
+            Some((stamp, entry.path()))
+        })
+        .max()
+        .map(|(_, path)| path)
 }
 
 impl Store for FileStore {

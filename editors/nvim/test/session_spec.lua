@@ -1,8 +1,9 @@
 -- Headless test of the Neovim client against the real debug-sidecar binary.
 -- Run: nvim --headless -u NONE -i NONE -l test/session_spec.lua   (DEBUG_SIDECAR_BIN set)
--- The test plays the person (the :Debug* commands) and the agent (raw requests on the same
--- connection), and checks what the person sees: status line, notifications, quickfix
--- list and the log buffer.
+-- The test plays the person (the :Debug* commands) and the agent, from other processes as
+-- in real use: a second `debug-sidecar serve` on the workspace (test/peer.lua) and the
+-- agent's hooks (`debug-sidecar hook claude <Event>`). It checks what the person sees:
+-- status line, notifications, quickfix list and the log buffer.
 
 local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p')))
 local plugin_root = vim.fs.dirname(here)
@@ -129,31 +130,6 @@ local function wait_note(from, level, needles)
   return found
 end
 
-local function client()
-  return vim.lsp.get_client_by_id(S.client_id)
-end
-
--- The agent's side: a raw request on the plugin's connection, waited for.
-local function agent(method, params)
-  local done, res, err = false, nil, nil
-  local c = client()
-  check(c, 'no client for agent request ' .. method)
-  c:request(method, params or vim.empty_dict(), function(e, r)
-    done, err, res = true, e, r
-  end)
-  wait_for('answer to ' .. method, function()
-    return done
-  end)
-  if err then
-    error(method .. ' failed: ' .. vim.inspect(err), 2)
-  end
-  return res
-end
-
-local function agent_notify(method, params)
-  check(client():notify(method, params), 'could not send ' .. method)
-end
-
 local function read_file(path)
   local f = assert(io.open(path, 'r'))
   local s = f:read('*a')
@@ -255,12 +231,56 @@ local function insert_probe(snippet)
   write_file(src, table.concat(outl, '\n'))
 end
 
+-- Claude Code's hooks: `debug-sidecar hook claude <event>` with the harness's JSON on stdin.
+local AGENT_SESSION = 'claude-7f3c'
+local function hook(event, extra)
+  local input = vim.tbl_extend('force', {
+    session_id = AGENT_SESSION,
+    transcript_path = tmp .. '/transcript.jsonl',
+    cwd = ws,
+    hook_event_name = event,
+  }, extra or {})
+  local r = vim.system({ BIN, 'hook', 'claude', event }, { cwd = ws, stdin = vim.json.encode(input), text = true }):wait(TIMEOUT)
+  check(r.code == 0, string.format('hook %s exited with %s: %s', event, tostring(r.code), tostring(r.stderr)))
+  return r.stdout
+end
+
 local function run_program(...)
   local args = { 'sh', src }
   vim.list_extend(args, { ... })
   local r = vim.system(args, { cwd = ws, text = true }):wait()
   check(r.code == 0, 'checkout.sh failed: ' .. tostring(r.stderr))
   return vim.trim(r.stdout)
+end
+
+local Peer = dofile(here .. '/peer.lua')
+local peers = {} -- every agent process started, closed at the end
+
+local function start_peer(init_options)
+  local p = Peer.start(BIN, ws, { timeout = TIMEOUT, init_options = init_options })
+  peers[#peers + 1] = p
+  return p
+end
+
+-- The agent's side: its own sidecar process on the workspace, acting on the session the
+-- person started (an agent names its session; this one names the person's).
+local agent_peer
+local function for_session(params)
+  params = params or {}
+  if params.sessionId == nil and S.snapshot then
+    params.sessionId = S.snapshot.sessionId
+  end
+  return params
+end
+
+local function agent(method, params)
+  agent_peer = agent_peer or start_peer(nil)
+  return agent_peer:request(method, for_session(params))
+end
+
+local function agent_notify(method, params)
+  agent_peer = agent_peer or start_peer(nil)
+  agent_peer:notify(method, for_session(params))
 end
 
 ---------------------------------------------------------------------------
@@ -527,36 +547,6 @@ case(':DebugProceed hands the round back; proceeding again is refused with the s
   wait_status('debug r2 · YOUR TURN (reproduce) · 1 probe live')
 end)
 
-case('the sidecar crashes mid-session: the person is told; :DebugRestart restores the stage', function()
-  local pid = server_pid()
-  check(pid_alive(pid), 'no server process to kill')
-  local from = #notes + 1
-  vim.uv.kill(pid, 'sigkill')
-  local n = wait_note(from, vim.log.levels.ERROR, { 'the sidecar stopped', 'signal 9', 'run :DebugRestart' })
-  see('notification (ERROR), the sidecar was killed', n.msg)
-  -- Neovim's own warning comes too; ours is the one that says what to do.
-  wait_note(from, vim.log.levels.WARN, { 'Client debug-sidecar quit with exit code 0 and signal 9' })
-  check_status('debug: sidecar stopped, :DebugRestart')
-  see('status line, the sidecar stopped', statusline())
-  local from2 = #notes + 1
-  vim.cmd('DebugProceed')
-  wait_note(from2, vim.log.levels.ERROR, { 'the sidecar stopped', 'run :DebugRestart' })
-  local from3 = #notes + 1
-  vim.cmd('DebugRestart')
-  wait_note(from3, vim.log.levels.INFO, { 'debug-sidecar restarted: round 2' })
-  check(server_pid() ~= pid and pid_alive(server_pid()), 'no new server process')
-  wait_status('debug r2 · YOUR TURN (reproduce) · 1 probe live')
-  check(find_note(from3, vim.log.levels.WARN, { 'your turn' }) == nil, 'the same hand-off was announced again after the restart')
-  -- The restarted connection works: the program runs, the person sees the run's log.
-  check(run_program('1000', '2000', '3000') == '5400', 'the fix did not work')
-  vim.cmd('DebugLogs')
-  wait_for('round 2 log line', function()
-    local t = log_buffer_text()
-    return t:find('run ' .. S.snapshot.runId, 1, true) and t:find('"count":"3"', 1, true)
-  end)
-  vim.cmd('close')
-end)
-
 case(':DebugDone: the agent cleans up; the session ends when no probe is left', function()
   local from = #notes + 1
   vim.cmd('DebugDone fixed, it prints 5400')
@@ -596,7 +586,156 @@ case(':DebugAbort lists probes left in files', function()
   check(find_note(from, vim.log.levels.INFO, { 'Debug session ended.' }) == nil, 'an abort was announced as an ended session')
 end)
 
+case("the agent's hooks (other processes) drive the status line: label, spinner, then idle", function()
+  -- The agent's sidecar starts a session of its own (as its MCP server does with
+  -- DEBUG_SIDECAR_SESSION): the plugin follows it, and the hooks, whose input names Claude
+  -- Code's session, act on the workspace's latest debug session: this one.
+  local claude = start_peer({ sessionId = AGENT_SESSION })
+  local from = #notes + 1
+  claude:request('debug/start', { problem = 'The total is wrong for two items.' })
+  wait_for("the plugin to follow the agent's session", function()
+    return S.snapshot.sessionId == AGENT_SESSION and S.snapshot.active
+  end)
+  wait_status('debug r1 · agent investigating')
+  check(S.spinner_timer == nil, 'a spinner timer runs while the agent is idle')
+
+  local context = hook('UserPromptSubmit', { prompt = 'Find the bug.' })
+  check(context:find('[DEBUG MODE · round 1 · stage investigating]', 1, true), 'no blackboard for the model: ' .. context)
+  wait_for('the turn state from the hook', function()
+    return S.turn and S.turn.state == 'connecting'
+  end)
+  local s1 = check_status({ 'debug r1 · agent investigating · ', ' connecting…' })
+  local frame = s1:match('investigating · (.-) connecting…')
+  check(frame and vim.tbl_contains(require('debug_sidecar.format').spinner_frames, frame), 'no spinner frame in ' .. s1)
+  check(S.spinner_timer ~= nil, 'no timer turns the spinner')
+  -- The spinner turns.
+  local s2
+  vim.wait(1000, function()
+    s2 = statusline()
+    return s2 ~= s1
+  end, 20)
+  check(s2 ~= s1 and s2:find(' connecting…', 1, true), 'the spinner does not turn: ' .. s1 .. ' / ' .. s2)
+
+  check(hook('PreToolUse', { tool_name = 'Edit', tool_input = { file_path = src } }) == '', 'PreToolUse answered')
+  wait_for('working', function()
+    return statusline():find(' working…', 1, true) ~= nil
+  end)
+  see('status line, the agent works (its hooks report from another process)', statusline())
+
+  -- The agent hands the round over and stops: the turn ends.
+  claude:request('debug/handOff', { mode = 'reproduce', steps = { 'Run `sh checkout.sh 5 5`.' } })
+  check(hook('Stop', { stop_hook_active = false, last_assistant_message = 'Over to you.' }) == '', 'the Stop hook sent the agent back')
+  wait_status('debug r1 · YOUR TURN (reproduce)')
+  check(S.turn.state == 'idle', 'turn ' .. tostring(S.turn.state))
+  check(S.spinner_timer == nil, 'the spinner timer still runs at idle')
+  wait_note(from, vim.log.levels.WARN, { 'Debug round 1: your turn', '1. Run `sh checkout.sh 5 5`.' })
+
+  -- The person's command acts on the session the status line shows.
+  local from2 = #notes + 1
+  vim.cmd('DebugAbort')
+  wait_note(from2, vim.log.levels.INFO, { 'Debug session aborted.' })
+  wait_status('debug: off')
+  check(claude:request('debug/status').active == false, "the agent's session is still active")
+  check(claude:close() == 0, "the agent's sidecar did not exit cleanly")
+end)
+
+case('a damaged saved state: the person is warned and the status line resets', function()
+  vim.cmd('DebugStart The total is wrong for one item.')
+  wait_status('debug r1 · agent investigating')
+  local sid = S.snapshot.sessionId
+  agent('debug/recordHypotheses', {
+    hypotheses = { { id = 'H1', statement = 'One item skips the loop.', status = 'open' } },
+  })
+  wait_for('the hypothesis', function()
+    return #(S.snapshot.hypotheses or {}) == 1
+  end)
+  local rev = S.snapshot.revision
+  check(rev and rev > 1, 'revision ' .. tostring(rev))
+  local from = #notes + 1
+  write_file(ws .. '/.debug-sidecar/sessions/' .. sid .. '/state.json', '{"damaged')
+  -- The server moves it aside and starts the session over (at a lower revision).
+  wait_status('debug: off')
+  local n = wait_note(from, vim.log.levels.WARN, { 'was damaged' })
+  see('notification (WARN), the saved state was damaged', n.msg)
+  -- A new session starts from revision 1 and is shown.
+  vim.cmd('DebugStart After the damage.')
+  wait_status('debug r1 · agent investigating')
+  check(S.snapshot.problem == 'After the damage.', 'problem ' .. tostring(S.snapshot.problem))
+  vim.cmd('DebugAbort')
+  wait_status('debug: off')
+end)
+
+case('the sidecar crashes mid-session: the person is told; :DebugRestart restores the stage and hears the agent again', function()
+  write_file(src, (ORIGINAL:gsub('%-gt 3', '-ge 3'))) -- no probe left from earlier cases
+  vim.cmd('DebugStart The total is wrong for five items.')
+  wait_status('debug r1 · agent investigating')
+  insert_probe(agent('debug/probeSnippet', { file = 'checkout.sh', message = 'count', variables = { 'count' } }).snippet)
+  agent_notify('turn/event', { kind = 'toolCall', tool = 'Edit' })
+  agent('debug/handOff', { mode = 'reproduce', steps = { 'Run `sh checkout.sh 1 2 3 4 5`.' } })
+  agent_notify('turn/event', { kind = 'turnEnd' })
+  wait_status('debug r1 · YOUR TURN (reproduce) · 1 probe live')
+  check(run_program('1', '2', '3', '4', '5') == '13', 'unexpected program output')
+  vim.cmd('DebugLogs')
+  wait_for('the log buffer on the new run', function()
+    return log_buffer_text():find('run ' .. S.snapshot.runId, 1, true) ~= nil and S.logs.busy == false
+  end)
+  vim.cmd('close')
+
+  local pid = server_pid()
+  check(pid_alive(pid), 'no server process to kill')
+  local from = #notes + 1
+  -- It dies while a read of the run's log is on its way: a dead server never answers it.
+  vim.cmd('DebugLogs')
+  check(S.logs.busy, 'no log read in flight')
+  vim.uv.kill(pid, 'sigkill')
+  local n = wait_note(from, vim.log.levels.ERROR, { 'the sidecar stopped (killed by signal 9); run :DebugRestart' })
+  see('notification (ERROR), the sidecar was killed', n.msg)
+  -- Neovim's own warning comes too; ours is the one that says what to do.
+  wait_note(from, vim.log.levels.WARN, { 'Client debug-sidecar quit with exit code 0 and signal 9' })
+  check_status('debug: sidecar stopped, :DebugRestart')
+  see('status line, the sidecar stopped', statusline())
+  local from2 = #notes + 1
+  vim.cmd('DebugProceed')
+  wait_note(from2, vim.log.levels.ERROR, { 'the sidecar stopped', 'run :DebugRestart' })
+  local from3 = #notes + 1
+  vim.cmd('DebugRestart')
+  local restarted = wait_note(from3, vim.log.levels.INFO, { 'debug-sidecar restarted: debug r1 · YOUR TURN (reproduce) · 1 probe live' })
+  see('notification (INFO), :DebugRestart', restarted.msg)
+  check(server_pid() ~= pid and pid_alive(server_pid()), 'no new server process')
+  wait_status('debug r1 · YOUR TURN (reproduce) · 1 probe live')
+  check(find_note(from3, vim.log.levels.WARN, { 'your turn' }) == nil, 'the same hand-off was announced again after the restart')
+  -- The log buffer (its read was lost with the old process) works again.
+  check(run_program('7', '7') == '14', 'unexpected program output')
+  vim.cmd('DebugLogs')
+  wait_for("the new run line in the log buffer", function()
+    return log_buffer_text():find('"count":"2"', 1, true) ~= nil
+  end)
+  vim.cmd('close')
+
+  -- The restarted sidecar hears the agent's process, as the first one did.
+  vim.cmd('DebugProceed It printed 13.')
+  wait_status('debug r2 · agent investigating · 1 probe live')
+  agent('debug/handOff', { mode = 'reproduce', steps = { 'Run it once more.' } })
+  local ok = vim.wait(TIMEOUT, function()
+    return statusline() == 'debug r2 · YOUR TURN (reproduce) · 1 probe live'
+  end, 10)
+  check(
+    ok,
+    "after :DebugRestart the status line no longer follows the agent's process (status line "
+      .. string.format('%q', statusline())
+      .. '); a `serve` started on a workspace that already has .debug-sidecar/ announces no change made by another process'
+  )
+  wait_note(from3, vim.log.levels.WARN, { 'Debug round 2: your turn', '1. Run it once more.' })
+  vim.cmd('DebugAbort')
+  wait_note(from3, vim.log.levels.WARN, { 'Debug session aborted; probes are still in your files:' })
+  wait_status('debug: off')
+end)
+
 case(':DebugRestart while the sidecar runs replaces it quietly', function()
+  if S.snapshot and S.snapshot.active then -- left by a failed case
+    vim.cmd('DebugAbort')
+    wait_status('debug: off')
+  end
   local old_pid = server_pid()
   local from = #notes + 1
   vim.cmd('DebugRestart')
@@ -641,7 +780,14 @@ for _, c in ipairs(cases) do
   end
 end
 
--- Never leave a server running.
+-- Never leave a server running: the agent's processes exit on shutdown + exit.
+for _, p in ipairs(peers) do
+  local code = p:close()
+  if code ~= 0 then
+    out("FAIL cleanup: an agent's sidecar exited with " .. tostring(code))
+    failed = failed + 1
+  end
+end
 pcall(stop_and_wait)
 local pid = server_pid()
 if pid and pid_alive(pid) then

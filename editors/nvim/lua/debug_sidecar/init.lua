@@ -27,6 +27,7 @@ local defaults = {
 -- Everything the plugin knows; survives restarts of the server.
 local S = {
   config = vim.deepcopy(defaults),
+  heard = {}, -- sessionId -> revision of the last debug/stateChanged
   status = 'stopped', -- missing | starting | running | crashed | stopped
   client_id = nil,
   root = nil,
@@ -41,7 +42,10 @@ local S = {
   restarts = 0,
   restart_pending = false,
   aborting = false,
-  logs = { buf = nil, run = nil, shown = {}, busy = false, again = false, again_cursor = nil },
+  -- gen grows whenever the buffer is reset or the server changes, so an answer to an older
+  -- read (or one that never comes: a stopped server drops its pending answers) cannot
+  -- leave the buffer stuck or append stale lines.
+  logs = { buf = nil, run = nil, shown = {}, busy = false, again = false, again_cursor = nil, gen = 0 },
   spinner_timer = nil,
 }
 M._state = S
@@ -113,11 +117,13 @@ end
 
 local function stopped_message()
   local e = S.exit or {}
-  return string.format(
-    'debug-sidecar: the sidecar stopped (exit code %s, signal %s); run :DebugRestart',
-    tostring(e.code or '?'),
-    tostring(e.signal or 0)
-  )
+  local how
+  if e.signal and e.signal ~= 0 then
+    how = 'killed by signal ' .. tostring(e.signal)
+  else
+    how = 'exit code ' .. tostring(e.code or '?')
+  end
+  return string.format('debug-sidecar: the sidecar stopped (%s); run :DebugRestart', how)
 end
 
 local function redraw()
@@ -126,7 +132,12 @@ end
 
 -- A timer that redraws the status line while the agent is busy, so the spinner turns.
 local function update_spinner()
-  local busy = S.turn and S.turn.state and S.turn.state ~= 'idle' and S.status == 'running'
+  local busy = S.turn
+    and S.turn.state
+    and S.turn.state ~= 'idle'
+    and S.status == 'running'
+    and S.snapshot
+    and S.snapshot.active
   if busy and not S.spinner_timer then
     S.spinner_timer = vim.uv.new_timer()
     S.spinner_timer:start(100, 100, vim.schedule_wrap(redraw))
@@ -147,22 +158,36 @@ end
 
 local function set_log_lines(start, lines)
   local buf = S.logs.buf
+  -- Windows on the last line follow the end; one scrolled up to read stays where it is.
+  local before = vim.api.nvim_buf_line_count(buf)
+  local following = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if start == 0 or vim.api.nvim_win_get_cursor(win)[1] >= before then
+      following[#following + 1] = win
+    end
+  end
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, start, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
-  -- Follow the end in every window that shows the buffer and sits on its last line.
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    local count = vim.api.nvim_buf_line_count(buf)
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(following) do
     pcall(vim.api.nvim_win_set_cursor, win, { count, 0 })
   end
+end
+
+-- Forgets any read in flight (its answer is ignored when it comes).
+local function forget_log_reads()
+  S.logs.gen = S.logs.gen + 1
+  S.logs.busy = false
+  S.logs.again = false
+  S.logs.again_cursor = nil
 end
 
 local function reset_logs(run)
   S.logs.run = run
   S.logs.shown = {}
-  S.logs.again = false
-  S.logs.again_cursor = nil
+  forget_log_reads()
   if log_buf_valid() then
     set_log_lines(0, format.log_header(S.snapshot, run))
   end
@@ -187,7 +212,11 @@ local function fetch_logs(cursor)
   end
   S.logs.busy = true
   local run = S.logs.run
+  local gen = S.logs.gen
   local function finish()
+    if gen ~= S.logs.gen then
+      return -- reset meanwhile: this read no longer owns the buffer
+    end
     S.logs.busy = false
     if S.logs.again then
       local again_cursor = S.logs.again_cursor
@@ -197,12 +226,12 @@ local function fetch_logs(cursor)
     end
   end
   local function page(c)
-    local params = { run = run, limit = 500 }
+    local params = { run = run, limit = 500, sessionId = S.snapshot and S.snapshot.sessionId }
     if c then
       params.cursor = c
     end
     request('debug/logs', params, function(result)
-      if run ~= S.logs.run or not log_buf_valid() then
+      if gen ~= S.logs.gen or run ~= S.logs.run or not log_buf_valid() then
         return finish()
       end
       local new = {}
@@ -246,13 +275,31 @@ end
 -- State from the server
 ---------------------------------------------------------------------------
 
-local function apply_snapshot(snap)
+local fetch_activity -- forward declaration
+
+--- Takes a snapshot from the server. `source`: 'notification' (debug/stateChanged),
+--- 'fresh' (the first status read from a (re)started server, taken as it is) or nil (the
+--- answer to a request). The server sends notifications in the order the changes happened,
+--- but an answer can overtake the notifications of earlier changes, so a notification
+--- older than what is shown is dropped, unless the notifications themselves went back
+--- (the session was reset: its saved state was damaged and moved aside, or deleted) or it
+--- carries a warning about the saved state.
+local function apply_snapshot(snap, source)
   if type(snap) ~= 'table' or snap.sessionId == nil then
     return
   end
   local prev = S.snapshot
-  if prev and prev.sessionId == snap.sessionId and (snap.revision or 0) < (prev.revision or 0) then
-    return -- an older state arriving late
+  local rev = snap.revision or 0
+  local heard = S.heard[snap.sessionId]
+  if source == 'notification' then
+    S.heard[snap.sessionId] = rev
+  end
+  local older = prev and prev.sessionId == snap.sessionId and rev < (prev.revision or 0)
+  if older and source == nil then
+    return -- an answer older than a change already heard
+  end
+  if older and source == 'notification' and not snap.warning and not (heard and rev < heard) then
+    return -- a notification overtaken by an answer
   end
   if S.config.session_id and snap.sessionId ~= S.config.session_id then
     return -- another agent session of this workspace
@@ -261,6 +308,11 @@ local function apply_snapshot(snap)
     return -- another session of this workspace is idle; keep following the active one
   end
   S.snapshot = snap
+  if prev and prev.sessionId ~= snap.sessionId then
+    -- Now following another session (an agent started its own): its turn and progress.
+    S.turn, S.bubble = nil, nil
+    fetch_activity(snap.sessionId)
+  end
 
   if snap.warning and snap.warning ~= S.warned then
     S.warned = snap.warning
@@ -284,6 +336,7 @@ local function apply_snapshot(snap)
     reset_logs(snap.runId)
     fetch_logs(nil)
   end
+  update_spinner()
   redraw()
 end
 
@@ -293,7 +346,7 @@ end
 
 local handlers = {
   ['debug/stateChanged'] = function(_, params)
-    apply_snapshot(clean(params))
+    apply_snapshot(clean(params), 'notification')
   end,
   ['turn/stateChanged'] = function(_, params)
     params = clean(params)
@@ -377,24 +430,34 @@ request = function(method, params, on_result, on_error)
 end
 M.request = request
 
-local function refresh(after)
-  request('debug/status', {}, function(snap)
-    apply_snapshot(snap)
-    if after then
-      after()
-    end
-  end)
-  request('turn/state', {}, function(t)
-    if t then
+-- The turn state and progress of a session (nil: the one the server resolves).
+fetch_activity = function(session_id)
+  local params = { sessionId = session_id }
+  request('turn/state', params, function(t)
+    if t and follows(t.sessionId) then
       S.turn = { state = t.state, label = t.label }
       update_spinner()
       redraw()
     end
   end)
-  request('progress/state', {}, function(b)
-    S.bubble = b
-    redraw()
+  request('progress/state', params, function(b)
+    if session_id == nil or follows(session_id) then
+      S.bubble = b
+      redraw()
+    end
   end)
+end
+
+--- Re-reads the session's state. `fresh`: the server was just (re)started, so its answer
+--- replaces whatever the plugin remembered.
+local function refresh(after, fresh)
+  request('debug/status', {}, function(snap)
+    apply_snapshot(snap, fresh and 'fresh' or nil)
+    if after then
+      after()
+    end
+  end)
+  fetch_activity(nil)
 end
 M.refresh = refresh
 
@@ -465,12 +528,10 @@ local function start()
       refresh(function()
         if restarted then
           local snap = S.snapshot or {}
-          local where = snap.active
-              and string.format('round %s, %s', tostring(snap.round), format.statusline(M._view(), ''))
-            or 'no debug session is active'
+          local where = snap.active and format.statusline(M._view(), nil) or 'no debug session is active'
           notify('debug-sidecar restarted: ' .. where)
         end
-      end)
+      end, true)
       for _, f in ipairs(queued) do
         f()
       end
@@ -488,6 +549,9 @@ local function start()
         S.exit = { code = code, signal = signal }
         S.turn = nil
         S.bubble = nil
+        -- A stopped server never answers what was pending.
+        forget_log_reads()
+        S.aborting = false
         update_spinner()
         -- Requests that waited for a server that never came up are dropped: the person
         -- is told once, here.
@@ -524,6 +588,8 @@ local function stop_client()
   S.status = 'stopped'
   S.turn = nil
   S.bubble = nil
+  forget_log_reads()
+  S.aborting = false
   update_spinner()
 end
 
@@ -547,11 +613,21 @@ end
 -- Commands
 ---------------------------------------------------------------------------
 
+-- The person's commands act on the session the status line shows, even when the server
+-- would pick another one by itself (several agent sessions in one workspace).
+local function for_shown(params)
+  params = params or {}
+  if S.snapshot and S.snapshot.sessionId then
+    params.sessionId = S.snapshot.sessionId
+  end
+  return params
+end
+
 local function note_params(note)
   if note and note ~= '' then
-    return { note = note }
+    return for_shown({ note = note })
   end
-  return {}
+  return for_shown({})
 end
 
 function M.start_session(problem)
@@ -590,7 +666,7 @@ end
 
 function M.abort()
   S.aborting = true
-  request('debug/abort', {}, function(result)
+  request('debug/abort', for_shown({}), function(result)
     apply_snapshot(result.snapshot)
     S.aborting = false
     local left = result.leftoverProbes or {}
@@ -605,7 +681,7 @@ function M.abort()
 end
 
 function M.probes()
-  request('debug/probes', { rescan = true }, function(result)
+  request('debug/probes', for_shown({ rescan = true }), function(result)
     local items = format.probe_items(result, S.snapshot, S.root)
     vim.fn.setqflist({}, ' ', { title = format.probes_title(result), items = items })
     if #items == 0 then
