@@ -405,14 +405,30 @@ Times are shown in ZONE (default local time)."
 
 ;;;; Session state
 
-(defun debug-sidecar--apply-snapshot (snap)
-  "Take SNAP as the session's state unless it is older than the one held."
+(defvar debug-sidecar--heard (make-hash-table :test #'equal)
+  "The revision of each session's last `debug/stateChanged'.")
+
+(defun debug-sidecar--apply-snapshot (snap &optional notified)
+  "Take SNAP as the session's state unless it is older than the one held.
+NOTIFIED is non-nil for a `debug/stateChanged' notification.  The
+server sends those in the order of the changes, so one whose revision
+goes back means the session was reset (its saved state damaged and
+moved aside, or deleted) and is taken; so is one with a new warning."
   (let* ((old debug-sidecar--snapshot)
          (old-rev (plist-get old :revision))
-         (new-rev (plist-get snap :revision)))
+         (new-rev (plist-get snap :revision))
+         (id (plist-get snap :sessionId))
+         (heard (gethash id debug-sidecar--heard)))
+    (when (and notified (numberp new-rev))
+      (puthash id new-rev debug-sidecar--heard))
     (when (or (null old)
-              (not (equal (plist-get old :sessionId) (plist-get snap :sessionId)))
-              (null old-rev) (null new-rev) (>= new-rev old-rev))
+              (not (equal (plist-get old :sessionId) id))
+              (null old-rev) (null new-rev) (>= new-rev old-rev)
+              (and notified
+                   (or (and (numberp heard) (< new-rev heard))
+                       (and (plist-get snap :warning)
+                            (not (equal (plist-get snap :warning)
+                                        (plist-get old :warning)))))))
       (setq debug-sidecar--snapshot snap)
       (let ((old-stage (plist-get old :stage))
             (new-stage (plist-get snap :stage)))
@@ -423,9 +439,15 @@ Times are shown in ZONE (default local time)."
                        (not (equal (plist-get old :round) (plist-get snap :round)))
                        (not (equal (plist-get old :steps) (plist-get snap :steps)))))
           (debug-sidecar--announce-user-turn snap))
-        (when (and old (eq (plist-get old :active) t)
-                   (not (eq (plist-get snap :active) t)))
-          (debug-sidecar--notify "Debug session ended."))
+        (let ((warning (plist-get snap :warning)))
+          (if (and (stringp warning)
+                   (not (equal warning (plist-get old :warning))))
+              ;; Something about the saved state the person must know, such
+              ;; as a damaged file moved aside.
+              (debug-sidecar--notify "Debug sidecar: %s" warning)
+            (when (and old (eq (plist-get old :active) t)
+                       (not (eq (plist-get snap :active) t)))
+              (debug-sidecar--notify "Debug session ended."))))
         (unless (equal (plist-get old :runId) (plist-get snap :runId))
           (debug-sidecar--logs-run-changed (plist-get snap :runId)))
         (when (and old (not (equal (plist-get old :sessionId) (plist-get snap :sessionId))))
@@ -542,6 +564,7 @@ Times are shown in ZONE (default local time)."
           debug-sidecar--snapshot nil
           debug-sidecar--turn nil
           debug-sidecar--bubble nil)
+    (clrhash debug-sidecar--heard)
     (force-mode-line-update t)
     (condition-case err
         (progn
@@ -649,7 +672,7 @@ session id (the workspace's most recently active session)."
     (pcase method
       ('debug/stateChanged
        (when (debug-sidecar--adopt-p params)
-         (debug-sidecar--apply-snapshot params)))
+         (debug-sidecar--apply-snapshot params t)))
       ('turn/stateChanged
        (when (debug-sidecar--follows-p (plist-get params :sessionId))
          (setq debug-sidecar--turn params)

@@ -641,6 +641,27 @@ it runs in the workspace, as a separate process."
       (ds-test-wait-lighter "\\` Debug\\[idle · user_turn r1\\]\\'")
       (should-not debug-sidecar--spinner-timer))))
 
+(ert-deftest debug-sidecar-test-damaged-state-resets ()
+  (ds-test-with-workspace
+    (debug-sidecar-start "Checkout total ignores the 3-item discount.")
+    (ds-test-agent 'debug/recordHypotheses
+                   '(:hypotheses [(:id "H1" :statement "The check uses -gt." :status "open")]))
+    (ds-test-wait "the hypothesis"
+                  (lambda () (> (length (plist-get debug-sidecar--snapshot :hypotheses)) 0)))
+    (should (> (plist-get debug-sidecar--snapshot :revision) 1))
+    (let ((sid (plist-get debug-sidecar--snapshot :sessionId)))
+      ;; Damaged on disk: the server moves it aside and the session starts over
+      ;; at a lower revision, which the lighter must show all the same.
+      (with-temp-file (expand-file-name
+                       (format ".debug-sidecar/sessions/%s/state.json" sid) ws)
+        (insert "{\"damaged"))
+      (ds-test-wait-lighter "\\` Debug\\[idle · inactive\\]\\'")
+      (ds-test-wait "the damage notice"
+                    (lambda () (string-match-p "was damaged"
+                                               (or debug-sidecar-last-notice ""))))
+      (ds-test-capture "the saved state was damaged: mode line and echo area"
+                       (concat (debug-sidecar-lighter) "\n" debug-sidecar-last-notice)))))
+
 (ert-deftest debug-sidecar-test-other-session-activity ()
   (ds-test-with-workspace
     (debug-sidecar-start "Checkout total ignores the 3-item discount.")

@@ -85,6 +85,8 @@ export class SidecarController {
   private stopping = false;
   private generation = 0;
   private starting: Promise<boolean> | null = null;
+  /** The revision of each session's last `debug/stateChanged`. */
+  private readonly heard = new Map<string, number>();
   /** Other sessions of the workspace known (from `debug/stateChanged`) to be live debug sessions. */
   private readonly otherLive = new Set<string>();
 
@@ -359,8 +361,8 @@ export class SidecarController {
   /**
    * `response`: a request's answer, authoritative for its session unless a notification
    * already brought a newer revision (another process may have changed the session in
-   * between). `notification`: only newer revisions; another session only when ours is
-   * inactive and that one is live.
+   * between). `notification`: only newer revisions, or a reset; another session only when
+   * ours is inactive and that one is live.
    */
   private applySnapshot(snap: Snapshot, source: 'response' | 'notification'): void {
     const cur = this.snapshot;
@@ -368,8 +370,16 @@ export class SidecarController {
       if (snap.active) this.otherLive.add(snap.sessionId);
       else this.otherLive.delete(snap.sessionId);
     }
+    const heard = this.heard.get(snap.sessionId);
+    if (source === 'notification') this.heard.set(snap.sessionId, snap.revision);
     if (cur && snap.sessionId === cur.sessionId) {
-      if (source === 'notification' ? snap.revision <= cur.revision : snap.revision < cur.revision) return;
+      // Notifications come in the order of the changes, so one that goes back means the
+      // session was reset (its saved state was damaged and moved aside, or deleted); other
+      // older ones were overtaken by an answer.
+      const reset =
+        source === 'notification' &&
+        ((heard !== undefined && snap.revision < heard) || (!!snap.warning && snap.warning !== cur.warning));
+      if (!reset && (source === 'notification' ? snap.revision <= cur.revision : snap.revision < cur.revision)) return;
     }
     if (cur && source === 'notification' && snap.sessionId !== cur.sessionId) {
       // Another session of this workspace: follow it only when ours is idle and it is live

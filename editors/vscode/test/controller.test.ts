@@ -64,17 +64,33 @@ function setup(initial: Snapshot) {
   return { state, rec, conns, c };
 }
 
-test('older or duplicate snapshots from notifications never overwrite newer state', async () => {
+test('a notification overtaken by an answer, or a duplicate, never overwrites newer state', async () => {
   const { rec, conns, c } = setup(snapshot({ revision: 3 }));
   assert.ok(await c.startServer());
   const conn = conns[0]!;
   conn.notify('debug/stateChanged', userTurn({ revision: 5 }));
-  assert.equal(c.snapshot?.stage, 'user_turn');
-  conn.notify('debug/stateChanged', snapshot({ revision: 4 }));
-  assert.equal(c.snapshot?.stage, 'user_turn', 'revision 4 arrived late and is ignored');
-  conn.notify('debug/stateChanged', userTurn({ revision: 5 }));
+  assert.equal(rec.prompts.length, 1);
+  // Proceed is answered with revision 7; the notification of revision 6 was still on its way.
+  conn.answers['debug/proceed'] = () => ({ ...snapshot({ revision: 7, round: 2 }), kickoff: 'Round 2.' });
+  await c.proceed();
+  assert.equal(c.snapshot?.round, 2);
+  conn.notify('debug/stateChanged', userTurn({ revision: 6 }));
+  assert.equal(c.snapshot?.stage, 'investigating', 'revision 6 arrived late and is ignored');
+  conn.notify('debug/stateChanged', snapshot({ revision: 7, round: 2 }));
   assert.equal(rec.prompts.length, 1, 'the hand-off is announced once');
-  assert.match(rec.status?.text ?? '', /Debug: your turn · round 1/);
+  assert.match(rec.status?.text ?? '', /Debug: agent investigating · round 2/);
+});
+
+test('notifications that go back in revision are a reset and are shown', async () => {
+  const { conns, c } = setup(snapshot({ revision: 3 }));
+  assert.ok(await c.startServer());
+  const conn = conns[0]!;
+  conn.notify('debug/stateChanged', userTurn({ revision: 5 }));
+  assert.equal(c.snapshot?.stage, 'user_turn');
+  // The saved state was deleted: the session starts over.
+  conn.notify('debug/stateChanged', inactive(0));
+  assert.equal(c.snapshot?.active, false);
+  assert.equal(c.snapshot?.revision, 0);
 });
 
 test('turn and progress of the agent’s own session id are shown; another live debug session’s are not', async () => {
