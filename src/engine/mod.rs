@@ -29,10 +29,10 @@ use crate::core::turn::TurnState;
 use crate::workspace::artifacts;
 use crate::workspace::ingest::{self, IngestInfo};
 use crate::workspace::logread::{self, LogPage, LogQuery, LogSummary};
-use crate::workspace::runlog::{self, Appended, LineCounter, LogTail};
+use crate::workspace::runlog::{self, Appended, LineCounter};
 use crate::workspace::scan::{self, ForeignProbe, HalfRemoved, ScanOutcome};
 use crate::workspace::snippet::{self, SnippetInput};
-use crate::workspace::store::{Refused, Store, StoreError, Stored, Update};
+use crate::workspace::store::{Refused, Store, StoreError, Stored, Update, SESSIONS_DIR};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -70,9 +70,6 @@ pub const STATE_DIR_ENV: &str = "DEBUG_SIDECAR_DIR";
 pub const SESSION_ENV: &str = "DEBUG_SIDECAR_SESSION";
 
 impl EngineConfig {
-    /// The state directory for a workspace: the one given, else
-    /// `$DEBUG_SIDECAR_DIR`, else `<root>/.debug-sidecar`; a relative one is
-    /// taken from the root.
     /// The configuration of an agent's face (MCP, hooks) in `root`: the
     /// session from [`SESSION_ENV`], else whichever is most recently active.
     /// The harness's own session id is never the debug session's: the
@@ -83,6 +80,9 @@ impl EngineConfig {
         config
     }
 
+    /// The state directory for a workspace: the one given, else
+    /// `$DEBUG_SIDECAR_DIR`, else `<root>/.debug-sidecar`; a relative one is
+    /// taken from the root.
     pub fn for_workspace(root: PathBuf, state_dir: Option<PathBuf>) -> Self {
         let state_dir = state_dir
             .or_else(|| std::env::var_os(STATE_DIR_ENV).map(PathBuf::from))
@@ -235,8 +235,6 @@ pub struct Engine {
     /// Run files' line counts, kept by offset so a recount reads only what
     /// was appended.
     counter: RefCell<LineCounter>,
-    /// How far each run file's lines have been announced.
-    tails: HashMap<PathBuf, LogTail>,
     /// Where the workspace's ingest server listens, when one runs.
     ingest: Option<IngestInfo>,
     ingest_urls: RefCell<HashMap<String, String>>,
@@ -264,7 +262,6 @@ impl Engine {
             visible: HashMap::new(),
             extras: HashMap::new(),
             counter: RefCell::new(LineCounter::new()),
-            tails: HashMap::new(),
             ingest,
             ingest_urls: RefCell::new(HashMap::new()),
             // Read from the record, so already there.
@@ -294,21 +291,13 @@ impl Engine {
         Ok(())
     }
 
-    /// A run's log file was written: announce the complete lines that
-    /// reached it since the last announcement.
-    pub fn log_written(&mut self, session_id: &str, run_id: &str) -> Result<(), EngineError> {
-        check_session_id(session_id)?;
-        let file = runlog::run_file(&self.runs_dir(session_id), run_id);
-        let tail = self.tails.entry(file.clone()).or_default();
-        let appended = tail.advance(&file)?;
-        if let Some(appended) = appended {
-            self.changes.push(Change::LogAppended {
-                session_id: session_id.to_string(),
-                run_id: run_id.to_string(),
-                appended,
-            });
-        }
-        Ok(())
+    /// Complete lines reached a run's log file (counted by the watcher).
+    pub fn log_appended(&mut self, session_id: &str, run_id: &str, appended: Appended) {
+        self.changes.push(Change::LogAppended {
+            session_id: session_id.to_string(),
+            run_id: run_id.to_string(),
+            appended,
+        });
     }
 
     fn announce(&mut self, session_id: &str, stored: &Stored) {
@@ -376,7 +365,7 @@ impl Engine {
         }
         // A token lives beside the session's state: a session never written
         // (a status before any start) gets none, so reading leaves no trace.
-        let session_dir = self.config.state_dir.join("sessions").join(session_id);
+        let session_dir = self.config.state_dir.join(SESSIONS_DIR).join(session_id);
         if !session_dir.is_dir() {
             return None;
         }
@@ -396,7 +385,7 @@ impl Engine {
     pub fn runs_dir(&self, session_id: &str) -> PathBuf {
         self.config
             .state_dir
-            .join("sessions")
+            .join(SESSIONS_DIR)
             .join(session_id)
             .join("runs")
     }
@@ -854,7 +843,7 @@ impl Engine {
         let dir = self
             .config
             .state_dir
-            .join("sessions")
+            .join(SESSIONS_DIR)
             .join(session_id)
             .join("artifacts");
         let copy = artifacts::copy_in(&source, &dir)?;

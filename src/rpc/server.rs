@@ -171,11 +171,11 @@ impl Backend {
                             tracing::warn!("could not reread session {session}: {error}");
                         }
                     }
-                    Watched::RunLog { session_id, run_id } => {
-                        if let Err(error) = engine.log_written(&session_id, &run_id) {
-                            tracing::warn!("could not read run {run_id}'s log: {error}");
-                        }
-                    }
+                    Watched::RunLog {
+                        session_id,
+                        run_id,
+                        appended,
+                    } => engine.log_appended(&session_id, &run_id, appended),
                 })
             },
             record_ingest,

@@ -53,7 +53,10 @@ impl IngestInfo {
     pub fn record(&self, state_dir: &Path) -> io::Result<()> {
         fs::create_dir_all(state_dir)?;
         // Written whole and renamed, so a reader never sees half of it.
-        let temp = state_dir.join(format!(".{INFO_FILE}.{}.tmp", std::process::id()));
+        // Unique per call: two threads of one process may record at once.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = state_dir.join(format!(".{INFO_FILE}.{}-{n}.tmp", std::process::id()));
         fs::write(&temp, serde_json::to_vec(self).map_err(io::Error::other)?)?;
         fs::rename(&temp, state_dir.join(INFO_FILE))
     }

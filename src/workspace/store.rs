@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// One session's state as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -302,6 +302,9 @@ impl FileStore {
             self.warnings.insert(session_id.to_string(), warning);
             return Ok(self.with_warning(session_id, Stored::empty()));
         };
+        // A readable state: whatever damage this process found earlier was
+        // mended by another process's write.
+        self.warnings.remove(session_id);
         let stored = Stored {
             state: revival::load_live(&data),
             revision: data.get("revision").and_then(Value::as_u64).unwrap_or(0),
@@ -399,36 +402,55 @@ pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// holding it (paused in a debugger, say) must not hang every hook.
 ///
 /// A contended lock is waited for in the kernel, by a helper thread blocked
-/// on a duplicate of the handle (the same open file, so the same lock):
-/// blocked waiters are woken when the lock is released, where polling with
-/// pauses let busy writers take it again and again before a sleeper looked.
+/// on a duplicate of the handle (the same open file, so the same lock).
+/// Blocked waiters are woken when the lock is released and usually take it
+/// first, where polling with growing pauses let busy writers take it again
+/// and again before a sleeper looked.
 fn wait_for_lock(file: &File) -> io::Result<()> {
     match file.try_lock() {
         Ok(()) => return Ok(()),
         Err(fs::TryLockError::WouldBlock) => {}
         Err(fs::TryLockError::Error(error)) => return Err(error),
     }
-    let waiter = file.try_clone()?;
-    let (taken, outcome) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("debug-sidecar-lock".into())
-        .spawn(move || {
-            let result = waiter.lock();
-            // Nobody listening any more: the command gave up, and dropping
-            // the last handle here lets the lock go.
-            let _ = taken.send(result);
-        })?;
-    match outcome.recv_timeout(LOCK_WAIT) {
-        Ok(result) => result,
-        Err(_) => Err(io::Error::new(
+    let timed_out = || {
+        io::Error::new(
             io::ErrorKind::TimedOut,
             format!(
                 "another process has held this session for over {}s",
                 LOCK_WAIT.as_secs()
             ),
-        )),
+        )
+    };
+    // A helper whose command gave up stays blocked until the holder lets go;
+    // a holder stopped for hours must not collect them without bound.
+    if BLOCKED_HELPERS.fetch_add(1, Ordering::SeqCst) >= MAX_BLOCKED_HELPERS {
+        BLOCKED_HELPERS.fetch_sub(1, Ordering::SeqCst);
+        return Err(timed_out());
     }
+    let waiter = file.try_clone()?;
+    let (taken, outcome) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("debug-sidecar-lock".into())
+        .spawn(move || {
+            let result = waiter.lock();
+            BLOCKED_HELPERS.fetch_sub(1, Ordering::SeqCst);
+            // Close this handle first: the caller's own keeps the lock while
+            // it waits, and if it gave up, this was the last one.
+            drop(waiter);
+            let _ = taken.send(result);
+        });
+    if let Err(error) = spawned {
+        BLOCKED_HELPERS.fetch_sub(1, Ordering::SeqCst);
+        return Err(error);
+    }
+    outcome
+        .recv_timeout(LOCK_WAIT)
+        .unwrap_or_else(|_| Err(timed_out()))
 }
+
+/// Helpers blocked on a session lock in this process, and their cap.
+static BLOCKED_HELPERS: AtomicUsize = AtomicUsize::new(0);
+const MAX_BLOCKED_HELPERS: usize = 16;
 
 /// Temporary files a writer killed mid-write left behind. Only the lock
 /// holder writes, so under the lock every temporary file is stale.
@@ -700,6 +722,69 @@ mod tests {
 
     fn active() -> DebugState {
         DebugState::Active(Box::new(DebugSession::new("p".into(), "r1-a".into(), 1)))
+    }
+
+    #[test]
+    fn a_contended_lock_is_taken_when_released_and_held_by_the_waiters_own_handle() {
+        let dir = std::env::temp_dir().join(format!("ds-store-lock-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(".lock");
+        let open = || {
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .unwrap()
+        };
+        let holder = open();
+        holder.lock().unwrap();
+        let waiter = std::thread::spawn({
+            let waiter_file = open();
+            move || {
+                wait_for_lock(&waiter_file).unwrap();
+                waiter_file
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(holder);
+        let waiter_file = waiter.join().unwrap();
+        // The helper thread's handle is gone; the waiter's own still holds it.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(matches!(
+            open().try_lock(),
+            Err(fs::TryLockError::WouldBlock)
+        ));
+        drop(waiter_file);
+        assert!(
+            open().try_lock().is_ok(),
+            "released with the waiter's handle"
+        );
+        assert_eq!(BLOCKED_HELPERS.load(Ordering::SeqCst), 0);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn damage_is_reported_by_every_store_until_the_session_is_written_again() {
+        let dir = std::env::temp_dir().join(format!("ds-store-damage-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let (mut finder, mut other) = (FileStore::new(&dir), FileStore::new(&dir));
+        finder.update("s", 1, &mut |_| Ok(active())).unwrap();
+        fs::write(finder.file("s"), "{ damaged").unwrap();
+        let found = finder.load("s").unwrap().warning.expect("the finder warns");
+        assert!(found.contains("moved to"), "{found}");
+        assert_eq!(
+            other.load("s").unwrap().warning.as_deref(),
+            Some(found.as_str())
+        );
+        other.update("s", 2, &mut |_| Ok(active())).unwrap();
+        assert_eq!(other.load("s").unwrap().warning, None);
+        assert_eq!(
+            finder.load("s").unwrap().warning,
+            None,
+            "mended by the other's write"
+        );
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

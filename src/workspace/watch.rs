@@ -2,9 +2,10 @@
 //! other processes (another `serve`, an `mcp` face, a hook call), and of
 //! lines programs append to run logs.
 
+use super::runlog::{Appended, LogTail};
 use super::store::{ACTIVITY_FILE, SESSIONS_DIR, STATE_FILE};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,13 +18,28 @@ const NEW_DIRECTORY_RECHECK: Duration = Duration::from_millis(150);
 pub const LOG_GATHER: Duration = Duration::from_millis(100);
 
 /// What changed under the state directory.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Watched {
     /// A session's state or activity file was replaced (or its directory made).
     Session(String),
-    /// Something was written to a run's log file.
+    /// Complete lines reached a run's log file. They are counted here, on
+    /// the watcher's own thread, so a long log never holds up the engine.
+    RunLog {
+        session_id: String,
+        run_id: String,
+        appended: Appended,
+    },
+}
+
+/// What a path under `sessions/` names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Found {
+    Session(String),
     RunLog { session_id: String, run_id: String },
 }
+
+/// How far each run file's lines have been reported, per watcher.
+type Tails = Arc<Mutex<HashMap<PathBuf, LogTail>>>;
 
 /// Calls `changed` whenever a session's state or activity file is replaced
 /// and, at most once per [`LOG_GATHER`] per run, when a run log grows.
@@ -35,12 +51,13 @@ pub fn watch_sessions(
     let sessions = state_dir.join(SESSIONS_DIR);
     let root = sessions.clone();
     let changed = Arc::new(changed);
-    let gathering: Arc<Mutex<HashSet<Watched>>> = Arc::default();
+    let gathering: Arc<Mutex<HashSet<Found>>> = Arc::default();
+    let tails: Tails = Arc::default();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<Event>| match event {
             Ok(event) if !may_change_a_session(&event.kind) => {}
             Ok(event) => {
-                let mut seen: Vec<Watched> = Vec::new();
+                let mut seen: Vec<Found> = Vec::new();
                 for path in &event.paths {
                     let Some(what) = classify(&root, path) else {
                         continue;
@@ -50,8 +67,8 @@ pub fn watch_sessions(
                     }
                     seen.push(what.clone());
                     match &what {
-                        Watched::RunLog { .. } => gather(&gathering, &changed, what),
-                        Watched::Session(id) => {
+                        Found::RunLog { .. } => gather(&gathering, &tails, &changed, what, path),
+                        Found::Session(id) => {
                             if path.parent() == Some(root.as_path()) {
                                 // A new session directory: its first files may be
                                 // written before the watch on it exists, so look
@@ -63,7 +80,7 @@ pub fn watch_sessions(
                                     again(Watched::Session(id));
                                 });
                             }
-                            changed(what);
+                            changed(Watched::Session(id.clone()));
                         }
                     }
                 }
@@ -193,10 +210,15 @@ fn sessions_by_age(sessions: &Path) -> Vec<String> {
 /// the one report sent when it ends. A write after that starts a new wait,
 /// so the last lines are always reported.
 fn gather<F: Fn(Watched) + Send + Sync + 'static>(
-    gathering: &Arc<Mutex<HashSet<Watched>>>,
+    gathering: &Arc<Mutex<HashSet<Found>>>,
+    tails: &Tails,
     changed: &Arc<F>,
-    what: Watched,
+    what: Found,
+    file: &Path,
 ) {
+    let Found::RunLog { session_id, run_id } = what.clone() else {
+        return;
+    };
     let fresh = gathering
         .lock()
         .map(|mut set| set.insert(what.clone()))
@@ -204,14 +226,30 @@ fn gather<F: Fn(Watched) + Send + Sync + 'static>(
     if !fresh {
         return;
     }
-    let gathering = Arc::clone(gathering);
-    let changed = Arc::clone(changed);
+    let (gathering, tails, changed) = (
+        Arc::clone(gathering),
+        Arc::clone(tails),
+        Arc::clone(changed),
+    );
+    let file = file.to_path_buf();
     std::thread::spawn(move || {
         std::thread::sleep(LOG_GATHER);
         if let Ok(mut set) = gathering.lock() {
             set.remove(&what);
         }
-        changed(what);
+        let advanced = match tails.lock() {
+            Ok(mut tails) => tails.entry(file.clone()).or_default().advance(&file),
+            Err(_) => return,
+        };
+        match advanced {
+            Ok(Some(appended)) => changed(Watched::RunLog {
+                session_id,
+                run_id,
+                appended,
+            }),
+            Ok(None) => {}
+            Err(error) => tracing::warn!("could not read {}: {error}", file.display()),
+        }
     });
 }
 
@@ -224,11 +262,11 @@ fn may_change_a_session(kind: &EventKind) -> bool {
 /// `<sessions>/<id>/state.json` or `activity.json` (or the directory
 /// `<sessions>/<id>` itself) names session `<id>`; `<sessions>/<id>/runs/
 /// <run>.jsonl` that run's log; any other path nothing.
-fn classify(sessions: &Path, path: &Path) -> Option<Watched> {
+fn classify(sessions: &Path, path: &Path) -> Option<Found> {
     // A new session directory: files written into it before the watcher
     // added a watch for it raise no events, so its creation counts too.
     if path.parent()? == sessions {
-        return Some(Watched::Session(
+        return Some(Found::Session(
             path.file_name()?.to_string_lossy().into_owned(),
         ));
     }
@@ -240,7 +278,7 @@ fn classify(sessions: &Path, path: &Path) -> Option<Watched> {
         let run_id = name.strip_suffix(".jsonl")?;
         crate::core::run_id::parse_run_id(run_id)?;
         let session = dir.parent()?.file_name()?.to_string_lossy().into_owned();
-        return Some(Watched::RunLog {
+        return Some(Found::RunLog {
             session_id: session,
             run_id: run_id.to_string(),
         });
@@ -251,7 +289,7 @@ fn classify(sessions: &Path, path: &Path) -> Option<Watched> {
     if dir.parent()? != sessions {
         return None;
     }
-    Some(Watched::Session(
+    Some(Found::Session(
         dir.file_name()?.to_string_lossy().into_owned(),
     ))
 }
@@ -278,7 +316,7 @@ mod tests {
     #[test]
     fn only_state_files_and_run_logs_name_something() {
         let sessions = Path::new("/w/.debug-sidecar/sessions");
-        let session = |id: &str| Some(Watched::Session(id.into()));
+        let session = |id: &str| Some(Found::Session(id.into()));
         assert_eq!(
             classify(sessions, &sessions.join("abc/state.json")),
             session("abc")
@@ -299,7 +337,7 @@ mod tests {
         );
         assert_eq!(
             classify(sessions, &sessions.join("abc/runs/r2-1700000000000.jsonl")),
-            Some(Watched::RunLog {
+            Some(Found::RunLog {
                 session_id: "abc".into(),
                 run_id: "r2-1700000000000".into()
             })
