@@ -55,6 +55,13 @@ pub fn watch_sessions(
     let tails: Tails = Arc::default();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<Event>| match event {
+            Ok(event) if event.need_rescan() => {
+                // The kernel's queue overflowed: events were lost, so every
+                // session is looked at again.
+                for id in sessions_by_age(&root) {
+                    changed(Watched::Session(id));
+                }
+            }
             Ok(event) if !may_change_a_session(&event.kind) => {}
             Ok(event) => {
                 let mut seen: Vec<Found> = Vec::new();
