@@ -135,3 +135,71 @@ fn group(n: usize) -> String {
     }
     out
 }
+
+/// Methods an editor client's sources name: a `debug/`, `turn/`, `progress/`
+/// or `agents/` name right after a quote (a TypeScript or Lua string, an
+/// Emacs Lisp string or quoted symbol).
+fn methods_named_in(dir: &Path) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if path.is_dir() {
+            if name != "node_modules" && name != "out" && !name.starts_with('.') {
+                pending.extend(fs::read_dir(&path).unwrap().flatten().map(|e| e.path()));
+            }
+            continue;
+        }
+        if !(name.ends_with(".ts") || name.ends_with(".lua") || name.ends_with(".el")) {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        for (at, _) in text.match_indices(['\'', '"']) {
+            let rest = &text[at + 1..];
+            let Some((prefix, tail)) = rest.split_once('/') else {
+                continue;
+            };
+            if !["debug", "turn", "progress", "agents"].contains(&prefix) {
+                continue;
+            }
+            let method: String = tail.chars().take_while(char::is_ascii_alphabetic).collect();
+            let after = tail[method.len()..].chars().next();
+            if !method.is_empty() && !matches!(after, Some('/' | '.' | '-' | '_')) {
+                found.insert(format!("{prefix}/{method}"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn editor_clients_use_only_protocol_methods_and_cover_the_persons_commands() {
+    let defined: BTreeSet<String> = catalogue().iter().map(|s| s.method.to_string()).collect();
+    let editors = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors");
+    let needed = [
+        "debug/start",
+        "debug/proceed",
+        "debug/done",
+        "debug/abort",
+        "debug/status",
+        "debug/probes",
+        "debug/logs",
+        "debug/stateChanged",
+        "debug/logAppended",
+        "turn/stateChanged",
+        "progress/changed",
+    ];
+    for client in ["vscode", "nvim", "emacs"] {
+        let named = methods_named_in(&editors.join(client));
+        let unknown: Vec<_> = named.difference(&defined).collect();
+        assert!(
+            unknown.is_empty(),
+            "editors/{client} names methods protocol v1 does not have: {unknown:?}"
+        );
+        let missing: Vec<_> = needed.iter().filter(|m| !named.contains(**m)).collect();
+        assert!(
+            missing.is_empty(),
+            "editors/{client} never uses {missing:?}"
+        );
+    }
+}
