@@ -560,6 +560,27 @@ fn a_server_started_after_the_state_directory_exists_hears_other_processes() {
 }
 
 #[test]
+fn a_deleted_and_remade_state_directory_is_watched_again() {
+    let workspace = Workspace::new("remade-dir");
+    let mut editor = initialized(&workspace.root);
+    editor
+        .request("debug/start", json!({"problem": "before"}))
+        .unwrap();
+    std::fs::remove_dir_all(workspace.root.join(".debug-sidecar")).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut agent = initialized(&workspace.root);
+    agent
+        .request("debug/start", json!({"problem": "after a git clean"}))
+        .unwrap();
+    editor
+        .wait_for("debug/stateChanged", Duration::from_secs(10), |s| {
+            s["problem"] == "after a git clean"
+        })
+        .expect("the new session is heard");
+    assert_hears_a_hypothesis(&mut agent, &mut editor);
+}
+
+#[test]
 fn a_server_that_starts_the_first_session_itself_watches_from_then_on() {
     let workspace = Workspace::new("first-session");
     let mut editor = initialized(&workspace.root);

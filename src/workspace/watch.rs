@@ -128,13 +128,7 @@ pub fn watch_state_dir(
         changed: Arc::new(changed),
         appeared: Box::new(appeared),
     });
-    if state_dir.is_dir() {
-        inner.activate(false)?;
-        return Ok(StateWatch {
-            _parent: None,
-            _inner: inner,
-        });
-    }
+    let existed = state_dir.is_dir();
     let Some(parent) = state_dir.parent().filter(|p| p.is_dir()) else {
         // Nothing to wait on: make the directory now.
         inner.activate(false)?;
@@ -143,11 +137,15 @@ pub fn watch_state_dir(
             _inner: inner,
         });
     };
+    // The parent stays watched: the directory may also be deleted (a `git
+    // clean -xdf`) and made again, which the watch inside it cannot see.
     let waiting = Arc::clone(&inner);
     let mut parent_watcher =
         notify::recommended_watcher(move |event: notify::Result<Event>| match event {
             Ok(event) if event.paths.iter().any(|p| *p == waiting.state_dir) => {
-                if let Err(error) = waiting.activate(true) {
+                if matches!(event.kind, EventKind::Remove(_)) || !waiting.state_dir.is_dir() {
+                    waiting.deactivate();
+                } else if let Err(error) = waiting.activate(true) {
                     tracing::warn!("could not watch {}: {error}", waiting.state_dir.display());
                 }
             }
@@ -155,9 +153,10 @@ pub fn watch_state_dir(
             Err(error) => tracing::warn!("watching the workspace failed: {error}"),
         })?;
     parent_watcher.watch(parent, RecursiveMode::NonRecursive)?;
-    // Made between the first look and the watch: no event will come.
     if state_dir.is_dir() {
-        inner.activate(true)?;
+        // There already, or made between the first look and the watch (no
+        // event will come, and sessions may have been written unheard).
+        inner.activate(!existed)?;
     }
     Ok(StateWatch {
         _parent: Some(parent_watcher),
@@ -166,6 +165,13 @@ pub fn watch_state_dir(
 }
 
 impl StateWatchInner {
+    /// The directory is gone: its watch with it, until it is made again.
+    fn deactivate(&self) {
+        if let Ok(mut sessions) = self.sessions.lock() {
+            *sessions = None;
+        }
+    }
+
     /// Start watching the sessions, once. `late`: the directory appeared
     /// after the server started, so sessions may have been written before
     /// the watch existed.
