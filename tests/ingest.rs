@@ -149,4 +149,13 @@ fn a_restarted_server_keeps_the_port_and_the_token() {
     let status = server.request("debug/status", json!({})).unwrap();
     assert_eq!(status["ingestUrl"], url.as_str());
     assert_eq!(post(&url, r#"{"probeId":"p1"}"#), 204);
+    // A line the ingest server appends is announced like a probe's.
+    let appended = server
+        .wait_for(
+            "debug/logAppended",
+            std::time::Duration::from_secs(10),
+            |p| p["lines"] == 1,
+        )
+        .expect("the posted line is announced");
+    assert_eq!(appended["run"], status["runId"]);
 }
