@@ -14,7 +14,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::marker::PhantomData;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -72,7 +71,7 @@ impl LanguageServer for Backend {
         }
         tokio::spawn(publish(self.client.clone(), published));
         // Browser probes post here; without it they have no URL, nothing else fails.
-        let ingest = match ingest::listen(&state_dir, ingest::LOOPBACK).await {
+        match ingest::listen(&state_dir, ingest::LOOPBACK).await {
             Ok(address) => {
                 tracing::info!("ingest at http://{address}/ingest/<token>");
                 let info = ingest::IngestInfo {
@@ -80,14 +79,10 @@ impl LanguageServer for Backend {
                     pid: std::process::id(),
                 };
                 owner.tell(move |engine, _| engine.set_ingest(info));
-                Some(address)
             }
-            Err(error) => {
-                tracing::warn!("no ingest server: {error}");
-                None
-            }
-        };
-        self.watch(&state_dir, owner.clone(), ingest);
+            Err(error) => tracing::warn!("no ingest server: {error}"),
+        }
+        self.watch(&state_dir, owner.clone());
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 experimental: Some(json!({
@@ -150,36 +145,23 @@ impl Backend {
     /// Announce sessions other processes change, and the lines programs
     /// append to run logs. A workspace without a state directory is left
     /// untouched until a session is made in it (by this server or another
-    /// process); then the ingest server's address is recorded for the
-    /// workspace's other processes. Without a watch (no inotify) the server
-    /// still works; it only misses others' changes until its own next request.
-    fn watch(&self, state_dir: &Path, owner: Owner, ingest: Option<SocketAddr>) {
-        let dir = state_dir.to_path_buf();
-        let record_ingest = move || {
-            if let Some(address) = ingest {
-                if let Err(error) = ingest::publish(&dir, address) {
-                    tracing::warn!("could not record the ingest address: {error}");
-                }
-            }
-        };
-        let watched = watch_state_dir(
-            state_dir,
-            move |watched| {
-                owner.tell(move |engine, now| match watched {
-                    Watched::Session(session) => {
-                        if let Err(error) = engine.refresh(&session, now) {
-                            tracing::warn!("could not reread session {session}: {error}");
-                        }
+    /// process). Without a watch (no inotify) the server still works; it
+    /// only misses others' changes until its own next request.
+    fn watch(&self, state_dir: &Path, owner: Owner) {
+        let watched = watch_state_dir(state_dir, move |watched| {
+            owner.tell(move |engine, now| match watched {
+                Watched::Session(session) => {
+                    if let Err(error) = engine.refresh(&session, now) {
+                        tracing::warn!("could not reread session {session}: {error}");
                     }
-                    Watched::RunLog {
-                        session_id,
-                        run_id,
-                        appended,
-                    } => engine.log_appended(&session_id, &run_id, appended),
-                })
-            },
-            record_ingest,
-        );
+                }
+                Watched::RunLog {
+                    session_id,
+                    run_id,
+                    appended,
+                } => engine.log_appended(&session_id, &run_id, appended),
+            })
+        });
         match watched {
             Ok(watch) => {
                 let _ = self.watcher.set(Mutex::new(watch));

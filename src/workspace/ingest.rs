@@ -159,16 +159,10 @@ impl Ingest {
     }
 }
 
-/// Bind the server (the preferred port when it is free, else any) on `ip`,
-/// record where it listens, and serve until the process ends.
-pub async fn start(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
-    let address = listen(state_dir, ip).await?;
-    publish(state_dir, address)?;
-    Ok(address)
-}
-
-/// Bind and serve without recording where: for a workspace that has no
-/// state directory yet, which [`publish`] must not create.
+/// Bind the server on `ip` (the port `ingest.json` records when it is free,
+/// else any) and serve until the process ends. Where it listens is recorded
+/// by the engine, before it first hands out a URL: a workspace without a
+/// session gets no state directory.
 pub async fn listen(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
     let preferred = IngestInfo::read(state_dir)
         .filter(|info| !info.is_alive() || info.pid == std::process::id())
@@ -188,15 +182,6 @@ pub async fn listen(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
         }
     });
     Ok(address)
-}
-
-/// Record that this process listens at `address`.
-pub fn publish(state_dir: &Path, address: SocketAddr) -> io::Result<()> {
-    IngestInfo {
-        port: address.port(),
-        pid: std::process::id(),
-    }
-    .record(state_dir)
 }
 
 /// The default address: loopback only.

@@ -101,9 +101,9 @@ pub fn watch_sessions(
 /// Watches a state directory that may not exist yet. Until it does, only
 /// its parent is watched (without recursion), so a server in a workspace
 /// that never had a session creates nothing in it. Once the directory is
-/// there (made by this process's first write or by another process),
-/// `appeared` runs once, the sessions inside are watched as
-/// [`watch_sessions`] does, and every session already there is reported.
+/// there (made by this process's first write or by another process), the
+/// sessions inside are watched as [`watch_sessions`] does and every session
+/// already there is reported. If it is deleted, the wait starts again.
 pub struct StateWatch {
     _parent: Option<RecommendedWatcher>,
     /// Holds the sessions' watcher: dropping it stops the watch.
@@ -114,19 +114,16 @@ struct StateWatchInner {
     state_dir: PathBuf,
     sessions: Mutex<Option<RecommendedWatcher>>,
     changed: Arc<dyn Fn(Watched) + Send + Sync>,
-    appeared: Box<dyn Fn() + Send + Sync>,
 }
 
 pub fn watch_state_dir(
     state_dir: &Path,
     changed: impl Fn(Watched) + Send + Sync + 'static,
-    appeared: impl Fn() + Send + Sync + 'static,
 ) -> notify::Result<StateWatch> {
     let inner = Arc::new(StateWatchInner {
         state_dir: state_dir.to_path_buf(),
         sessions: Mutex::new(None),
         changed: Arc::new(changed),
-        appeared: Box::new(appeared),
     });
     let existed = state_dir.is_dir();
     let Some(parent) = state_dir.parent().filter(|p| p.is_dir()) else {
@@ -188,7 +185,6 @@ impl StateWatchInner {
         let changed = Arc::clone(&self.changed);
         *sessions = Some(watch_sessions(&self.state_dir, move |w| changed(w))?);
         drop(sessions);
-        (self.appeared)();
         if late {
             // Oldest first, so the most recently written is reported last.
             for id in sessions_by_age(&self.state_dir.join(SESSIONS_DIR)) {
