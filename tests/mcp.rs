@@ -214,3 +214,51 @@ async fn a_whole_session_through_tools_and_prompts() {
     assert_eq!(text(&status), "No debug session is active.");
     client.cancel().await.unwrap();
 }
+
+/// The agent's MCP server starts before the editor's `serve` has recorded
+/// its ingest address (a workspace without sessions gets no state directory):
+/// once a session exists, browser probes still get the editor's ingest URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_started_first_learns_the_ingest_address_later() {
+    let workspace = Workspace::new("mcp-ingest");
+    let root = workspace.root.clone();
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg("mcp")
+        .current_dir(&root)
+        .env_remove("DEBUG_SIDECAR_SESSION");
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let root_for_editor = root.clone();
+    let mut editor = tokio::task::spawn_blocking(move || initialized(&root_for_editor))
+        .await
+        .unwrap();
+    assert!(!root.join(".debug-sidecar").exists());
+    prompt(
+        &client,
+        "debug",
+        json!({"problem": "the page total is wrong"}),
+    )
+    .await;
+    let editor = tokio::task::spawn_blocking(move || {
+        editor
+            .wait_for(
+                "debug/stateChanged",
+                std::time::Duration::from_secs(10),
+                |s| s["active"] == true,
+            )
+            .expect("the editor hears the agent's session");
+        editor
+    })
+    .await
+    .unwrap();
+    let placed = tool(
+        &client,
+        "probe_snippet",
+        json!({"file": "app.js", "language": "browser", "variables": ["total"]}),
+    )
+    .await;
+    assert_ne!(placed.is_error, Some(true), "{}", text(&placed));
+    assert!(text(&placed).contains("/ingest/"), "{}", text(&placed));
+    drop(editor);
+    client.cancel().await.unwrap();
+}

@@ -236,7 +236,7 @@ pub struct Engine {
     /// was appended.
     counter: RefCell<LineCounter>,
     /// Where the workspace's ingest server listens, when one runs.
-    ingest: Option<IngestInfo>,
+    ingest: Cell<Option<IngestInfo>>,
     ingest_urls: RefCell<HashMap<String, String>>,
     /// Whether `ingest.json` names this process's server yet.
     ingest_recorded: Cell<bool>,
@@ -262,7 +262,7 @@ impl Engine {
             visible: HashMap::new(),
             extras: HashMap::new(),
             counter: RefCell::new(LineCounter::new()),
-            ingest,
+            ingest: Cell::new(ingest),
             ingest_urls: RefCell::new(HashMap::new()),
             // Read from the record, so already there.
             ingest_recorded: Cell::new(ingest.is_some()),
@@ -352,13 +352,25 @@ impl Engine {
 
     /// This process now hosts the workspace's ingest server.
     pub fn set_ingest(&mut self, info: IngestInfo) {
-        self.ingest = Some(info);
+        self.ingest.set(Some(info));
         self.ingest_recorded.set(false);
     }
 
     /// The URL the session's browser probes post to, when a server runs.
     fn ingest_url(&self, session_id: &str) -> Option<String> {
-        let info = self.ingest.as_ref()?;
+        let info = match self.ingest.get() {
+            Some(info) => info,
+            None => {
+                // A process without a server of its own (the MCP face) may
+                // have started before the workspace's `serve` recorded its.
+                let found =
+                    IngestInfo::read(&self.config.state_dir).filter(IngestInfo::is_alive)?;
+                self.ingest.set(Some(found));
+                self.ingest_recorded.set(true);
+                found
+            }
+        };
+        let info = &info;
         let mut urls = self.ingest_urls.borrow_mut();
         if let Some(url) = urls.get(session_id) {
             return Some(url.clone());
