@@ -254,7 +254,6 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: EngineConfig, store: Box<dyn Store>) -> Self {
-        let ingest = IngestInfo::read(&config.state_dir).filter(IngestInfo::is_alive);
         Engine {
             config,
             store,
@@ -262,10 +261,10 @@ impl Engine {
             visible: HashMap::new(),
             extras: HashMap::new(),
             counter: RefCell::new(LineCounter::new()),
-            ingest: Cell::new(ingest),
+            // Read from `ingest.json` when first needed, or set by `serve`.
+            ingest: Cell::new(None),
             ingest_urls: RefCell::new(HashMap::new()),
-            // Read from the record, so already there.
-            ingest_recorded: Cell::new(ingest.is_some()),
+            ingest_recorded: Cell::new(false),
             changes: Vec::new(),
             scan_requests: Vec::new(),
             announced: HashMap::new(),
@@ -298,6 +297,17 @@ impl Engine {
             run_id: run_id.to_string(),
             appended,
         });
+    }
+
+    /// Any session may have changed unheard: reread them all. Which one is
+    /// the most recent is then looked up again, not taken from the order in
+    /// which they were reread.
+    pub fn refresh_all(&mut self, now: u64) -> Result<(), EngineError> {
+        for session_id in self.store.session_ids()? {
+            self.refresh(&session_id, now)?;
+        }
+        self.recent = None;
+        Ok(())
     }
 
     fn announce(&mut self, session_id: &str, stored: &Stored) {

@@ -155,6 +155,11 @@ impl Backend {
                         tracing::warn!("could not reread session {session}: {error}");
                     }
                 }
+                Watched::Everything => {
+                    if let Err(error) = engine.refresh_all(now) {
+                        tracing::warn!("could not reread the sessions: {error}");
+                    }
+                }
                 Watched::RunLog {
                     session_id,
                     run_id,

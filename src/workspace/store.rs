@@ -94,6 +94,10 @@ pub trait Store: Send {
     /// Known sessions, most recently written first.
     fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError>;
 
+    /// Every session with something saved: a state, or only the agent's
+    /// activity; in no particular order.
+    fn session_ids(&mut self) -> Result<Vec<String>, StoreError>;
+
     /// The most recently written session, cheaply (asked on most requests).
     fn most_recent(&mut self) -> Result<Option<String>, StoreError> {
         Ok(self.sessions()?.into_iter().next().map(|(id, _)| id))
@@ -548,28 +552,33 @@ impl Store for FileStore {
     }
 
     fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError> {
-        let root = self.dir.join(SESSIONS_DIR);
-        let entries = match fs::read_dir(&root) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(read_error(&root)(e)),
-        };
         let mut all = Vec::new();
-        for entry in entries.flatten() {
-            let id = entry.file_name().to_string_lossy().into_owned();
-            if crate::core::session_id::check_session_id(&id).is_err()
-                || !entry.path().join(STATE_FILE).exists()
-            {
-                continue;
+        for id in self.session_ids()? {
+            if self.file(&id).exists() {
+                let stored = self.load(&id)?;
+                all.push((id, stored));
             }
-            let stored = self.load(&id)?;
-            all.push((id, stored));
         }
         all.sort_by(|a, b| b.1.updated_at.cmp(&a.1.updated_at).then(a.0.cmp(&b.0)));
         Ok(all)
     }
 
     /// By the state files' modification times, without reading them.
+    fn session_ids(&mut self) -> Result<Vec<String>, StoreError> {
+        let root = self.dir.join(SESSIONS_DIR);
+        let entries = match fs::read_dir(&root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(read_error(&root)(e)),
+        };
+        Ok(entries
+            .flatten()
+            .filter(|entry| entry.path().is_dir())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|id| crate::core::session_id::check_session_id(id).is_ok())
+            .collect())
+    }
+
     fn most_recent(&mut self) -> Result<Option<String>, StoreError> {
         let root = self.dir.join(SESSIONS_DIR);
         let entries = match fs::read_dir(&root) {
@@ -685,6 +694,17 @@ impl Store for MemoryStore {
                 Update::Refused
             }
         })
+    }
+
+    fn session_ids(&mut self) -> Result<Vec<String>, StoreError> {
+        let mut ids: Vec<String> = self.sessions.keys().cloned().collect();
+        ids.extend(
+            self.activities
+                .keys()
+                .filter(|id| !self.sessions.contains_key(*id))
+                .cloned(),
+        );
+        Ok(ids)
     }
 
     fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError> {

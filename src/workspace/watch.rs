@@ -22,6 +22,9 @@ pub const LOG_GATHER: Duration = Duration::from_millis(100);
 pub enum Watched {
     /// A session's state or activity file was replaced (or its directory made).
     Session(String),
+    /// Any session may have changed unheard: events were lost, or the
+    /// directory was watched only after sessions were written into it.
+    Everything,
     /// Complete lines reached a run's log file. They are counted here, on
     /// the watcher's own thread, so a long log never holds up the engine.
     RunLog {
@@ -55,13 +58,8 @@ pub fn watch_sessions(
     let tails: Tails = Arc::default();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<Event>| match event {
-            Ok(event) if event.need_rescan() => {
-                // The kernel's queue overflowed: events were lost, so every
-                // session is looked at again.
-                for id in sessions_by_age(&root) {
-                    changed(Watched::Session(id));
-                }
-            }
+            // The kernel's queue overflowed: events were lost.
+            Ok(event) if event.need_rescan() => changed(Watched::Everything),
             Ok(event) if !may_change_a_session(&event.kind) => {}
             Ok(event) => {
                 let mut seen: Vec<Found> = Vec::new();
@@ -186,33 +184,10 @@ impl StateWatchInner {
         *sessions = Some(watch_sessions(&self.state_dir, move |w| changed(w))?);
         drop(sessions);
         if late {
-            // Oldest first, so the most recently written is reported last.
-            for id in sessions_by_age(&self.state_dir.join(SESSIONS_DIR)) {
-                (self.changed)(Watched::Session(id));
-            }
+            (self.changed)(Watched::Everything);
         }
         Ok(())
     }
-}
-
-/// The session directories under `sessions`, least recently written first.
-fn sessions_by_age(sessions: &Path) -> Vec<String> {
-    let mut found: Vec<(std::time::SystemTime, String)> = std::fs::read_dir(sessions)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.path().is_dir())
-                .map(|e| {
-                    let written = std::fs::metadata(e.path().join(STATE_FILE))
-                        .and_then(|m| m.modified())
-                        .unwrap_or(std::time::UNIX_EPOCH);
-                    (written, e.file_name().to_string_lossy().into_owned())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found.into_iter().map(|(_, id)| id).collect()
 }
 
 /// The first write to a run log starts a short wait; writes during it join
