@@ -1,14 +1,20 @@
 //! Benchmark of runtime evidence, each figure against a baseline measured in
 //! the same run: the probe scan against ripgrep over a large real tree, the
+//! decision rescan (stamps, tracked and changed files) against the full walk
+//! of the same tree, the
 //! per-probe log summary against jq over a generated 1 GB log, and ingest
 //! appends from 4 concurrent HTTP clients against 4 threads appending the
 //! same lines to a file directly, and `debug/logAppended` latency against the
 //! 100 ms gathering window it is designed to wait. Nothing here asserts a time.
 //!
 //! `cargo bench --bench evidence` (needs `rg` and `jq` for their baselines;
-//! `DS_BENCH_TREE` picks the tree, `DS_BENCH_LOG_MB` the log size).
+//! `DS_BENCH_TREE` picks the tree, `DS_BENCH_LOG_MB` the log size,
+//! `DS_BENCH_SCAN_ONLY=1` stops after the scan figures).
 
+use debug_sidecar::core::findings::Clues;
 use debug_sidecar::rpc::client::Connection;
+use debug_sidecar::workspace::scan::index::{decision_scan, ScanIndex};
+use debug_sidecar::workspace::scan::ScanTarget;
 use debug_sidecar::workspace::{logread, scan};
 use serde_json::json;
 use std::io::{BufWriter, Read, Write};
@@ -74,7 +80,11 @@ fn scan_figures() {
         files,
         bytes as f64 / 1e6
     );
-    let (ours, findings) = best_of(3, || scan::scan_paths(&tree, std::slice::from_ref(&tree)));
+    let clues = Clues::new();
+    let (ours, findings) = best_of(3, || {
+        scan::scan_paths(&tree, std::slice::from_ref(&tree), &[], &clues)
+    });
+    decision_figures(&tree, ours);
     if !has("rg") {
         println!("  rg not found: no baseline (apt-get install ripgrep)");
         return;
@@ -103,11 +113,70 @@ fn scan_figures() {
         "≤ 1.5x",
     );
     println!(
-        "  found {} markers, {} foreign probes, {} half-removed blocks in {} files read",
-        findings.markers.len(),
-        findings.foreign.len(),
-        findings.half_removed.len(),
+        "  found {} probes and foreign probes in {} files read",
+        findings.found.len(),
         findings.files_read
+    );
+}
+
+/// The rescan every decision runs, against the full walk of the same tree:
+/// a `stat` per file and directory, and reads of a handful of tracked files
+/// (the ledger's) and of what changed. The tree is not changed here.
+fn decision_figures(tree: &Path, full: Duration) {
+    let tracked: Vec<String> = ignore::WalkBuilder::new(tree)
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .take(6)
+        .filter_map(|e| {
+            Some(
+                e.path()
+                    .strip_prefix(tree)
+                    .ok()?
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        })
+        .collect();
+    let target = ScanTarget {
+        root: tree.to_path_buf(),
+        clues: Clues::new(),
+        tracked,
+        state_dir: None,
+    };
+    let (_, index, _) = decision_scan(&target, None);
+    let state = std::env::temp_dir().join(format!("ds-bench-index-{}", std::process::id()));
+    std::fs::create_dir_all(&state).unwrap();
+    index.save(&state).unwrap();
+    let (decision, stats) = best_of(5, || {
+        // A hook process loads the index from disk each time.
+        let index = ScanIndex::load(&state).expect("the index reads back");
+        decision_scan(&target, Some(index)).2
+    });
+    let (load, _) = best_of(5, || ScanIndex::load(&state));
+    println!(
+        "  of which loading the index: {:.1} ms",
+        load.as_secs_f64() * 1e3
+    );
+    let index_bytes = std::fs::metadata(state.join("scan-index")).map_or(0, |m| m.len());
+    let _ = std::fs::remove_dir_all(&state);
+    row(
+        "full walk vs decision rescan (same tree)",
+        full.as_secs_f64() * 1e3,
+        decision.as_secs_f64() * 1e3,
+        "ms",
+        "≥ 20x",
+    );
+    println!(
+        "  decision rescan: {} stamps, {} files read, index {:.1} MB{}",
+        stats.stamped,
+        stats.read,
+        index_bytes as f64 / 1e6,
+        if stats.full_walk {
+            " (fell back to a full walk)"
+        } else {
+            ""
+        }
     );
 }
 
@@ -387,6 +456,9 @@ fn main() {
         "figure", "sidecar", "baseline", "unit", "ratio"
     );
     scan_figures();
+    if std::env::var_os("DS_BENCH_SCAN_ONLY").is_some() {
+        return;
+    }
     ingest_figures(&dir);
     tail_figures(&dir);
     summary_figures(&dir);

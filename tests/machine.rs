@@ -495,20 +495,24 @@ fn scans_reconcile_both_ways() {
                 file: "moved/a.sh".into(),
                 line: 7,
                 language: None,
+                trace: None,
             },
             FoundProbe {
                 id: "p9".into(),
                 file: "d.sh".into(),
                 line: 3,
                 language: Some("shell".into()),
+                trace: None,
             },
             FoundProbe {
                 id: "p1".into(),
                 file: "copy.sh".into(),
                 line: 1,
                 language: None,
+                trace: None,
             },
         ],
+        orphans: Vec::new(),
     });
     let (state, effects) = step(&state, scan);
     assert_eq!(
@@ -532,6 +536,7 @@ fn scans_reconcile_both_ways() {
     let partial = Command::ProbeScan(ScanReport {
         scope: ScanScope::Files(vec!["d.sh".into()]),
         found: vec![],
+        orphans: Vec::new(),
     });
     let (state, _) = step(&state, partial);
     let s = session(&state);
@@ -564,19 +569,25 @@ fn edit_tools_ask_for_a_rescan() {
 }
 
 #[test]
-fn fresh_scans_come_before_decisions_that_read_the_disk() {
+fn fresh_scans_come_before_every_decision_that_reads_the_disk() {
     let cleaning = run(started(), vec![Command::Done { note: None }]);
     assert!(needs_fresh_scan(&cleaning, &Command::Stop));
-    assert!(!needs_fresh_scan(&started(), &Command::Stop));
+    // A stop in any stage, a hand-off of any plan, Proceed and abort: the
+    // disk may have changed through the shell since the last scan.
+    assert!(needs_fresh_scan(&started(), &Command::Stop));
+    for plan in [Some(probe_plan()), None] {
+        assert!(needs_fresh_scan(
+            &started(),
+            &hand_off(HandoffMode::Reproduce, plan)
+        ));
+    }
+    let handed = run(started(), vec![hand_off(HandoffMode::Reproduce, None)]);
     assert!(needs_fresh_scan(
-        &started(),
-        &hand_off(HandoffMode::Reproduce, Some(probe_plan()))
-    ));
-    assert!(!needs_fresh_scan(
-        &started(),
-        &hand_off(HandoffMode::Reproduce, None)
+        &handed,
+        &Command::Proceed(ProceedInput::default())
     ));
     assert!(needs_fresh_scan(&started(), &Command::Abort));
+    // Done rescans through its own effect.
     assert!(!needs_fresh_scan(&started(), &Command::Done { note: None }));
     assert!(!needs_fresh_scan(&DebugState::Inactive, &Command::Abort));
 }

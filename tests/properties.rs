@@ -96,8 +96,10 @@ fn command() -> impl Strategy<Value = Command> {
                             file: "a.sh".into(),
                             line,
                             language: None,
+                            trace: None,
                         })
                         .collect(),
+                    orphans: Vec::new(),
                 })
             }),
         (prop::sample::select(vec!["H1", "H2", ""]), text()).prop_map(|(id, statement)| {

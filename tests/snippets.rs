@@ -46,6 +46,7 @@ fn probe(id: &str, extension: &str) -> Probe {
         hypothesis_id: Some("H1".into()),
         language: None,
         state: ProbeState::Issued,
+        trace: None,
     }
 }
 

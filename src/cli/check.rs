@@ -1,24 +1,34 @@
 //! `debug-sidecar check [paths...]`: fail when probes are left in the tree,
-//! for a pre-commit hook or a CI step.
+//! for a pre-commit hook or a CI step. A probe is found by its markers or by
+//! what it does (its session's run path, ingest calls, its probe id), so a
+//! block whose markers were deleted still fails the check.
 
+use crate::engine::{Engine, EngineConfig};
 use crate::workspace::scan::{leftovers, scan_paths};
+use crate::workspace::store::FileStore;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let root = std::env::current_dir()?;
-    let paths = if paths.is_empty() {
-        vec![root.clone()]
-    } else {
-        paths
-    };
     for path in &paths {
         if !path.exists() {
             anyhow::bail!("{} does not exist", path.display());
         }
     }
-    let findings = scan_paths(&root, &paths);
+    let config = EngineConfig::for_workspace(root.clone(), None);
+    let store = FileStore::new(&config.state_dir);
+    let mut target = Engine::new(config, Box::new(store)).check_target();
+    // Paths given narrow the check to them; without any, the files the
+    // ledgers track are read too, whatever the ignore rules say.
+    let paths = if paths.is_empty() {
+        vec![root.clone()]
+    } else {
+        target.tracked.clear();
+        paths
+    };
+    let findings = scan_paths(&root, &paths, &target.tracked, &target.clues);
     let found = leftovers(&findings);
     if json {
         println!(

@@ -123,7 +123,7 @@ pub fn probes(place: Where, rescan: bool, json: bool) -> anyhow::Result<ExitCode
             probe.id,
             probe.state.as_str(),
             probe.hypothesis_id.as_deref().unwrap_or("-"),
-            probe.location()
+            probe.located()
         );
     }
     for foreign in &ledger.foreign {

@@ -4,6 +4,7 @@
 //! mutated in place.
 
 use super::error::{CommandName, DomainError};
+use super::findings::FindingKind;
 use super::model::*;
 use super::run_id::run_id;
 use serde::{Deserialize, Serialize};
@@ -76,6 +77,9 @@ pub struct FoundProbe {
     pub file: String,
     pub line: u32,
     pub language: Option<String>,
+    /// How the scan recognised it (whole block, markers gone, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<FindingKind>,
 }
 
 /// Which part of the disk a scan covered: probes outside it keep their state.
@@ -100,6 +104,10 @@ impl ScanScope {
 pub struct ScanReport {
     pub scope: ScanScope,
     pub found: Vec<FoundProbe>,
+    /// End markers that name no session: this session's when the ledger
+    /// knows their probe id.
+    #[serde(default)]
+    pub orphans: Vec<FoundProbe>,
 }
 
 /// Inputs to the debug session: user and agent commands, and the harness's
@@ -290,18 +298,15 @@ pub fn user_commands(state: &DebugState) -> Vec<CommandName> {
 /// Whether the engine should reconcile the ledger with the disk before
 /// applying `command`, because its outcome depends on what is on disk.
 pub fn needs_fresh_scan(state: &DebugState, command: &Command) -> bool {
-    let Some(session) = state.session() else {
+    if state.session().is_none() {
         return false;
-    };
+    }
     match command {
-        Command::HandOff(h) => h
-            .plan
-            .iter()
-            .flatten()
-            .any(|r| r.method == EvidenceMethod::RuntimeProbe),
-        Command::Stop => session.stage == Stage::CleaningUp,
-        // Done rescans through its own effect, before its kickoff is rendered.
-        Command::Abort => true,
+        // Every decision that depends on the disk works from a fresh view:
+        // the probes a hand-off promises, the count a Proceed hands the
+        // user, what cleanup must remove. Done rescans through its own
+        // effect, before its kickoff is rendered.
+        Command::HandOff(_) | Command::Proceed(_) | Command::Stop | Command::Abort => true,
         _ => false,
     }
 }
@@ -440,7 +445,9 @@ fn apply_active(
                 hypothesis_id: request.hypothesis_id.filter(|h| !h.trim().is_empty()),
                 language: request.language,
                 state: ProbeState::Issued,
+                trace: None,
             };
+            s.track(&probe.file);
             s.probes.push(probe.clone());
             s.round_mut().probe_ids.push(id);
             effects.push(Effect::ProbeRegistered { probe });
@@ -726,21 +733,31 @@ fn stop(mut s: DebugSession) -> (DebugState, StopDecision) {
 }
 
 /// Reconcile the ledger with a scan, both ways: ledger probes found on disk are
-/// live (with their current line), ledger probes no longer found are missing,
-/// and markers of this session the ledger did not know are adopted.
+/// live (with their current line and how they were found), ledger probes no
+/// longer found are missing, and probes of this session the ledger did not
+/// know are adopted. A lone end marker naming no session counts when the
+/// ledger knows its id.
 fn reconcile(s: &mut DebugSession, report: ScanReport) -> Reconciliation {
     let mut outcome = Reconciliation::default();
     let mut seen = std::collections::HashSet::new();
     let round_index = s.round().index;
-    for found in &report.found {
+    let known: std::collections::HashSet<String> = s.probes.iter().map(|p| p.id.clone()).collect();
+    let orphans = report
+        .orphans
+        .iter()
+        .filter(|o| known.contains(&o.id) && !report.found.iter().any(|f| f.id == o.id));
+    for found in report.found.iter().chain(orphans) {
         if !seen.insert(found.id.clone()) {
             continue; // a pasted duplicate: the first occurrence locates it
         }
+        s.track(&found.file);
+        let trace = found.trace.filter(|t| !t.is_whole());
         match s.probes.iter_mut().find(|p| p.id == found.id) {
             Some(probe) => {
                 probe.file = found.file.clone();
                 probe.line = Some(found.line);
                 probe.state = ProbeState::Live;
+                probe.trace = trace;
                 if probe.language.is_none() {
                     probe.language = found.language.clone();
                 }
@@ -754,6 +771,7 @@ fn reconcile(s: &mut DebugSession, report: ScanReport) -> Reconciliation {
                     hypothesis_id: None,
                     language: found.language.clone(),
                     state: ProbeState::Live,
+                    trace,
                 });
                 s.round_mut().probe_ids.push(found.id.clone());
                 outcome.adopted.push(found.id.clone());
@@ -774,6 +792,7 @@ fn reconcile(s: &mut DebugSession, report: ScanReport) -> Reconciliation {
         } else if probe.state == ProbeState::Live && report.scope.covers(&probe.file) {
             probe.state = ProbeState::Missing;
             probe.line = None;
+            probe.trace = None;
             outcome.missing.push(probe.id.clone());
         }
     }

@@ -26,20 +26,51 @@ pub fn end_marker(probe_id: &str) -> String {
     format!("{END}{probe_id}")
 }
 
-/// Reads a marker from one line of any language: the comment syntax around it
-/// does not matter, only the tokens after the keyword.
+/// Reads a marker from one line of any language. A marker counts only as a
+/// comment (the line starts with a comment opener, or with the marker
+/// itself, as C#'s `#region` directive does): marker text inside a string
+/// literal, a log message or prose is not a marker.
 pub fn parse_marker(line: &str) -> Option<Marker> {
-    if let Some(at) = line.find(END) {
-        let probe_id = token(&line[at + END.len()..])?;
+    let trimmed = line.trim_start();
+    let body = if trimmed.starts_with(START) || trimmed.starts_with(END) {
+        trimmed
+    } else {
+        comment_body(trimmed)?
+    };
+    if let Some(rest) = body.strip_prefix(END) {
+        let probe_id = token(rest)?;
         return Some(Marker::End { probe_id });
     }
-    let at = line.find(START)?;
-    let mut rest = line[at + START.len()..].split_whitespace();
+    let mut rest = body.strip_prefix(START)?.split_whitespace();
     let probe_id = rest.next().map(clean)?;
     let session_tag = rest.next().map(clean).unwrap_or_default();
     (!probe_id.is_empty()).then_some(Marker::Start {
         probe_id,
         session_tag,
+    })
+}
+
+/// Comment openers of the languages snippets are written in and their kin.
+const OPENERS: &[&str] = &[
+    "//", "/*", "<!--", "#", "--", ";", "%", "*", "'", "REM ", "rem ",
+];
+
+/// Whether a trimmed line is a comment line (every other line is code). `#`
+/// and `--` count only when a space, a `#`, a `!` or nothing follows, so C's
+/// `#define` and a shell `--flag` line stay code.
+pub fn is_comment(trimmed: &str) -> bool {
+    comment_body(trimmed).is_some()
+}
+
+/// The text after a comment opener, when the trimmed line is a comment.
+pub fn comment_body(trimmed: &str) -> Option<&str> {
+    OPENERS.iter().find_map(|opener| {
+        let rest = trimmed.strip_prefix(opener)?;
+        let plain = match *opener {
+            "#" | "--" => rest.is_empty() || rest.starts_with([' ', '\t', '#', '!']),
+            _ => true,
+        };
+        plain.then(|| rest.trim_start())
     })
 }
 
@@ -84,7 +115,45 @@ mod tests {
             })
         );
         assert_eq!(parse_marker("// #region agent log"), None);
+        // C#'s region directive is a marker too.
+        assert!(parse_marker("    #region debug-probe p1 s").is_some());
         assert_eq!(parse_marker("# #region debug-probe "), None);
+    }
+
+    #[test]
+    fn marker_text_that_is_not_a_comment_is_not_a_marker() {
+        for line in [
+            "message = \"#endregion debug-probe p1\"",
+            "log('x #region debug-probe p1 s')",
+            "// delete it through #endregion debug-probe p1",
+            "Markers look like `#region debug-probe <id> <tag>`.",
+        ] {
+            assert_eq!(parse_marker(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn comment_lines_are_told_from_code() {
+        for comment in [
+            "# note",
+            "#",
+            "-- note",
+            "// note",
+            "/* x */",
+            "; x",
+            "#!/bin/sh",
+        ] {
+            assert!(is_comment(comment), "{comment}");
+        }
+        for code in [
+            "#define LOG \"x\"",
+            "#include <x>",
+            "--data @x",
+            "print(1)",
+            "x = 1 # y",
+        ] {
+            assert!(!is_comment(code), "{code}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the probe ledger, the evidence plan, hypotheses and runs. Plain data with
 //! derived views; transitions live in `machine`.
 
+use super::findings::FindingKind;
 use serde::{Deserialize, Serialize};
 
 /// Current shape of the persisted state. Bump it when the shape changes and
@@ -206,6 +207,10 @@ pub struct Probe {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
     pub state: ProbeState,
+    /// How the last scan recognised it on disk, when it was not a whole
+    /// block (its markers deleted, one end gone, retagged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<FindingKind>,
 }
 
 impl Probe {
@@ -213,6 +218,29 @@ impl Probe {
         match self.line {
             Some(line) => format!("{}:{}", self.file, line),
             None => self.file.clone(),
+        }
+    }
+
+    /// How it sits on disk when its block is not whole: its code still
+    /// runs, so cleanup must remove the code, not only markers.
+    pub fn damage(&self) -> Option<&'static str> {
+        if self.state != ProbeState::Live {
+            return None;
+        }
+        Some(match self.trace? {
+            FindingKind::Unmarked => "its markers are gone but its code is still there",
+            FindingKind::MissingEnd => "its end marker is gone; its code may still be there",
+            FindingKind::MissingStart => "its start marker is gone; its code may still be there",
+            FindingKind::Retagged => "its markers name another session; it is still this session's",
+            _ => return None,
+        })
+    }
+
+    /// `file:line`, with what is wrong with the block when it is not whole.
+    pub fn located(&self) -> String {
+        match self.damage() {
+            Some(damage) => format!("{} ({damage})", self.location()),
+            None => self.location(),
         }
     }
 }
@@ -297,6 +325,10 @@ pub struct DebugSession {
     pub hypotheses: Vec<Hypothesis>,
     pub observations: Vec<Observation>,
     pub artifacts: Vec<Artifact>,
+    /// Every file a probe was issued for or found in: always rescanned,
+    /// whether ignored by git or behind a symlink.
+    #[serde(default)]
+    pub tracked_files: Vec<String>,
     /// Counter behind probe ids, so ids stay unique after probes are removed.
     pub next_probe: u32,
     /// How often cleanup was sent back to finish removing probes.
@@ -307,6 +339,15 @@ pub struct DebugSession {
     pub user_spoke: bool,
     pub started_at: u64,
     pub updated_at: u64,
+}
+
+/// Whether `path` is a workspace-relative path that stays inside it: not
+/// absolute, no drive, no `..` or empty component.
+pub fn is_inside_path(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && path.as_bytes().get(1) != Some(&b':')
+        && path.split('/').all(|part| !part.is_empty() && part != "..")
 }
 
 /// The whole debug state of one agent session.
@@ -345,6 +386,7 @@ impl DebugSession {
             hypotheses: Vec::new(),
             observations: Vec::new(),
             artifacts: Vec::new(),
+            tracked_files: Vec::new(),
             next_probe: 1,
             cleanup_nudges: 0,
             turn_produced: false,
@@ -370,6 +412,28 @@ impl DebugSession {
     }
 
     /// Probes a scan found on disk, in ledger order.
+    /// Remembers a file a probe was issued for or found in.
+    pub fn track(&mut self, file: &str) {
+        if let Err(at) = self
+            .tracked_files
+            .binary_search_by(|f| f.as_str().cmp(file))
+        {
+            self.tracked_files.insert(at, file.to_string());
+        }
+    }
+
+    /// The files every scan reads: the tracked ones and every probe's file.
+    pub fn files_to_rescan(&self) -> Vec<String> {
+        let mut files = self.tracked_files.clone();
+        files.extend(self.probes.iter().map(|p| p.file.clone()));
+        // A saved state may come from anywhere: only paths inside the
+        // workspace are read.
+        files.retain(|f| is_inside_path(f));
+        files.sort();
+        files.dedup();
+        files
+    }
+
     pub fn live_probes(&self) -> impl Iterator<Item = &Probe> {
         self.probes.iter().filter(|p| p.state == ProbeState::Live)
     }

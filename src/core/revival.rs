@@ -126,6 +126,18 @@ pub fn revive(data: &Value) -> DebugState {
                 .get("artifacts")
                 .or_else(|| record.get("evidenceArtifacts")),
         ),
+        tracked_files: {
+            let mut files: Vec<String> = record
+                .get("trackedFiles")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect();
+            files.sort();
+            files.dedup();
+            files
+        },
         next_probe,
         cleanup_nudges: num(record.get("cleanupNudges")).unwrap_or(0) as u32,
         // Transient latches: no agent turn survives a restart.
@@ -322,6 +334,9 @@ fn revive_probes(value: Option<&Value>) -> Vec<Probe> {
                 hypothesis_id: text(p.get("hypothesisId")),
                 language: text(p.get("language")),
                 state,
+                trace: p
+                    .get("trace")
+                    .and_then(|t| serde_json::from_value(t.clone()).ok()),
             })
         })
         .collect()

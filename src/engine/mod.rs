@@ -18,7 +18,7 @@ use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind};
 use crate::core::machine::ArtifactInput;
 use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
-    ScanReport, StopDecision,
+    ScanReport, ScanScope, StopDecision,
 };
 use crate::core::model::{DebugState, Hypothesis, Probe, ProbeState};
 use crate::core::progress::{Bubble, BubbleChange};
@@ -30,7 +30,7 @@ use crate::workspace::artifacts;
 use crate::workspace::ingest::{self, IngestInfo};
 use crate::workspace::logread::{self, LogPage, LogQuery, LogSummary};
 use crate::workspace::runlog::{self, Appended, LineCounter};
-use crate::workspace::scan::{self, ForeignProbe, HalfRemoved, ScanOutcome};
+use crate::workspace::scan::{self, index, ForeignProbe, HalfRemoved, ScanOutcome, ScanTarget};
 use crate::workspace::snippet::{self, SnippetInput};
 use crate::workspace::store::{Refused, Store, StoreError, Stored, Update, SESSIONS_DIR};
 use serde_json::Value;
@@ -175,8 +175,16 @@ pub struct ScanExtras {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanRequest {
     pub session_id: String,
-    pub root: PathBuf,
-    pub tag: String,
+    pub state_dir: PathBuf,
+    pub target: ScanTarget,
+}
+
+impl ScanRequest {
+    /// Runs the (decision) rescan it asks for.
+    pub fn run(&self) -> ScanOutcome {
+        let (findings, _) = index::rescan(&self.state_dir, &self.target, false);
+        scan::outcome_for(&findings.found, &self.session_id, ScanScope::Workspace)
+    }
 }
 
 /// When the rescan an effect asks for runs.
@@ -431,8 +439,19 @@ impl Engine {
             .collect())
     }
 
-    pub fn status(&mut self, session_id: &str) -> Result<Snapshot, EngineError> {
-        let stored = self.store.load(session_id)?;
+    /// The session now, its probes as a fresh (decision) rescan sees them.
+    /// A read: what the scan found is shown, not written.
+    pub fn status(&mut self, session_id: &str, now: u64) -> Result<Snapshot, EngineError> {
+        let mut stored = self.store.load(session_id)?;
+        if let Some(session) = stored.state.session() {
+            let target = self.scan_target(session_id, session.files_to_rescan());
+            let (findings, _) = index::rescan(&self.config.state_dir, &target, false);
+            let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Workspace);
+            if let Ok(seen) = machine::apply(&stored.state, Command::ProbeScan(outcome.report), now)
+            {
+                stored.state = seen.state;
+            }
+        }
         Ok(self.snapshot_of(session_id, &stored))
     }
 
@@ -657,14 +676,13 @@ impl Engine {
         })
     }
 
-    /// Reconcile the ledger with the disk now.
+    /// Reconcile the ledger with the whole workspace now (a full walk).
     pub fn rescan(&mut self, session_id: &str, now: u64) -> Result<Reconciliation, EngineError> {
-        let outcome = scan::scan_workspace(&self.config.root, session_id);
-        self.commit_scan(session_id, outcome, now)
+        self.rescan_with(session_id, &[], true, now)
     }
 
-    /// Reconcile only these files (workspace-relative): what an edit can have
-    /// changed, bounded however large the tree.
+    /// Reconcile after an edit: a decision rescan that also reads these
+    /// files (absolute or workspace-relative), ignored or not.
     pub fn rescan_files(
         &mut self,
         session_id: &str,
@@ -675,9 +693,59 @@ impl Engine {
             .iter()
             .filter_map(|file| self.workspace_relative(file).ok())
             .collect();
-        // A partial scan leaves the last whole scan's extras as they are.
-        let outcome = scan::scan_files(&self.config.root, &files, session_id);
-        self.reconcile(session_id, outcome.report, now)
+        self.rescan_with(session_id, &files, false, now)
+    }
+
+    fn rescan_with(
+        &mut self,
+        session_id: &str,
+        extra: &[String],
+        full: bool,
+        now: u64,
+    ) -> Result<Reconciliation, EngineError> {
+        let stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            return Ok(Reconciliation::default());
+        };
+        let mut tracked = session.files_to_rescan();
+        tracked.extend(extra.iter().cloned());
+        let target = self.scan_target(session_id, tracked);
+        let (findings, _) = index::rescan(&self.config.state_dir, &target, full);
+        let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Workspace);
+        self.commit_scan(session_id, outcome, now)
+    }
+
+    /// What `check` reads beyond its walk: every active session's tracked
+    /// files (ignored or behind a symlink), with every session's clues. A
+    /// state that cannot be read adds nothing: the walk and the fingerprints
+    /// still find the probes.
+    pub fn check_target(&mut self) -> ScanTarget {
+        let mut target = ScanTarget::for_session(
+            &self.config.root,
+            &self.config.state_dir,
+            DEFAULT_SESSION,
+            Vec::new(),
+        );
+        for (id, stored) in self.store.sessions().unwrap_or_default() {
+            if let Some(session) = stored.state.session() {
+                target.tracked.extend(session.files_to_rescan());
+            }
+            if let Some(token) = ingest::existing_token(&self.config.state_dir, &id) {
+                target.clues = target.clues.with_token(&token, &id);
+            }
+        }
+        target.tracked.sort();
+        target.tracked.dedup();
+        target
+    }
+
+    fn scan_target(&self, session_id: &str, tracked: Vec<String>) -> ScanTarget {
+        ScanTarget::for_session(
+            &self.config.root,
+            &self.config.state_dir,
+            session_id,
+            tracked,
+        )
     }
 
     /// Apply a scan that ran elsewhere.
@@ -739,7 +807,13 @@ impl Engine {
             .session()
             .map(|s| s.probes.clone())
             .unwrap_or_default();
-        let extras = self.scan_extras(session_id);
+        let mut extras = self.scan_extras(session_id);
+        // A lone end marker the ledger claimed is listed as its probe.
+        extras.half_removed.retain(|half| {
+            !probes
+                .iter()
+                .any(|p| p.id == half.probe_id && p.file == half.file && p.line == Some(half.line))
+        });
         Ok(ProbeLedger {
             live: probes
                 .iter()
@@ -1206,6 +1280,7 @@ impl Engine {
     ) -> Result<Applied, EngineError> {
         let io = SessionIo {
             root: &self.config.root,
+            state_dir: &self.config.state_dir,
             runs_dir: self.runs_dir(session_id),
             session_id,
             counter: &self.counter,
@@ -1250,10 +1325,15 @@ impl Engine {
             Update::Refused => self.store.load(session_id)?,
         };
         if effects.iter().any(|e| matches!(e, Effect::Rescan)) {
+            let tracked = after
+                .state
+                .session()
+                .map(|s| s.files_to_rescan())
+                .unwrap_or_default();
             self.scan_requests.push(ScanRequest {
                 session_id: session_id.to_string(),
-                root: self.config.root.clone(),
-                tag: session_id.to_string(),
+                state_dir: self.config.state_dir.clone(),
+                target: self.scan_target(session_id, tracked),
             });
         }
         Ok(Applied {
@@ -1267,6 +1347,7 @@ impl Engine {
 /// The disk a session's commands touch.
 struct SessionIo<'a> {
     root: &'a Path,
+    state_dir: &'a Path,
     runs_dir: PathBuf,
     session_id: &'a str,
     counter: &'a RefCell<LineCounter>,
@@ -1345,10 +1426,17 @@ impl SessionIo<'_> {
         now: u64,
         halves: &mut Option<ScanExtras>,
     ) -> Result<(DebugState, Reconciliation), EngineError> {
-        if state.session().is_none() {
+        let Some(session) = state.session() else {
             return Ok((state.clone(), Reconciliation::default()));
-        }
-        let outcome = scan::scan_workspace(self.root, self.session_id);
+        };
+        let target = ScanTarget::for_session(
+            self.root,
+            self.state_dir,
+            self.session_id,
+            session.files_to_rescan(),
+        );
+        let (findings, _) = index::rescan(self.state_dir, &target, false);
+        let outcome = scan::outcome_for(&findings.found, self.session_id, ScanScope::Workspace);
         *halves = Some(ScanExtras {
             half_removed: outcome.half_removed,
             foreign: outcome.foreign,

@@ -11,7 +11,7 @@
 //! its round trip.
 
 use super::{Change, Engine, ScanRequest};
-use crate::workspace::scan;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -112,7 +112,7 @@ fn spawn_scanner(owner: Weak<Mutex<Inner>>, requests: mpsc::Receiver<ScanRequest
                     }
                 }
                 for request in batch {
-                    let outcome = scan::scan_workspace(&request.root, &request.tag);
+                    let outcome = request.run();
                     let Some(owner) = owner.upgrade() else {
                         return;
                     };

@@ -211,7 +211,7 @@ impl DebugMcp {
                     .probes
                     .iter()
                     .map(|probe| {
-                        format!("{} {} {}", probe.id, probe.state.as_str(), probe.location())
+                        format!("{} {} {}", probe.id, probe.state.as_str(), probe.located())
                     })
                     .collect();
                 lines.extend(
@@ -321,9 +321,9 @@ impl DebugMcp {
                 ))
             }
             "debug_status" => {
-                let (snapshot, board) = self.run(move |engine, _| {
+                let (snapshot, board) = self.run(move |engine, now| {
                     let session = engine.resolve(None)?;
-                    let snapshot = engine.status(&session)?;
+                    let snapshot = engine.status(&session, now)?;
                     let (board, _) = engine.context(&session, None)?;
                     Ok((snapshot, board))
                 })?;

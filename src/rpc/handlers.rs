@@ -111,9 +111,9 @@ impl RequestHandler for Abort {
 }
 
 impl RequestHandler for Status {
-    fn handle(engine: &mut Engine, _: u64, p: SessionParams) -> Result<Snapshot, EngineError> {
+    fn handle(engine: &mut Engine, now: u64, p: SessionParams) -> Result<Snapshot, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        engine.status(&session)
+        engine.status(&session, now)
     }
 }
 
@@ -183,7 +183,7 @@ impl RequestHandler for ProbeSnippet {
             probe: placed.probe,
             language: placed.language.to_string(),
             snippet: placed.snippet,
-            snapshot: engine.status(&session)?,
+            snapshot: engine.status(&session, now)?,
         })
     }
 }

@@ -109,6 +109,16 @@ fn random_token() -> io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// The session's token when one was minted; never mints one.
+pub fn existing_token(state_dir: &Path, session_id: &str) -> Option<String> {
+    let file = state_dir
+        .join(SESSIONS_DIR)
+        .join(session_id)
+        .join(TOKEN_FILE);
+    let token = fs::read_to_string(file).ok()?.trim().to_string();
+    is_token(&token).then_some(token)
+}
+
 /// The URL probes of the session post to, when a server runs for the workspace.
 pub fn ingest_url(state_dir: &Path, info: &IngestInfo, session_id: &str) -> Option<String> {
     let token = session_token(state_dir, session_id).ok()?;

@@ -1220,6 +1220,7 @@ mod tests {
             hypothesis_id: None,
             language: None,
             state: crate::core::model::ProbeState::Issued,
+            trace: None,
         };
         let mut input = SnippetInput {
             probe: &probe,
@@ -1266,6 +1267,7 @@ mod tests {
             hypothesis_id: None,
             language: None,
             state: crate::core::model::ProbeState::Issued,
+            trace: None,
         };
         let input = SnippetInput {
             probe: &probe,

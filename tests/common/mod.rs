@@ -84,12 +84,14 @@ pub fn scan_finding(state: &DebugState, ids: &[&str]) -> Command {
                 file,
                 line: 10 * (i as u32 + 1),
                 language: Some("shell".into()),
+                trace: None,
             }
         })
         .collect();
     Command::ProbeScan(ScanReport {
         scope: ScanScope::Workspace,
         found,
+        orphans: Vec::new(),
     })
 }
 

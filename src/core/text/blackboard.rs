@@ -78,7 +78,7 @@ fn render_probes(out: &mut String, session: &DebugSession) {
             "  {} {} {} (round {})",
             probe.id,
             hypothesis,
-            probe.location(),
+            probe.located(),
             probe.round
         );
     }

@@ -191,7 +191,7 @@ fn probe_lines(probes: &[Probe]) -> String {
     let mut lines: Vec<String> = probes
         .iter()
         .take(MAX_LISTED_PROBES)
-        .map(|p| format!("  {} {}", p.id, p.location()))
+        .map(|p| format!("  {} {}", p.id, p.located()))
         .collect();
     if probes.len() > MAX_LISTED_PROBES {
         lines.push(format!("  +{} more", probes.len() - MAX_LISTED_PROBES));
@@ -214,7 +214,7 @@ pub fn abort_notice(leftover: &[Probe]) -> String {
          its `#region debug-probe` line through its `#endregion debug-probe` line:",
     );
     for probe in leftover {
-        let _ = write!(text, "\n  {} {}", probe.id, probe.location());
+        let _ = write!(text, "\n  {} {}", probe.id, probe.located());
     }
     text
 }
