@@ -1376,7 +1376,11 @@ impl SessionIo<'_> {
             }
         }
         if machine::needs_fresh_scan(&facts, command) {
-            match self.scan(&facts, now, halves) {
+            // Cleanup is verified from the whole walk, never from the index
+            // alone: it is the claim the session ends on.
+            let verifying = matches!(command, Command::Stop)
+                && facts.stage() == Some(crate::core::model::Stage::CleaningUp);
+            match self.scan(&facts, verifying, now, halves) {
                 Ok((state, _)) => facts = state,
                 Err(error) => return (Err(error), facts),
             }
@@ -1410,7 +1414,7 @@ impl SessionIo<'_> {
                     effects.push(effect);
                 }
                 Effect::Rescan if timing == ScanTiming::Inline => {
-                    let (scanned, reconciled) = self.scan(&state, now, halves)?;
+                    let (scanned, reconciled) = self.scan(&state, false, now, halves)?;
                     state = scanned;
                     effects.push(Effect::Reconciled(reconciled));
                 }
@@ -1420,9 +1424,11 @@ impl SessionIo<'_> {
         Ok((state, effects))
     }
 
+    /// A decision rescan of the session (`full`: the whole walk).
     fn scan(
         &self,
         state: &DebugState,
+        full: bool,
         now: u64,
         halves: &mut Option<ScanExtras>,
     ) -> Result<(DebugState, Reconciliation), EngineError> {
@@ -1435,7 +1441,7 @@ impl SessionIo<'_> {
             self.session_id,
             session.files_to_rescan(),
         );
-        let (findings, _) = index::rescan(self.state_dir, &target, false);
+        let (findings, _) = index::rescan(self.state_dir, &target, full);
         let outcome = scan::outcome_for(&findings.found, self.session_id, ScanScope::Workspace);
         *halves = Some(ScanExtras {
             half_removed: outcome.half_removed,

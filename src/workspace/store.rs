@@ -250,7 +250,9 @@ impl FileStore {
         Ok(dir)
     }
 
-    fn read(&mut self, session_id: &str, now: u64) -> Result<Stored, StoreError> {
+    /// The session's state; `locked` when the caller holds the session's
+    /// lock (a second lock on the same file would wait for the first).
+    fn read(&mut self, session_id: &str, now: u64, locked: bool) -> Result<Stored, StoreError> {
         let path = self.file(session_id);
         let stamp = match FileStamp::of(&path) {
             Ok(stamp) => Some(stamp),
@@ -260,14 +262,20 @@ impl FileStore {
         if let Some(stored) = self.cache.get(session_id, stamp) {
             return Ok(self.with_warning(session_id, stored));
         }
-        let stored = self.read_file(session_id, &path, now)?;
+        let stored = self.read_file(session_id, &path, now, locked)?;
         // An empty state may stand for a damaged file: never cached.
         let worth = stored.revision > 0 || stored.state.session().is_some();
         self.cache.put(session_id, stamp.filter(|_| worth), &stored);
         Ok(stored)
     }
 
-    fn read_file(&mut self, session_id: &str, path: &Path, now: u64) -> Result<Stored, StoreError> {
+    fn read_file(
+        &mut self,
+        session_id: &str,
+        path: &Path,
+        now: u64,
+        locked: bool,
+    ) -> Result<Stored, StoreError> {
         let path = path.to_path_buf();
         let text = match fs::read(&path) {
             Ok(text) => text,
@@ -289,9 +297,13 @@ impl FileStore {
         else {
             // Move it aside only under the session's lock, and only if it is
             // still the damaged file: a writer may have replaced it meanwhile.
-            let _lock = self.lock(session_id).ok();
+            let _lock = if locked {
+                None
+            } else {
+                self.lock(session_id).ok()
+            };
             if fs::read(&path).ok().as_deref() != Some(text.as_slice()) {
-                return self.read_file(session_id, &path, now);
+                return self.read_file(session_id, &path, now, true);
             }
             let aside = path.with_file_name(format!("{STATE_FILE}.corrupt-{now}"));
             let warning = match fs::rename(&path, &aside) {
@@ -509,7 +521,7 @@ fn moved_aside(state: &Path) -> Option<PathBuf> {
 
 impl Store for FileStore {
     fn load(&mut self, session_id: &str) -> Result<Stored, StoreError> {
-        self.read(session_id, now_stamp())
+        self.read(session_id, now_stamp(), false)
     }
 
     fn update(
@@ -523,7 +535,7 @@ impl Store for FileStore {
         // Under the lock the file itself is the truth: a stamp (time, size,
         // inode) can repeat across versions, so the cache is not consulted.
         self.cache.forget(session_id);
-        let current = self.read(session_id, now)?;
+        let current = self.read(session_id, now, true)?;
         let next = match apply(&current.state) {
             Ok(next) if next == current.state => return Ok(Update::Unchanged(current)),
             Ok(next) => next,

@@ -38,6 +38,16 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    #[cfg(unix)]
+    fn from_stat(st: &rustix::fs::Stat) -> Self {
+        Stamp {
+            mtime_ns: (st.st_mtime as i64).saturating_mul(1_000_000_000) + st.st_mtime_nsec as i64,
+            ctime_ns: (st.st_ctime as i64).saturating_mul(1_000_000_000) + st.st_ctime_nsec as i64,
+            size: st.st_size as u64,
+            inode: st.st_ino as u64,
+        }
+    }
+
     pub fn of(meta: &Metadata) -> Self {
         #[cfg(unix)]
         {
@@ -66,15 +76,74 @@ impl Stamp {
     }
 }
 
+/// The stamps of one directory and of the files the walk read in it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirStamps {
+    /// Zero when the walk could not stamp the directory (always "changed").
+    pub stamp: Stamp,
+    /// File name -> stamp.
+    pub files: HashMap<String, Stamp>,
+}
+
+/// Walked directories by workspace-relative path (`""` is the root), and the
+/// files that held a finding.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScanIndex {
-    pub files: HashMap<String, Stamp>,
-    pub dirs: HashMap<String, Stamp>,
-    /// Files that held a finding when last read.
+    pub dirs: HashMap<String, DirStamps>,
+    /// Files (workspace-relative) that held a finding when last read.
     pub hot: BTreeSet<String>,
 }
 
+/// `dir/name` split at its last `/` (a file at the root is in `""`).
+fn split(path: &str) -> (&str, &str) {
+    match path.rfind('/') {
+        Some(at) => (&path[..at], &path[at + 1..]),
+        None => ("", path),
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
 impl ScanIndex {
+    pub fn insert_file(&mut self, path: &str, stamp: Stamp) {
+        let (dir, name) = split(path);
+        self.dirs
+            .entry(dir.to_string())
+            .or_default()
+            .files
+            .insert(name.to_string(), stamp);
+    }
+
+    pub fn insert_dir(&mut self, path: &str, stamp: Stamp) {
+        self.dirs.entry(path.to_string()).or_default().stamp = stamp;
+    }
+
+    pub fn contains_file(&self, path: &str) -> bool {
+        let (dir, name) = split(path);
+        self.dirs
+            .get(dir)
+            .is_some_and(|d| d.files.contains_key(name))
+    }
+
+    pub fn file_count(&self) -> usize {
+        self.dirs.values().map(|d| d.files.len()).sum()
+    }
+
+    fn extend(&mut self, other: ScanIndex) {
+        for (path, dir) in other.dirs {
+            let entry = self.dirs.entry(path).or_default();
+            entry.stamp = dir.stamp;
+            entry.files.extend(dir.files);
+        }
+        self.hot.extend(other.hot);
+    }
+
     pub fn mark_hot(&mut self, found: &[Finding]) {
         self.hot.extend(found.iter().map(|f| f.file.clone()));
     }
@@ -88,9 +157,14 @@ impl ScanIndex {
             return None;
         }
         let mut index = ScanIndex::default();
+        let mut current: Option<String> = None;
         for line in lines {
-            let mut fields = line.splitn(7, ' ');
-            let kind = fields.next()?;
+            let (kind, rest) = line.split_once(' ')?;
+            if kind == "h" {
+                index.hot.insert(unescape(rest));
+                continue;
+            }
+            let mut fields = rest.splitn(5, ' ');
             let mut number = || fields.next()?.parse::<i64>().ok();
             let stamp = Stamp {
                 mtime_ns: number()?,
@@ -98,20 +172,15 @@ impl ScanIndex {
                 size: number()? as u64,
                 inode: number()? as u64,
             };
-            let hot = fields.next()? == "1";
-            let path = unescape(fields.next()?);
+            let name = unescape(fields.next()?);
             match kind {
-                "f" => {
-                    if hot {
-                        index.hot.insert(path.clone());
-                    }
-                    index.files.insert(path, stamp);
-                }
                 "d" => {
-                    index.dirs.insert(path, stamp);
+                    index.dirs.entry(name.clone()).or_default().stamp = stamp;
+                    current = Some(name);
                 }
-                "h" => {
-                    index.hot.insert(path);
+                "f" => {
+                    let dir = index.dirs.get_mut(current.as_ref()?)?;
+                    dir.files.insert(name, stamp);
                 }
                 _ => return None,
             }
@@ -121,29 +190,29 @@ impl ScanIndex {
 
     /// Writes the index atomically (a temp file renamed into place).
     pub fn save(&self, state_dir: &Path) -> io::Result<()> {
-        let mut out = String::with_capacity(64 * (self.files.len() + self.dirs.len()) + 32);
+        use std::fmt::Write as _;
+        let mut out = String::with_capacity(48 * self.file_count() + 64 * self.dirs.len() + 32);
         out.push_str(HEADER);
         out.push('\n');
-        let mut line = |kind: &str, stamp: &Stamp, hot: bool, path: &str| {
-            out.push_str(&format!(
-                "{kind} {} {} {} {} {} {}\n",
+        let mut line = |kind: &str, stamp: &Stamp, name: &str| {
+            let _ = writeln!(
+                out,
+                "{kind} {} {} {} {} {}",
                 stamp.mtime_ns,
                 stamp.ctime_ns,
                 stamp.size as i64,
                 stamp.inode as i64,
-                u8::from(hot),
-                escape(path)
-            ));
+                escape(name)
+            );
         };
-        for (path, stamp) in &self.files {
-            line("f", stamp, self.hot.contains(path), path);
+        for (path, dir) in &self.dirs {
+            line("d", &dir.stamp, path);
+            for (name, stamp) in &dir.files {
+                line("f", stamp, name);
+            }
         }
-        for (path, stamp) in &self.dirs {
-            line("d", stamp, false, path);
-        }
-        // Hot files the walk does not stamp (tracked, ignored or linked).
-        for path in self.hot.iter().filter(|p| !self.files.contains_key(*p)) {
-            line("h", &Stamp::default(), true, path);
+        for path in &self.hot {
+            let _ = writeln!(out, "h {}", escape(path));
         }
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -217,6 +286,19 @@ pub struct RescanStats {
     pub read: usize,
 }
 
+/// One indexed directory as it is now.
+struct DirCheck {
+    dir: String,
+    /// None: the directory is gone (or is no longer a directory).
+    now: Option<Stamp>,
+    /// Files still there, with their stamps now.
+    files: Vec<(String, Stamp)>,
+    /// Files whose stamp changed.
+    changed: Vec<String>,
+    /// Files gone.
+    gone: Vec<String>,
+}
+
 /// The decision rescan against `previous` (None: a full walk).
 pub fn decision_scan(
     target: &ScanTarget,
@@ -226,7 +308,7 @@ pub fn decision_scan(
         let (findings, index) = scan_workspace(target);
         let stats = RescanStats {
             full_walk: true,
-            stamped: index.files.len(),
+            stamped: index.file_count() + index.dirs.len(),
             read: findings.files_read,
         };
         (findings, index, stats)
@@ -235,43 +317,38 @@ pub fn decision_scan(
         return full(target);
     };
     let root = &target.root;
+    let checks = check_dirs(root, &previous);
     let mut next = ScanIndex::default();
     let mut to_read: BTreeSet<String> = previous.hot.clone();
     to_read.extend(target.tracked.iter().cloned());
     let mut changed_dirs = Vec::new();
-    for (dir, stamp) in &previous.dirs {
-        let Ok(meta) = fs::symlink_metadata(root.join(dir)) else {
+    for check in checks {
+        if check
+            .changed
+            .iter()
+            .chain(&check.gone)
+            .any(|name| IGNORE_FILES.contains(&name.as_str()))
+        {
+            return full(target);
+        }
+        let Some(now) = check.now else {
             continue; // gone: its files are gone too
         };
-        let now = Stamp::of(&meta);
-        if now != *stamp {
-            changed_dirs.push(dir.clone());
+        let known = &previous.dirs[&check.dir];
+        if now != known.stamp {
+            changed_dirs.push(check.dir.clone());
         }
-        next.dirs.insert(dir.clone(), now);
+        for name in &check.changed {
+            to_read.insert(join(&check.dir, name));
+        }
+        let entry = next.dirs.entry(check.dir).or_default();
+        entry.stamp = now;
+        entry.files.extend(check.files);
     }
-    for (file, stamp) in &previous.files {
-        let Ok(meta) = fs::symlink_metadata(root.join(file)) else {
-            if is_ignore_file(file) {
-                return full(target);
-            }
-            to_read.remove(file);
-            continue;
-        };
-        if !meta.is_file() {
-            continue;
-        }
-        let now = Stamp::of(&meta);
-        if now != *stamp {
-            if is_ignore_file(file) {
-                return full(target);
-            }
-            to_read.insert(file.clone());
-        }
-        next.files.insert(file.clone(), now);
-    }
-    let stamped = previous.files.len() + previous.dirs.len();
+    let stamped = previous.file_count() + previous.dirs.len();
     let mut findings = Findings::default();
     for dir in changed_dirs {
+        let known = &previous.dirs[&dir];
         let mut builder = WalkBuilder::new(root.join(&dir));
         configure(&mut builder, target.state_dir.as_deref());
         builder.max_depth(Some(1));
@@ -283,12 +360,13 @@ pub fn decision_scan(
             let Some(kind) = entry.file_type() else {
                 continue;
             };
-            if kind.is_file() && !previous.files.contains_key(&path) {
-                if is_ignore_file(&path) {
+            let name = split(&path).1;
+            if kind.is_file() && !known.files.contains_key(name) {
+                if IGNORE_FILES.contains(&name) {
                     return full(target);
                 }
                 if let Ok(meta) = entry.metadata() {
-                    next.files.insert(path.clone(), Stamp::of(&meta));
+                    next.insert_file(&path, Stamp::of(&meta));
                 }
                 to_read.insert(path);
             } else if kind.is_dir() && !previous.dirs.contains_key(&path) {
@@ -299,9 +377,7 @@ pub fn decision_scan(
                     &target.clues,
                     target.state_dir.as_deref(),
                 );
-                next.files.extend(index.files);
-                next.dirs.extend(index.dirs);
-                next.hot.extend(index.hot);
+                next.extend(index);
                 findings.merge(found);
             }
         }
@@ -318,9 +394,96 @@ pub fn decision_scan(
     (findings.sorted(), next, stats)
 }
 
-fn is_ignore_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    IGNORE_FILES.contains(&name)
+/// Stamps every indexed directory and its files, spread over the cores.
+fn check_dirs(root: &Path, previous: &ScanIndex) -> Vec<DirCheck> {
+    let dirs: Vec<(&String, &DirStamps)> = previous.dirs.iter().collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let chunk = dirs.len().div_ceil(workers).max(64);
+    if dirs.len() <= chunk {
+        return dirs
+            .iter()
+            .map(|(dir, known)| check_dir(root, dir, known))
+            .collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = dirs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(dir, known)| check_dir(root, dir, known))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// One directory: opened once, its files stamped relative to it (one path
+/// lookup each), never through a symlink.
+#[cfg(unix)]
+fn check_dir(root: &Path, dir: &str, known: &DirStamps) -> DirCheck {
+    use rustix::fs::{fstat, openat, statat, AtFlags, FileType, Mode, OFlags, CWD};
+    let mut check = DirCheck {
+        dir: dir.to_string(),
+        now: None,
+        files: Vec::with_capacity(known.files.len()),
+        changed: Vec::new(),
+        gone: Vec::new(),
+    };
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let Ok(fd) = openat(CWD, root.join(dir), flags, Mode::empty()) else {
+        check.gone = known.files.keys().cloned().collect();
+        return check;
+    };
+    check.now = fstat(&fd).ok().map(|st| Stamp::from_stat(&st));
+    for (name, stamp) in &known.files {
+        match statat(&fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if FileType::from_raw_mode(st.st_mode as _) == FileType::RegularFile => {
+                let now = Stamp::from_stat(&st);
+                if now != *stamp {
+                    check.changed.push(name.clone());
+                }
+                check.files.push((name.clone(), now));
+            }
+            _ => check.gone.push(name.clone()),
+        }
+    }
+    check
+}
+
+#[cfg(not(unix))]
+fn check_dir(root: &Path, dir: &str, known: &DirStamps) -> DirCheck {
+    let base = root.join(dir);
+    let mut check = DirCheck {
+        dir: dir.to_string(),
+        now: fs::symlink_metadata(&base)
+            .ok()
+            .filter(Metadata::is_dir)
+            .map(|m| Stamp::of(&m)),
+        files: Vec::new(),
+        changed: Vec::new(),
+        gone: Vec::new(),
+    };
+    for (name, stamp) in &known.files {
+        match fs::symlink_metadata(base.join(name)) {
+            Ok(meta) if meta.is_file() => {
+                let now = Stamp::of(&meta);
+                if now != *stamp {
+                    check.changed.push(name.clone());
+                }
+                check.files.push((name.clone(), now));
+            }
+            _ => check.gone.push(name.clone()),
+        }
+    }
+    check
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ use crate::core::findings::{self, Clues, Finding, FindingKind};
 use crate::core::machine::{FoundProbe, ScanReport, ScanScope};
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -140,11 +139,10 @@ pub fn scan_workspace(target: &ScanTarget) -> (Findings, ScanIndex) {
         &target.clues,
         target.state_dir.as_deref(),
     );
-    let walked: BTreeSet<String> = index.files.keys().cloned().collect();
     let extra: Vec<String> = target
         .tracked
         .iter()
-        .filter(|file| !walked.contains(*file))
+        .filter(|file| !index.contains_file(file))
         .cloned()
         .collect();
     let tracked = read_files(&target.root, &extra, &target.clues);
@@ -232,7 +230,7 @@ pub fn scan_paths(root: &Path, paths: &[PathBuf], extra: &[String], clues: &Clue
     let (mut findings, index) = walk(root, paths, clues, None);
     let extra: Vec<String> = extra
         .iter()
-        .filter(|file| !index.files.contains_key(*file))
+        .filter(|file| !index.contains_file(file))
         .cloned()
         .collect();
     findings.merge(read_files(root, &extra, clues));
@@ -269,7 +267,7 @@ fn walk(
             let stamp = entry.metadata().ok().map(|m| Stamp::of(&m));
             if kind.is_dir() {
                 if let (Some(stamp), Ok(mut all)) = (stamp, all.lock()) {
-                    all.1.dirs.insert(file, stamp);
+                    all.1.insert_dir(&file, stamp);
                 }
                 return WalkState::Continue;
             }
@@ -282,7 +280,7 @@ fn walk(
             if let Ok(mut all) = all.lock() {
                 let (findings, index) = &mut *all;
                 if let Some(stamp) = stamp {
-                    index.files.insert(file.clone(), stamp);
+                    index.insert_file(&file, stamp);
                 }
                 if !found.is_empty() {
                     index.hot.insert(file);
@@ -486,7 +484,7 @@ mod tests {
             foreign,
             [("other.py".to_string(), ForeignKind::OtherSession)]
         );
-        assert!(index.hot.contains("src/a.js") && !index.files.contains_key("src/gen/b.js"));
+        assert!(index.hot.contains("src/a.js") && !index.contains_file("src/gen/b.js"));
 
         // A tracked file is read though it is ignored.
         let (findings, _) = scan_workspace(&target(&root, &["src/gen/b.js"]));
