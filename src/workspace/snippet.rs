@@ -3,28 +3,46 @@
 //! comment, that appends one JSON line to the run's log file when it runs:
 //! `sessionId, hypothesisId, probeId, location, message, data, timestamp`
 //! (`hypothesisId` is null when the probe has none, `timestamp` is
-//! milliseconds since the epoch). Browser JavaScript posts the same line to
-//! the ingest URL instead.
+//! milliseconds since the epoch; Go's encoder writes the keys sorted).
+//! Browser JavaScript posts the same line to the ingest URL instead.
 //!
 //! What every snippet keeps to:
+//! - Short: at most 12 lines, the markers included, whatever the number of
+//!   variables (the `data` entries share one line). Lines are long rather
+//!   than many: one per part of the record (header, data, timestamp) or per
+//!   step of a value writer. Go's block is laid out as gofmt lays it out.
 //! - Every failure is swallowed: a probe never crashes or changes the program
 //!   (shell resets `$?` to 0, as any command does).
 //! - Self-contained where the language allows. Go, Swift, C and C++ cannot
-//!   import inside a function, so their block says in a comment which imports
-//!   or headers the file needs (and they stay when the probe is removed: Go
-//!   then needs goimports to drop them); Java, Kotlin and C# use fully
-//!   qualified names.
+//!   import inside a function, so the first line of their block says in a
+//!   comment which imports or headers the file needs (and they stay when the
+//!   probe is removed: Go then needs goimports to drop them; Go names `fmt`
+//!   only for a block that logs variables). Java, Kotlin and C# use fully
+//!   qualified names (C#'s LINQ call needs System.Core, which every project
+//!   references); Python imports in place, Ruby requires in place, Node takes
+//!   `fs` from `require` or `process.getBuiltinModule`.
+//! - Names the block introduces start with `dbg` (`DEBUG_PROBE_VALUE` for
+//!   C's macro, undefined at the end of the block) and stay inside it where
+//!   the language has block scope; Python's `_dbg_log` and PHP's `$dbgError`
+//!   are the exceptions the language forces.
 //! - Authored text (ids, location, message, log path, variable names) is
 //!   escaped for the target's string literal, and for JSON first where the
 //!   line is assembled by hand. Nothing is dropped: control characters are
-//!   written as escapes.
+//!   written as escapes, so a literal never spans lines.
 //! - `variables` are names or simple expressions in the target language; each
 //!   becomes a `data` key holding its value at run time, JSON-escaped by the
 //!   standard JSON library where there is one (Python, JavaScript, Ruby, PHP,
-//!   Go, Swift), else by a few inline lines (Java, Kotlin, C#, C, C++, Rust,
+//!   Go, Swift), else by a small value writer in the block (a lambda in Java,
+//!   Kotlin, C# and C++, a closure in Rust, a macro in C, a function in
 //!   shell). Numbers and booleans stay JSON values where the type is known at
-//!   run time; Rust writes each value's `{:?}` text and shell every value as
-//!   a string; C handles numbers and `char *` only (see `fn c`).
+//!   run time; Rust writes each value's `{:?}` text as a string (no type is
+//!   known to it) and shell every value as a string (shell has no types); C
+//!   handles numbers and `char *` only (see `fn c`).
+//! - The fingerprint another scanner reads: between the markers, a line of
+//!   code (one that does not open with a comment or a `#`) holds the log path
+//!   as the language's literal renders it (the ingest URL for browser), and
+//!   one holds `probeId` followed, a few punctuation characters later, by the
+//!   probe id. The tests below hold every language to it.
 
 use crate::core::markers::{end_marker, start_marker};
 use crate::core::model::Probe;
@@ -347,10 +365,28 @@ fn fill(template: &str, slots: &[(&str, &str)]) -> String {
     out
 }
 
-/// The `data` entries of a map literal, one per line: `<key><sep><value>,`.
-fn map_entries(
+/// The authored header as entries of a map literal on one line:
+/// `<key><sep><value>, ...`, `null` where a field has no value.
+fn header_entries(
     input: &SnippetInput,
-    indent: &str,
+    key: impl Fn(&str) -> String,
+    sep: &str,
+    value: impl Fn(&str) -> String,
+    null: &str,
+) -> String {
+    header(input)
+        .iter()
+        .map(|(name, v)| {
+            let v = v.as_deref().map_or(null.to_string(), &value);
+            format!("{}{sep}{v}", key(name))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The `data` entries of a map literal on one line: `<key><sep><value>, ...`.
+fn data_entries(
+    input: &SnippetInput,
     key: impl Fn(&str) -> String,
     sep: &str,
     value: impl Fn(&str) -> String,
@@ -358,19 +394,14 @@ fn map_entries(
     input
         .variables
         .iter()
-        .map(|name| format!("{indent}{}{sep}{},\n", key(name), value(name)))
-        .collect()
+        .map(|name| format!("{}{sep}{}", key(name), value(name)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-/// The header entries of a map literal, one per line: `<key><sep><value>,`.
-fn header_entries(input: &SnippetInput, style: Lit, indent: &str, sep: &str, null: &str) -> String {
-    header(input)
-        .iter()
-        .map(|(name, value)| {
-            let value = value.as_deref().map_or(null.to_string(), |v| lit(style, v));
-            format!("{indent}{}{sep}{value},\n", lit(style, name))
-        })
-        .collect()
+/// The line's authored start as one JSON text, through `"data":{`.
+fn json_head_text(input: &SnippetInput) -> String {
+    json_head(input).concat()
 }
 
 /// A value helper, left out of a block that logs no value: compilers warn
@@ -399,12 +430,13 @@ fn is_identifier(name: &str) -> bool {
 /// Python 3.7+: `json` and `time` imported in place; anything `json` cannot
 /// write goes in as its `repr`.
 fn python(input: &SnippetInput) -> String {
+    let key = |n: &str| lit(Lit::Python, n);
     fill(
         r#"try:
     with open(@@LOG@@, "a", encoding="utf-8") as _dbg_log:
         _dbg_log.write(__import__("json").dumps({
-@@HEADER@@            "data": {
-@@DATA@@            },
+            @@HEADER@@,
+            "data": {@@DATA@@},
             "timestamp": __import__("time").time_ns() // 1000000,
         }, default=repr) + "\n")
 except Exception:
@@ -414,41 +446,24 @@ except Exception:
             ("LOG", &lit(Lit::Python, input.log_file)),
             (
                 "HEADER",
-                &header_entries(input, Lit::Python, "            ", ": ", "None"),
+                &header_entries(input, key, ": ", |v| lit(Lit::Python, v), "None"),
             ),
-            (
-                "DATA",
-                &map_entries(
-                    input,
-                    "                ",
-                    |n| lit(Lit::Python, n),
-                    ": ",
-                    |n| n.to_string(),
-                ),
-            ),
+            ("DATA", &data_entries(input, key, ": ", str::to_string)),
         ],
     )
 }
 
 /// Ruby: `json` required in place; `rescue` covers a missing gem too.
 fn ruby(input: &SnippetInput) -> String {
-    let entries = map_entries(
-        input,
-        "        ",
-        |n| lit(Lit::Ruby, n),
-        " => ",
-        |n| n.to_string(),
-    );
+    let key = |n: &str| lit(Lit::Ruby, n);
     fill(
         r#"begin
   require "json"
-  File.open(@@LOG@@, "a") do |dbg_log|
-    dbg_log.puts(JSON.generate({
-@@HEADER@@      "data" => {
-@@DATA@@      },
-      "timestamp" => Process.clock_gettime(Process::CLOCK_REALTIME, :millisecond),
-    }))
-  end
+  File.open(@@LOG@@, "a") { |dbg_log| dbg_log.puts(JSON.generate({
+    @@HEADER@@,
+    "data" => {@@DATA@@},
+    "timestamp" => Process.clock_gettime(Process::CLOCK_REALTIME, :millisecond),
+  })) }
 rescue StandardError, ScriptError
 end
 "#,
@@ -456,9 +471,9 @@ end
             ("LOG", &lit(Lit::Ruby, input.log_file)),
             (
                 "HEADER",
-                &header_entries(input, Lit::Ruby, "      ", " => ", "nil"),
+                &header_entries(input, key, " => ", |v| lit(Lit::Ruby, v), "nil"),
             ),
-            ("DATA", &entries),
+            ("DATA", &data_entries(input, key, " => ", str::to_string)),
         ],
     )
 }
@@ -467,24 +482,19 @@ end
 /// directory), `(object)` keeps an empty `data` an object, partial output
 /// writes null for what JSON cannot hold. Bare names get their `$`.
 fn php(input: &SnippetInput) -> String {
-    let entries = map_entries(
-        input,
-        "            ",
-        |n| lit(Lit::Php, n),
-        " => ",
-        |n| {
-            if is_identifier(n) {
-                format!("${n}")
-            } else {
-                n.to_string()
-            }
-        },
-    );
+    let key = |n: &str| lit(Lit::Php, n);
+    let data = data_entries(input, key, " => ", |n| {
+        if is_identifier(n) {
+            format!("${n}")
+        } else {
+            n.to_string()
+        }
+    });
     fill(
         r#"try {
     @file_put_contents(@@LOG@@, json_encode([
-@@HEADER@@        "data" => (object) [
-@@DATA@@        ],
+        @@HEADER@@,
+        "data" => (object) [@@DATA@@],
         "timestamp" => (int) floor(microtime(true) * 1000),
     ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND | LOCK_EX);
 } catch (\Throwable $dbgError) {
@@ -494,35 +504,24 @@ fn php(input: &SnippetInput) -> String {
             ("LOG", &lit(Lit::Php, input.log_file)),
             (
                 "HEADER",
-                &header_entries(input, Lit::Php, "        ", " => ", "null"),
+                &header_entries(input, key, " => ", |v| lit(Lit::Php, v), "null"),
             ),
-            ("DATA", &entries),
+            ("DATA", &data),
         ],
     )
 }
 
-/// The line as a JavaScript object literal, shared by Node and browser.
-fn js_object(input: &SnippetInput, indent: &str) -> String {
-    let inner = format!("{indent}  ");
-    let header: String = header(input)
-        .iter()
-        .map(|(name, value)| {
-            let value = value
-                .as_deref()
-                .map_or("null".to_string(), |v| lit(Lit::Js, v));
-            format!("{inner}{name}: {value},\n")
-        })
-        .collect();
-    let data = map_entries(
-        input,
-        &format!("{inner}  "),
-        |n| lit(Lit::Js, n),
-        ": ",
-        |n| n.to_string(),
-    );
-    format!(
-        "{{\n{header}{inner}data: {{\n{data}{inner}}},\n{inner}timestamp: Date.now(),\n{indent}}}"
-    )
+/// The header and `data` of a JavaScript object literal, shared by Node and
+/// browser.
+fn js_fields(input: &SnippetInput) -> (String, String) {
+    let header = header_entries(input, str::to_string, ": ", |v| lit(Lit::Js, v), "null");
+    let data = data_entries(input, |n| lit(Lit::Js, n), ": ", str::to_string);
+    let data = if data.is_empty() {
+        "{}".to_string()
+    } else {
+        format!("{{ {data} }}")
+    };
+    (header, data)
 }
 
 /// Node (CommonJS or ES module): `fs` from `require` where it exists, else
@@ -534,16 +533,22 @@ fn node(input: &SnippetInput, typescript: bool) -> String {
     } else {
         r#"const dbgFs = typeof require === "function" ? require("fs") : process.getBuiltinModule("fs");"#
     };
+    let (header, data) = js_fields(input);
     fill(
         r#"try {
   @@FS@@
-  dbgFs.appendFileSync(@@LOG@@, JSON.stringify(@@LINE@@) + "\n");
+  dbgFs.appendFileSync(@@LOG@@, JSON.stringify({
+    @@HEADER@@,
+    data: @@DATA@@,
+    timestamp: Date.now(),
+  }) + "\n");
 } catch {}
 "#,
         &[
             ("FS", fs),
             ("LOG", &lit(Lit::Js, input.log_file)),
-            ("LINE", &js_object(input, "  ")),
+            ("HEADER", &header),
+            ("DATA", &data),
         ],
     )
 }
@@ -552,67 +557,70 @@ fn node(input: &SnippetInput, typescript: bool) -> String {
 /// page cannot write files; a rejected or failed request is ignored.
 fn browser(input: &SnippetInput) -> Result<String, UnsupportedLanguage> {
     let url = input.ingest_url.ok_or_else(no_ingest_url)?;
+    let (header, data) = js_fields(input);
     Ok(fill(
         r#"try {
-  fetch(@@URL@@, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(@@LINE@@),
-  }).catch(() => {});
+  fetch(@@URL@@, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({
+    @@HEADER@@,
+    data: @@DATA@@,
+    timestamp: Date.now(),
+  }) }).catch(() => {});
 } catch {}
 "#,
         &[
             ("URL", &lit(Lit::Js, url)),
-            ("LINE", &js_object(input, "    ")),
+            ("HEADER", &header),
+            ("DATA", &data),
         ],
     ))
 }
 
+/// Go's value check: a value `encoding/json` cannot write goes in as
+/// `fmt.Sprint`.
+const GO_VALUE_CHECK: &str = "\tfor dbgKey, dbgValue := range dbgData {
+\t\tif _, dbgErr := json.Marshal(dbgValue); dbgErr != nil {
+\t\t\tdbgData[dbgKey] = fmt.Sprint(dbgValue)
+\t\t}
+\t}
+";
+
 /// Go: imports are per file, so the block names the ones it needs (goimports
-/// adds them). A func literal keeps its names local and `recover` swallows a
-/// panic; a value `encoding/json` cannot write goes in as `fmt.Sprint`.
+/// adds them). The func literal takes the opened file as its arguments, so
+/// its names stay local; the deferred func swallows a panic and closes the
+/// file (a nil one too: its methods only return an error). The encoder
+/// writes the line and its newline in one write. The block is gofmt's
+/// layout, so formatting on save leaves it as it is.
 fn go(input: &SnippetInput) -> String {
-    let header: String = header(input)
-        .iter()
-        .map(|(name, value)| {
-            let value = value
-                .as_deref()
-                .map_or("nil".to_string(), |v| lit(Lit::Go, v));
-            format!("\t\t{}: {value},\n", lit(Lit::Go, name))
-        })
-        .collect();
-    let data = map_entries(input, "\t\t", |n| lit(Lit::Go, n), ": ", |n| n.to_string());
+    let key = |n: &str| lit(Lit::Go, n);
+    let header = header_entries(input, key, ": ", |v| lit(Lit::Go, v), "nil");
+    let (imports, data) = if input.variables.is_empty() {
+        (
+            r#""encoding/json", "os", "time""#,
+            "map[string]interface{}{}",
+        )
+    } else {
+        (r#""encoding/json", "fmt", "os", "time""#, "dbgData")
+    };
+    let values = if input.variables.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\tdbgData := map[string]interface{{}}{{{}}}\n{GO_VALUE_CHECK}",
+            data_entries(input, key, ": ", str::to_string)
+        )
+    };
     fill(
-        r#"// needs imports "encoding/json", "fmt", "os", "time"
-func() {
-	defer func() { _ = recover() }()
-	dbgData := map[string]interface{}{}
-	for dbgKey, dbgValue := range map[string]interface{}{
-@@DATA@@	} {
-		if _, err := json.Marshal(dbgValue); err != nil {
-			dbgValue = fmt.Sprint(dbgValue)
-		}
-		dbgData[dbgKey] = dbgValue
-	}
-	dbgLine, err := json.Marshal(map[string]interface{}{
-@@HEADER@@		"data": dbgData,
-		"timestamp": time.Now().UnixNano() / int64(time.Millisecond),
-	})
-	if err != nil {
-		return
-	}
-	dbgFile, err := os.OpenFile(@@LOG@@, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0644)
-	if err != nil {
-		return
-	}
-	defer dbgFile.Close()
-	_, _ = dbgFile.Write(append(dbgLine, '\n'))
-}()
+        r#"func(dbgFile *os.File, _ error) { // needs imports @@IMPORTS@@
+	defer func() { _ = recover(); _ = dbgFile.Close() }()
+@@VALUES@@	_ = json.NewEncoder(dbgFile).Encode(map[string]interface{}{@@HEADER@@, "data": @@DATA@@, "timestamp": time.Now().UnixNano() / int64(time.Millisecond)})
+}(os.OpenFile(@@LOG@@, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0644))
 "#,
         &[
-            ("LOG", &lit(Lit::Go, input.log_file)),
+            ("IMPORTS", imports),
+            ("VALUES", &values),
             ("HEADER", &header),
-            ("DATA", &data),
+            ("DATA", data),
+            ("LOG", &lit(Lit::Go, input.log_file)),
         ],
     )
 }
@@ -625,51 +633,39 @@ const SWIFT_VALUE_FN: &str = "    let dbgValue: (Any) -> Any = { JSONSerializati
 /// cannot write, so each value is checked first and described otherwise.
 fn swift(input: &SnippetInput) -> String {
     let data = if input.variables.is_empty() {
-        "[:]".to_string()
+        "[String: Any]()".to_string()
     } else {
-        let entries = map_entries(
+        let entries = data_entries(
             input,
-            "            ",
             |n| lit(Lit::Swift, n),
             ": ",
             |n| format!("dbgValue({n})"),
         );
-        format!("[\n{entries}        ]")
+        format!("[{entries}]")
     };
     fill(
-        r#"// needs `import Foundation`
-do {
-@@VALUE_FN@@    let dbgLine: [String: Any] = [
-@@HEADER@@        "data": @@DATA@@,
-        "timestamp": Int(Date().timeIntervalSince1970 * 1000),
-    ]
-    let dbgPath = @@LOG@@
+        r#"do { // needs `import Foundation`
+@@VALUE_FN@@    let dbgLine: [String: Any] = [@@HEADER@@,
+        "data": @@DATA@@, "timestamp": Int(Date().timeIntervalSince1970 * 1000)]
     if JSONSerialization.isValidJSONObject(dbgLine), var dbgBytes = try? JSONSerialization.data(withJSONObject: dbgLine) {
-        dbgBytes.append(0x0A)
-        if !FileManager.default.fileExists(atPath: dbgPath) {
-            FileManager.default.createFile(atPath: dbgPath, contents: nil)
-        }
-        if let dbgFile = FileHandle(forWritingAtPath: dbgPath) {
-            dbgFile.seekToEndOfFile()
-            dbgFile.write(dbgBytes)
-            dbgFile.closeFile()
-        }
+        let dbgPath = @@LOG@@; dbgBytes.append(0x0A)
+        if !FileManager.default.fileExists(atPath: dbgPath) { FileManager.default.createFile(atPath: dbgPath, contents: nil) }
+        if let dbgFile = FileHandle(forWritingAtPath: dbgPath) { dbgFile.seekToEndOfFile(); dbgFile.write(dbgBytes); dbgFile.closeFile() }
     }
 }
 "#,
         &[
             ("LOG", &lit(Lit::Swift, input.log_file)),
-            (
-                "VALUE_FN",
-                if input.variables.is_empty() {
-                    ""
-                } else {
-                    SWIFT_VALUE_FN
-                },
-            ),
+            ("VALUE_FN", with_values(input, SWIFT_VALUE_FN)),
             (
                 "HEADER",
-                &header_entries(input, Lit::Swift, "        ", ": ", "NSNull()"),
+                &header_entries(
+                    input,
+                    |n| lit(Lit::Swift, n),
+                    ": ",
+                    |v| lit(Lit::Swift, v),
+                    "NSNull()",
+                ),
             ),
             ("DATA", &data),
         ],
@@ -678,50 +674,39 @@ do {
 
 // ---------------------------------------- languages that write JSON by hand
 
-/// The line as `.append(...)` calls of a string builder, one field per line.
-/// `value` wraps a variable in the language's escaper call.
-fn builder_chain(
+/// The line as a concatenation in `style` over three lines at most: the
+/// header, the `data` entries (each value wrapped by `value`), and the
+/// timestamp with the closing text; `join` goes between two lines.
+fn concatenation(
     input: &SnippetInput,
     style: Lit,
-    append: &str,
-    indent: &str,
+    join: &str,
     value: impl Fn(&str) -> String,
     timestamp: &str,
 ) -> String {
-    let mut lines: Vec<String> = json_head(input)
-        .iter()
-        .map(|piece| format!("{indent}.{append}({})", lit(style, piece)))
-        .collect();
-    for (i, name) in input.variables.iter().enumerate() {
-        lines.push(format!(
-            "{indent}.{append}({}).{append}({})",
-            lit(style, &json_key(i, name)),
-            value(name)
-        ));
+    let mut lines = vec![lit(style, &json_head_text(input))];
+    if !input.variables.is_empty() {
+        let data: Vec<String> = input
+            .variables
+            .iter()
+            .enumerate()
+            .map(|(i, name)| format!("{} + {}", lit(style, &json_key(i, name)), value(name)))
+            .collect();
+        lines.push(data.join(" + "));
     }
     lines.push(format!(
-        "{indent}.{append}({}).{append}({timestamp}).{append}({})",
+        "{} + {timestamp} + {}",
         lit(style, "},\"timestamp\":"),
         lit(style, "}\n")
     ));
-    lines.join("\n")
+    lines.join(join)
 }
 
 /// Java's value writer.
-const JAVA_JSON_FN: &str = r#"    java.util.function.Function<Object, String> dbgJson = dbgValue -> {
-        String dbgText = String.valueOf(dbgValue);
-        if (dbgValue == null || dbgValue instanceof Boolean
-                || (dbgValue instanceof Number && dbgText.matches("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?"))) {
-            return dbgText;
-        }
-        StringBuilder dbgOut = new StringBuilder("\"");
-        for (char dbgChar : dbgText.toCharArray()) {
-            if (dbgChar == '"' || dbgChar == '\\') dbgOut.append('\\').append(dbgChar);
-            else if (dbgChar < 0x20) dbgOut.append(String.format("\\u%04x", (int) dbgChar));
-            else dbgOut.append(dbgChar);
-        }
-        return dbgOut.append('"').toString();
-    };
+const JAVA_JSON_FN: &str = r#"    java.util.function.Function<Object, String> dbgJson = dbgValue -> dbgValue == null || dbgValue instanceof Boolean
+        || dbgValue instanceof Number && String.valueOf(dbgValue).matches("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?") ? String.valueOf(dbgValue)
+        : String.valueOf(dbgValue).chars().mapToObj(dbgC -> dbgC == '"' || dbgC == '\\' ? "\\" + (char) dbgC : dbgC < 0x20 ? String.format("\\u%04x", dbgC) : String.valueOf((char) dbgC))
+            .collect(java.util.stream.Collectors.joining("", "\"", "\""));
 "#;
 
 /// Java 8+: the JDK has no JSON writer, so a lambda writes each value:
@@ -730,25 +715,19 @@ const JAVA_JSON_FN: &str = r#"    java.util.function.Function<Object, String> db
 fn java(input: &SnippetInput) -> String {
     fill(
         r#"try {
-@@VALUE_FN@@    String dbgLine = new StringBuilder()
-@@LINE@@
-        .toString();
-    java.nio.file.Files.write(java.nio.file.Paths.get(@@LOG@@),
-        dbgLine.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-} catch (Throwable dbgIgnored) {
-}
+@@VALUE_FN@@    String dbgLine = @@LINE@@;
+    java.nio.file.Files.write(java.nio.file.Paths.get(@@LOG@@), dbgLine.getBytes(java.nio.charset.StandardCharsets.UTF_8), java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+} catch (Throwable dbgIgnored) {}
 "#,
         &[
             ("LOG", &lit(Lit::Java, input.log_file)),
             ("VALUE_FN", with_values(input, JAVA_JSON_FN)),
             (
                 "LINE",
-                &builder_chain(
+                &concatenation(
                     input,
                     Lit::Java,
-                    "append",
-                    "        ",
+                    "\n        + ",
                     |n| format!("dbgJson.apply({n})"),
                     "System.currentTimeMillis()",
                 ),
@@ -758,36 +737,16 @@ fn java(input: &SnippetInput) -> String {
 }
 
 /// Kotlin's value writer.
-const KOTLIN_JSON_FN: &str = r#"    val dbgJson = { dbgValue: Any? ->
-        val dbgText = dbgValue.toString()
-        if (dbgValue == null || dbgValue is Boolean
-            || (dbgValue is Number && dbgText.matches(Regex("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?")))) {
-            dbgText
-        } else {
-            buildString {
-                append('"')
-                for (dbgChar in dbgText) {
-                    when {
-                        dbgChar == '"' || dbgChar == '\\' -> append('\\').append(dbgChar)
-                        // Char minus Char is the code on every Kotlin version.
-                        dbgChar < ' ' -> append(String.format("\\u%04x", dbgChar - '\u0000'))
-                        else -> append(dbgChar)
-                    }
-                }
-                append('"')
-            }
-        }
-    }
+const KOTLIN_JSON_FN: &str = r#"    val dbgJson = { dbgValue: Any? -> if (dbgValue == null || dbgValue is Boolean || (dbgValue is Number && dbgValue.toString().matches(Regex("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?")))) dbgValue.toString()
+        else dbgValue.toString().map { dbgC -> when { dbgC == '"' || dbgC == '\\' -> "\\$dbgC"; dbgC < ' ' -> String.format("\\u%04x", dbgC - '\u0000'); else -> "$dbgC" } }.joinToString("", "\"", "\"") }
 "#;
 
-/// Kotlin/JVM: the same lambda as Java; `java.io.File` appends.
+/// Kotlin/JVM: the same value writer as Java (Char minus Char is the code on
+/// every Kotlin version); `java.io.File` appends.
 fn kotlin(input: &SnippetInput) -> String {
     fill(
         r#"try {
-@@VALUE_FN@@    val dbgLine = StringBuilder()
-@@LINE@@
-        .toString()
-    java.io.File(@@LOG@@).appendText(dbgLine)
+@@VALUE_FN@@    java.io.File(@@LOG@@).appendText(@@LINE@@)
 } catch (dbgIgnored: Throwable) {
 }
 "#,
@@ -796,11 +755,10 @@ fn kotlin(input: &SnippetInput) -> String {
             ("VALUE_FN", with_values(input, KOTLIN_JSON_FN)),
             (
                 "LINE",
-                &builder_chain(
+                &concatenation(
                     input,
                     Lit::Kotlin,
-                    "append",
-                    "        ",
+                    " +\n        ",
                     |n| format!("dbgJson({n})"),
                     "System.currentTimeMillis()",
                 ),
@@ -810,53 +768,31 @@ fn kotlin(input: &SnippetInput) -> String {
 }
 
 /// C#'s value writer.
-const CSHARP_JSON_FN: &str = r#"    System.Func<object, string> dbgJson = dbgValue =>
-    {
-        if (dbgValue == null) return "null";
-        if (dbgValue is bool) return (bool)dbgValue ? "true" : "false";
-        var dbgText = System.Convert.ToString(dbgValue, System.Globalization.CultureInfo.InvariantCulture) ?? "";
-        if (dbgValue is System.IConvertible && !(dbgValue is string) && !(dbgValue is char)
-            && System.Text.RegularExpressions.Regex.IsMatch(dbgText, "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$"))
-        {
-            return dbgText;
-        }
-        var dbgOut = new System.Text.StringBuilder("\"");
-        foreach (var dbgChar in dbgText)
-        {
-            if (dbgChar == '"' || dbgChar == '\\') dbgOut.Append('\\').Append(dbgChar);
-            else if (dbgChar < ' ') dbgOut.Append("\\u").Append(((int)dbgChar).ToString("x4"));
-            else dbgOut.Append(dbgChar);
-        }
-        return dbgOut.Append('"').ToString();
-    };
+const CSHARP_JSON_FN: &str = r#"    System.Func<object, string> dbgText = dbgValue => System.Convert.ToString(dbgValue, System.Globalization.CultureInfo.InvariantCulture) ?? "";
+    System.Func<object, string> dbgJson = dbgValue => dbgValue == null ? "null" : (dbgValue is bool) ? ((bool)dbgValue ? "true" : "false")
+        : (dbgValue is System.IConvertible) && !(dbgValue is string) && !(dbgValue is char) && System.Text.RegularExpressions.Regex.IsMatch(dbgText(dbgValue), "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$") ? dbgText(dbgValue)
+        : "\"" + string.Concat(System.Linq.Enumerable.Select(dbgText(dbgValue), dbgC => dbgC == '"' || dbgC == '\\' ? "\\" + dbgC : dbgC < ' ' ? "\\u" + ((int)dbgC).ToString("x4") : dbgC.ToString())) + "\"";
 "#;
 
 /// C#: System.Text.Json is missing on .NET Framework, Mono and Unity, so a
 /// lambda writes each value: null, booleans and finite numbers as JSON, the
-/// rest as its escaped invariant-culture text. `catch` takes everything.
+/// rest as its escaped invariant-culture text (escaped with LINQ, in
+/// System.Core). `catch` takes everything.
 fn csharp(input: &SnippetInput) -> String {
     fill(
-        r#"try
-{
-@@VALUE_FN@@    var dbgLine = new System.Text.StringBuilder()
-@@LINE@@
-        .ToString();
-    System.IO.File.AppendAllText(@@LOG@@, dbgLine);
-}
-catch
-{
-}
+        r#"try {
+@@VALUE_FN@@    System.IO.File.AppendAllText(@@LOG@@, @@LINE@@);
+} catch {}
 "#,
         &[
             ("LOG", &lit(Lit::CSharp, input.log_file)),
             ("VALUE_FN", with_values(input, CSHARP_JSON_FN)),
             (
                 "LINE",
-                &builder_chain(
+                &concatenation(
                     input,
                     Lit::CSharp,
-                    "Append",
-                    "        ",
+                    "\n        + ",
                     |n| format!("dbgJson({n})"),
                     "System.DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()",
                 ),
@@ -865,168 +801,117 @@ catch
     )
 }
 
-/// Rust's value escaper.
-const RUST_JSON_FN: &str = r#"    let dbg_json = |dbg_text: String| {
-        let mut dbg_out = String::from("\"");
-        for dbg_char in dbg_text.chars() {
-            match dbg_char {
-                '"' | '\\' => {
-                    dbg_out.push('\\');
-                    dbg_out.push(dbg_char);
-                }
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(dbg_out, "\\u{:04x}", c as u32);
-                }
-                c => dbg_out.push(c),
-            }
-        }
-        dbg_out.push('"');
-        dbg_out
-    };
+/// Rust's value escaper: the body of a JSON string.
+const RUST_JSON_FN: &str = r#"    let dbg_json = |dbg_text: &str| -> String { dbg_text.chars().map(|dbg_c| match dbg_c { '"' | '\\' => format!("\\{dbg_c}"), _ if dbg_c < ' ' => format!("\\u{:04x}", dbg_c as u32), _ => dbg_c.to_string() }).collect() };
 "#;
 
 /// Rust: no JSON crate assumed, and the sidecar cannot know the types, so
 /// each value is its `{:?}` text in a JSON string (every std type has Debug;
-/// a string shows with its quotes). Writing never panics.
+/// a string shows with its quotes). The line is built before the file is
+/// opened, and writing never panics.
 fn rust(input: &SnippetInput) -> String {
-    let mut line: Vec<String> = json_head(input)
-        .iter()
-        .map(|piece| format!("    dbg_line.push_str({});", lit(Lit::Rust, piece)))
-        .collect();
-    for (i, name) in input.variables.iter().enumerate() {
-        // A plain name goes inside the braces (clippy asks for that).
-        let debug = if is_identifier(name) {
-            format!("format!(\"{{{name}:?}}\")")
-        } else {
-            format!("format!(\"{{:?}}\", {name})")
-        };
-        line.push(format!(
-            "    dbg_line.push_str({});\n    dbg_line.push_str(&dbg_json({debug}));",
-            lit(Lit::Rust, &json_key(i, name)),
-        ));
-    }
+    let data = if input.variables.is_empty() {
+        String::new()
+    } else {
+        let pairs: Vec<String> = input
+            .variables
+            .iter()
+            .map(|name| {
+                // A plain name goes inside the braces (clippy asks for that).
+                let debug = if is_identifier(name) {
+                    format!("format!(\"{{{name}:?}}\")")
+                } else {
+                    format!("format!(\"{{:?}}\", {name})")
+                };
+                format!("({}, {debug})", lit(Lit::Rust, name))
+            })
+            .collect();
+        format!(
+            "{RUST_JSON_FN}    let dbg_data = [{}];\n    let dbg_data: Vec<String> = dbg_data.iter().map(|(dbg_key, dbg_value)| format!(\"\\\"{{}}\\\":\\\"{{}}\\\"\", dbg_json(dbg_key), dbg_json(dbg_value))).collect();\n",
+            pairs.join(", ")
+        )
+    };
+    let joined = if input.variables.is_empty() {
+        ""
+    } else {
+        "&dbg_data.join(\",\"), "
+    };
     fill(
         r#"{
-    use std::fmt::Write as _;
-@@JSON_FN@@    let mut dbg_line = String::new();
-@@LINE@@
-    let dbg_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let _ = writeln!(dbg_line, "}},\"timestamp\":{dbg_ms}}}");
+@@DATA@@    let dbg_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |dbg_age| dbg_age.as_millis());
+    let dbg_line = [@@HEAD@@, @@JOINED@@"},\"timestamp\":", &dbg_ms.to_string(), "}\n"].concat();
     if let Ok(mut dbg_file) = std::fs::OpenOptions::new().create(true).append(true).open(@@LOG@@) {
         let _ = std::io::Write::write_all(&mut dbg_file, dbg_line.as_bytes());
     }
 }
 "#,
         &[
+            ("DATA", &data),
+            ("HEAD", &lit(Lit::Rust, &json_head_text(input))),
+            ("JOINED", joined),
             ("LOG", &lit(Lit::Rust, input.log_file)),
-            (
-                "JSON_FN",
-                if input.variables.is_empty() {
-                    ""
-                } else {
-                    RUST_JSON_FN
-                },
-            ),
-            ("LINE", &line.join("\n")),
         ],
     )
 }
+
+/// C's value writer, a macro because only `_Generic` knows a value's type:
+/// the printf format per arithmetic type; the value's text (a `char *` as it
+/// is, a number printed into `dbg_num`); then null, a number as it is, or
+/// the text escaped into a JSON string.
+const C_VALUE_MACRO: &str = r#"#define DEBUG_PROBE_VALUE(key, v) do { char dbg_num[64] = ""; const char *dbg_format = _Generic((v), _Bool: "%d", char: "%d", signed char: "%d", unsigned char: "%d", short: "%d", unsigned short: "%d", int: "%d", unsigned: "%u", long: "%ld", unsigned long: "%lu", long long: "%lld", unsigned long long: "%llu", float: "%.9g", double: "%.17g", long double: "%.21Lg", default: NULL); \
+        const char *dbg_text = _Generic((v), char *: (v), const char *: (v), default: dbg_format ? dbg_num : "(unsupported type: cast it to a number or char *)"); if (dbg_format) snprintf(dbg_num, sizeof dbg_num, dbg_format, _Generic((v), char *: 0, const char *: 0, default: (v))); fputs(key, dbg_log); \
+        if (!dbg_text || (dbg_text == dbg_num && (unsigned)(dbg_num[dbg_num[0] == '-'] - '0') < 10u)) { fputs(dbg_text ? dbg_text : "null", dbg_log); break; } fputc('"', dbg_log); \
+        for (const char *dbg_c = dbg_text; *dbg_c; dbg_c++) { fprintf(dbg_log, (unsigned char)*dbg_c < 0x20 ? "\\u%04x" : *dbg_c == '"' || *dbg_c == '\\' ? "\\%c" : "%c", (unsigned char)*dbg_c); } fputc('"', dbg_log); } while (0)
+"#;
 
 /// C11: no JSON writer and no way to know the types, so `_Generic` picks:
 /// `char *` and char arrays are written as escaped strings (NULL as null),
 /// integers, booleans (0/1) and finite floats as numbers, NaN and infinities
 /// as strings, any other type as a string asking for a cast. Headers cannot
-/// be included inside a function, so the comment names them. The macros are
+/// be included inside a function, so the comment names them. The macro is
 /// undefined at the end of the block.
 fn c(input: &SnippetInput) -> String {
-    let mut line: Vec<String> = json_head(input)
+    let values: Vec<String> = input
+        .variables
         .iter()
-        .map(|piece| format!("    fputs({}, dbg_log);", lit(Lit::C, piece)))
+        .enumerate()
+        .map(|(i, name)| {
+            format!(
+                "DEBUG_PROBE_VALUE({}, {name});",
+                lit(Lit::C, &json_key(i, name))
+            )
+        })
         .collect();
-    for (i, name) in input.variables.iter().enumerate() {
-        line.push(format!(
-            "    fputs({}, dbg_log);\n    DEBUG_PROBE_VALUE({name});",
-            lit(Lit::C, &json_key(i, name)),
-        ));
-    }
+    let (values, undef) = if values.is_empty() {
+        (String::new(), "")
+    } else {
+        (
+            format!("    {}\n", values.join(" ")),
+            "#undef DEBUG_PROBE_VALUE\n",
+        )
+    };
     fill(
-        r#"// needs #include <stdio.h> and <time.h> (C11)
-do {
-#define DEBUG_PROBE_FORMAT(v) _Generic((v), _Bool: "%d", char: "%d", signed char: "%d", \
-    unsigned char: "%d", short: "%d", unsigned short: "%d", int: "%d", unsigned: "%u", \
-    long: "%ld", unsigned long: "%lu", long long: "%lld", unsigned long long: "%llu", \
-    float: "%.9g", double: "%.17g", long double: "%.21Lg", default: NULL)
-#define DEBUG_PROBE_VALUE(v) do { \
-        char dbg_num[64] = ""; \
-        const char *dbg_format = DEBUG_PROBE_FORMAT(v); \
-        const char *dbg_text = _Generic((v), char *: (v), const char *: (v), default: dbg_num); \
-        if (dbg_format) snprintf(dbg_num, sizeof dbg_num, dbg_format, \
-            _Generic((v), char *: 0, const char *: 0, default: (v))); \
-        else if (dbg_text == dbg_num) dbg_text = "(unsupported type: cast it to a number or char *)"; \
-        if (!dbg_text) { fputs("null", dbg_log); break; } \
-        if (dbg_format && ((dbg_num[0] >= '0' && dbg_num[0] <= '9') \
-                || (dbg_num[0] == '-' && dbg_num[1] >= '0' && dbg_num[1] <= '9'))) { \
-            fputs(dbg_num, dbg_log); break; \
-        } \
-        fputc('"', dbg_log); \
-        for (const char *dbg_c = dbg_text; *dbg_c; dbg_c++) { \
-            unsigned char dbg_u = (unsigned char)*dbg_c; \
-            if (dbg_u == '"' || dbg_u == '\\') fprintf(dbg_log, "\\%c", dbg_u); \
-            else if (dbg_u < 0x20) fprintf(dbg_log, "\\u%04x", dbg_u); \
-            else fputc(dbg_u, dbg_log); \
-        } \
-        fputc('"', dbg_log); \
-    } while (0)
-    FILE *dbg_log = fopen(@@LOG@@, "a");
-    struct timespec dbg_now = {0};
-    if (!dbg_log) break;
-@@LINE@@
-    timespec_get(&dbg_now, TIME_UTC);
-    fprintf(dbg_log, "},\"timestamp\":%lld}\n", (long long)dbg_now.tv_sec * 1000 + dbg_now.tv_nsec / 1000000);
-    fclose(dbg_log);
-#undef DEBUG_PROBE_VALUE
-#undef DEBUG_PROBE_FORMAT
-} while (0);
+        r#"do { // needs #include <stdio.h> and <time.h> (C11)
+@@MACRO@@    FILE *dbg_log = fopen(@@LOG@@, "a"); if (!dbg_log) break; fputs(@@HEAD@@, dbg_log);
+@@VALUES@@    struct timespec dbg_now = {0}; timespec_get(&dbg_now, TIME_UTC); fprintf(dbg_log, "},\"timestamp\":%lld}\n", (long long)dbg_now.tv_sec * 1000 + dbg_now.tv_nsec / 1000000); fclose(dbg_log);
+@@UNDEF@@} while (0);
 "#,
         &[
+            ("MACRO", with_values(input, C_VALUE_MACRO)),
             ("LOG", &lit(Lit::C, input.log_file)),
-            ("LINE", &line.join("\n")),
+            ("HEAD", &lit(Lit::C, &json_head_text(input))),
+            ("VALUES", &values),
+            ("UNDEF", undef),
         ],
     )
 }
 
-/// C++'s value writer.
-const CPP_VALUE_FN: &str = r#"        auto dbg_value = [dbg_log](const auto &dbg_v) {
-            using dbg_type = std::decay_t<decltype(dbg_v)>;
-            if constexpr (std::is_same_v<dbg_type, bool>) {
-                std::fputs(dbg_v ? "true" : "false", dbg_log);
-            } else if constexpr (std::is_integral_v<dbg_type> && std::is_unsigned_v<dbg_type>) {
-                std::fprintf(dbg_log, "%llu", static_cast<unsigned long long>(dbg_v));
-            } else if constexpr (std::is_integral_v<dbg_type> || std::is_enum_v<dbg_type>) {
-                std::fprintf(dbg_log, "%lld", static_cast<long long>(dbg_v));
-            } else if constexpr (std::is_floating_point_v<dbg_type>) {
-                // NaN and infinities are no JSON numbers: write them as strings.
-                std::fprintf(dbg_log, dbg_v - dbg_v == 0 ? "%.17g" : "\"%.17g\"", static_cast<double>(dbg_v));
-            } else if constexpr (std::is_convertible_v<const dbg_type &, std::string_view>) {
-                if constexpr (std::is_pointer_v<std::remove_reference_t<decltype(dbg_v)>>) {
-                    if (!dbg_v) {
-                        std::fputs("null", dbg_log);
-                        return;
-                    }
-                }
-                std::fputc('"', dbg_log);
-                for (unsigned char dbg_c : std::string_view(dbg_v)) {
-                    if (dbg_c == '"' || dbg_c == '\\') std::fprintf(dbg_log, "\\%c", dbg_c);
-                    else if (dbg_c < 0x20) std::fprintf(dbg_log, "\\u%04x", dbg_c);
-                    else std::fputc(dbg_c, dbg_log);
-                }
-                std::fputc('"', dbg_log);
-            } else {
-                std::fputs("\"(unsupported type: convert it to a number or string)\"", dbg_log);
-            }
-        };
+/// C++'s value writer, one `if constexpr` branch per kind of type.
+const CPP_VALUE_FN: &str = r#"    auto dbg_value = [](std::FILE *dbg_log, const char *dbg_key, const auto &dbg_v) { using dbg_type = std::decay_t<decltype(dbg_v)>; std::fputs(dbg_key, dbg_log); if constexpr (std::is_same_v<dbg_type, bool>) std::fputs(dbg_v ? "true" : "false", dbg_log);
+        else if constexpr (std::is_integral_v<dbg_type> || std::is_enum_v<dbg_type>) std::is_unsigned_v<dbg_type> ? std::fprintf(dbg_log, "%llu", static_cast<unsigned long long>(dbg_v)) : std::fprintf(dbg_log, "%lld", static_cast<long long>(dbg_v));
+        else if constexpr (std::is_floating_point_v<dbg_type>) std::fprintf(dbg_log, dbg_v - dbg_v == 0 ? "%.17g" : "\"%.17g\"", static_cast<double>(dbg_v)); // NaN and infinities as strings
+        else if constexpr (std::is_convertible_v<const dbg_type &, std::string_view>) { if constexpr (std::is_pointer_v<std::remove_reference_t<decltype(dbg_v)>>) { if (!dbg_v) { std::fputs("null", dbg_log); return; } } std::fputc('"', dbg_log); for (unsigned char dbg_c : std::string_view(dbg_v)) { std::fprintf(dbg_log, dbg_c < 0x20 ? "\\u%04x" : dbg_c == '"' || dbg_c == '\\' ? "\\%c" : "%c", dbg_c); } std::fputc('"', dbg_log); }
+        else std::fputs("\"(unsupported type: convert it to a number or string)\"", dbg_log); };
 "#;
 
 /// C++17: a generic lambda writes each value by its type: booleans, integers,
@@ -1035,44 +920,44 @@ const CPP_VALUE_FN: &str = r#"        auto dbg_value = [dbg_log](const auto &dbg
 /// conversion. Headers cannot be included inside a function, so the comment
 /// names them; `catch (...)` swallows what a variable's expression throws.
 fn cpp(input: &SnippetInput) -> String {
-    let mut line: Vec<String> = json_head(input)
+    let values: Vec<String> = input
+        .variables
         .iter()
-        .map(|piece| format!("        std::fputs({}, dbg_log);", lit(Lit::C, piece)))
+        .enumerate()
+        .map(|(i, name)| {
+            format!(
+                "dbg_value(dbg_log, {}, {name});",
+                lit(Lit::C, &json_key(i, name))
+            )
+        })
         .collect();
-    for (i, name) in input.variables.iter().enumerate() {
-        line.push(format!(
-            "        std::fputs({}, dbg_log);\n        dbg_value({name});",
-            lit(Lit::C, &json_key(i, name)),
-        ));
-    }
+    let values = if values.is_empty() {
+        String::new()
+    } else {
+        format!("        {}\n", values.join(" "))
+    };
     fill(
-        r#"// needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
-try {
-    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) {
-@@VALUE_FN@@@@LINE@@
-        std::timespec dbg_now{};
-        std::timespec_get(&dbg_now, TIME_UTC);
-        std::fprintf(dbg_log, "},\"timestamp\":%lld}\n",
-            static_cast<long long>(dbg_now.tv_sec) * 1000 + dbg_now.tv_nsec / 1000000);
-        std::fclose(dbg_log);
-    }
-} catch (...) {
-}
+        r#"try { // needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
+@@VALUE_FN@@    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) { std::fputs(@@HEAD@@, dbg_log);
+@@VALUES@@        std::timespec dbg_now{}; std::timespec_get(&dbg_now, TIME_UTC); std::fprintf(dbg_log, "},\"timestamp\":%lld}\n", static_cast<long long>(dbg_now.tv_sec) * 1000 + dbg_now.tv_nsec / 1000000); std::fclose(dbg_log); }
+} catch (...) {}
 "#,
         &[
+            ("VALUE_FN", with_values(input, CPP_VALUE_FN)),
             ("LOG", &lit(Lit::C, input.log_file)),
-            (
-                "VALUE_FN",
-                if input.variables.is_empty() {
-                    ""
-                } else {
-                    CPP_VALUE_FN
-                },
-            ),
-            ("LINE", &line.join("\n")),
+            ("HEAD", &lit(Lit::C, &json_head_text(input))),
+            ("VALUES", &values),
         ],
     )
 }
+
+/// Shell's value escaper: its argument as a JSON string.
+const SHELL_JSON_FN: &str = r#"  dbg_json() {
+    dbg_rest=$1 dbg_out=
+    while [ -n "$dbg_rest" ]; do dbg_tail=${dbg_rest#?}; dbg_char=${dbg_rest%"$dbg_tail"}; dbg_rest=$dbg_tail
+      case $dbg_char in '"' | \\) dbg_out=$dbg_out\\$dbg_char ;; [[:cntrl:]]) dbg_out=$dbg_out$(printf '\\u%04x' "'$dbg_char") ;; *) dbg_out=$dbg_out$dbg_char ;; esac
+    done; printf '"%s"' "$dbg_out"; }
+"#;
 
 /// POSIX sh (also bash, zsh, ksh): no JSON tool to rely on, so a function
 /// escapes each value into a JSON string, character by character. It all runs
@@ -1080,50 +965,44 @@ try {
 /// script; its errors go to /dev/null. Variable names are read as `${name-}`;
 /// other entries (`$1`, `$(cmd)`) are pasted inside double quotes.
 fn shell(input: &SnippetInput) -> String {
-    let mut line: Vec<String> = json_head(input)
+    let data: Vec<String> = input
+        .variables
         .iter()
         .enumerate()
-        .map(|(i, piece)| {
-            let so_far = if i == 0 { "" } else { "$dbg_line" };
-            format!("  dbg_line={so_far}{}", sh_quote(piece))
+        .map(|(i, name)| {
+            let value = if is_identifier(name) || name.chars().all(|c| c.is_ascii_digit()) {
+                format!("${{{name}-}}")
+            } else {
+                name.to_string()
+            };
+            format!(
+                "{}\"$(dbg_json \"{value}\")\"",
+                sh_quote(&json_key(i, name))
+            )
         })
         .collect();
-    for (i, name) in input.variables.iter().enumerate() {
-        let value = if is_identifier(name) || name.chars().all(|c| c.is_ascii_digit()) {
-            format!("${{{name}-}}")
-        } else {
-            name.to_string()
-        };
-        line.push(format!(
-            "  dbg_line=$dbg_line{}\"$(dbg_json \"{value}\")\"",
-            sh_quote(&json_key(i, name))
-        ));
-    }
+    let data = if data.is_empty() {
+        String::new()
+    } else {
+        format!("{SHELL_JSON_FN}  dbg_data={}\n", data.concat())
+    };
+    let (format, data_arg) = if input.variables.is_empty() {
+        ("%s", "")
+    } else {
+        ("%s%s", " \"$dbg_data\"")
+    };
     fill(
         r#"(
-  dbg_json() {
-    dbg_rest=$1 dbg_out=
-    while [ -n "$dbg_rest" ]; do
-      dbg_tail=${dbg_rest#?}
-      dbg_char=${dbg_rest%"$dbg_tail"}
-      dbg_rest=$dbg_tail
-      case $dbg_char in
-        '"' | \\) dbg_out="$dbg_out\\$dbg_char" ;;
-        [[:cntrl:]]) dbg_out="$dbg_out$(printf '\\u%04x' "'$dbg_char")" ;;
-        *) dbg_out="$dbg_out$dbg_char" ;;
-      esac
-    done
-    printf '"%s"' "$dbg_out"
-  }
-@@LINE@@
-  dbg_ms=$(date +%s%3N)
-  case $dbg_ms in '' | *[!0-9]*) dbg_ms=$(date +%s)000 ;; esac
-  printf '%s},"timestamp":%s}\n' "$dbg_line" "$dbg_ms" >> @@LOG@@
+@@DATA@@  dbg_ms=$(date +%s%3N); case $dbg_ms in '' | *[!0-9]*) dbg_ms=$(date +%s)000 ;; esac
+  printf '@@FORMAT@@},"timestamp":%s}\n' @@HEAD@@@@DATA_ARG@@ "$dbg_ms" >> @@LOG@@
 ) 2>/dev/null || true
 "#,
         &[
+            ("DATA", &data),
+            ("FORMAT", format),
+            ("HEAD", &sh_quote(&json_head_text(input))),
+            ("DATA_ARG", data_arg),
             ("LOG", &sh_quote(input.log_file)),
-            ("LINE", &line.join("\n")),
         ],
     )
 }
@@ -1279,8 +1158,8 @@ mod tests {
             ingest_url: None,
         };
         let block = snippet("go", &input).unwrap();
-        assert_eq!(block.matches("\"count\": count,").count(), 1, "{block}");
-        assert!(block.contains("\"total\": total,"), "{block}");
+        assert_eq!(block.matches("\"count\": count").count(), 1, "{block}");
+        assert!(block.contains("\"total\": total}"), "{block}");
         assert!(json_head(&input).contains(&",\"hypothesisId\":null".to_string()));
     }
 
@@ -1290,5 +1169,156 @@ mod tests {
             fill("<@@A@@|@@B@@>", &[("A", "@@B@@"), ("B", "b")]),
             "<@@B@@|b>"
         );
+    }
+
+    /// The snapshot's probe, for the tests that go through every language.
+    fn sample_probe() -> Probe {
+        Probe {
+            id: "p7".into(),
+            file: "src/checkout.x".into(),
+            line: Some(42),
+            round: 1,
+            hypothesis_id: Some("H1".into()),
+            language: None,
+            state: crate::core::model::ProbeState::Issued,
+        }
+    }
+
+    const URL: &str = "http://127.0.0.1:7242/ingest/3f9c2a";
+    const HOSTILE: &str = "total's \"50% off\" \\ $HOME #{x} ??/ für ✓\tand\nmore\u{2028}";
+
+    fn sample<'a>(
+        probe: &'a Probe,
+        log_file: &'a str,
+        variables: &'a [&'a str],
+    ) -> SnippetInput<'a> {
+        SnippetInput {
+            probe,
+            session_id: "s-demo",
+            session_tag: "s-demo",
+            log_file,
+            message: HOSTILE,
+            variables,
+            ingest_url: Some(URL),
+        }
+    }
+
+    fn every_language() -> impl Iterator<Item = &'static str> {
+        LANGUAGES.iter().map(|(name, _, _)| *name)
+    }
+
+    /// A line of code, as the probe scanner reads blocks: one that does not
+    /// open with a comment (a C directive's `#` counts as one).
+    fn is_code(line: &str) -> bool {
+        let line = line.trim_start();
+        !["//", "#", "/*", "*", "--"]
+            .iter()
+            .any(|opener| line.starts_with(opener))
+    }
+
+    /// `probeId`, then at most 8 characters that are neither letters nor
+    /// digits, then the probe id, which no letter or digit continues.
+    fn has_probe_tag(line: &str, id: &str) -> bool {
+        line.match_indices("probeId").any(|(at, tag)| {
+            let rest = &line[at + tag.len()..];
+            let gap: String = rest.chars().take_while(|c| !c.is_alphanumeric()).collect();
+            gap.chars().count() <= 8
+                && rest[gap.len()..]
+                    .strip_prefix(id)
+                    .is_some_and(|after| !after.starts_with(char::is_alphanumeric))
+        })
+    }
+
+    /// The log path as the language's string literal renders it, quotes
+    /// left out (shell's single-quoted word kept whole).
+    fn rendered_path(language: &str, path: &str) -> String {
+        let style = match language {
+            "shell" => return sh_quote(path),
+            "python" => Lit::Python,
+            "javascript" | "typescript" | "browser" => Lit::Js,
+            "go" => Lit::Go,
+            "rust" => Lit::Rust,
+            "java" => Lit::Java,
+            "kotlin" => Lit::Kotlin,
+            "csharp" => Lit::CSharp,
+            "c" | "cpp" => Lit::C,
+            "swift" => Lit::Swift,
+            "ruby" => Lit::Ruby,
+            "php" => Lit::Php,
+            other => panic!("no literal style for {other}"),
+        };
+        let quoted = lit(style, path);
+        quoted[1..quoted.len() - 1].to_string()
+    }
+
+    /// The fingerprint contract another scanner depends on: between its
+    /// markers, every block has a line of code with the log path as the
+    /// language's literal renders it (the ingest URL for browser), and a
+    /// line of code with the probe tag.
+    #[test]
+    fn every_block_names_its_log_file_and_probe_on_a_line_of_code() {
+        let probe = sample_probe();
+        let ascii = "/home/ada/shop/.debug-sidecar/sessions/s-demo/runs/active.jsonl";
+        let hostile = "/tmp/it's a \"q\" $HOME #{x} ??/ é\\runs/active.jsonl";
+        for language in every_language() {
+            for log_file in [ascii, hostile] {
+                for variables in [&[][..], &["count", "ratio", "name"][..]] {
+                    let block = snippet(language, &sample(&probe, log_file, variables)).unwrap();
+                    let lines: Vec<&str> = block.lines().collect();
+                    let body = &lines[1..lines.len() - 1];
+                    let code = || body.iter().filter(|line| is_code(line));
+                    let path = if language == "browser" {
+                        URL.to_string()
+                    } else {
+                        rendered_path(language, log_file)
+                    };
+                    assert!(
+                        code().any(|line| line.contains(&path)),
+                        "{language}: no line of code holds {path}:\n{block}"
+                    );
+                    if log_file == ascii && language != "browser" {
+                        assert!(
+                            code().any(|line| line.contains(ascii)),
+                            "{language}: the ASCII path is not verbatim:\n{block}"
+                        );
+                    }
+                    assert!(
+                        code().any(|line| has_probe_tag(line, "p7")),
+                        "{language}: no line of code holds the probe tag:\n{block}"
+                    );
+                }
+            }
+        }
+        assert!(has_probe_tag(r#"fputs(",\"probeId\":\"p7\"", f);"#, "p7"));
+        assert!(has_probe_tag("probeId: \"p7\",", "p7"));
+        assert!(!has_probe_tag("probeId: \"p70\",", "p7"));
+        assert!(!has_probe_tag("probeId = the id of p7", "p7"));
+        assert!(!is_code("#define X 1") && !is_code("  // x") && is_code("x = 1 # y"));
+    }
+
+    /// At most 12 lines, markers included, for any number of variables: the
+    /// `data` entries share one line.
+    #[test]
+    fn every_block_fits_in_twelve_lines_whatever_the_number_of_variables() {
+        let probe = sample_probe();
+        let names = [
+            "count", "ratio", "name", "items", "total", "user_id", "flag", "x",
+        ];
+        for language in every_language() {
+            let counts: Vec<usize> = (0..=names.len())
+                .map(|n| {
+                    let input = sample(&probe, "/tmp/log.jsonl", &names[..n]);
+                    snippet(language, &input).unwrap().lines().count()
+                })
+                .collect();
+            assert!(
+                counts.iter().all(|&count| count <= 12),
+                "{language}: {counts:?}"
+            );
+            assert!(
+                counts[1..].iter().all(|&count| count == counts[1]),
+                "{language}: the line count grows with the variables: {counts:?}"
+            );
+        }
     }
 }
