@@ -1181,6 +1181,7 @@ mod tests {
             hypothesis_id: Some("H1".into()),
             language: None,
             state: crate::core::model::ProbeState::Issued,
+            trace: None,
         }
     }
 

@@ -38,7 +38,9 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    // The field types differ between platforms: the casts are for the others.
     #[cfg(unix)]
+    #[allow(clippy::unnecessary_cast)]
     fn from_stat(st: &rustix::fs::Stat) -> Self {
         Stamp {
             mtime_ns: (st.st_mtime as i64).saturating_mul(1_000_000_000) + st.st_mtime_nsec as i64,
