@@ -6,7 +6,7 @@
 use crate::core::agents::{AgentEventKind, AgentRecord};
 use crate::core::harness::HarnessEventKind;
 use crate::core::machine::{ArtifactInput, ObservationInput, TurnSource};
-use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Probe};
+use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Placement, Probe};
 use crate::core::progress::Bubble;
 use crate::core::snapshot::Snapshot;
 use crate::core::turn::TurnState;
@@ -246,6 +246,10 @@ pub struct ProbeSnippetResult {
     pub language: String,
     /// The block to insert, markers included.
     pub snippet: String,
+    /// Where the file sits for the workspace walk (ignored, behind a symlink).
+    pub placement: Placement,
+    /// What to tell the model about that, when the walk would not see it.
+    pub note: Option<String>,
     /// The session's state after registering the probe.
     pub snapshot: Snapshot,
 }

@@ -300,5 +300,46 @@ fn snippet_tool_result() {
     let state = instrumented(1);
     let probe = session(&state).probes[0].clone();
     let block = "# #region debug-probe p1 s\nprint(1)\n# #endregion debug-probe p1\n";
-    insta::assert_snapshot!(snippet_result(&probe, "python", block));
+    insta::assert_snapshot!(snippet_result(&probe, "python", block, &Placement::InTree));
+}
+
+#[test]
+fn snippet_tool_result_for_files_the_walk_does_not_see() {
+    let state = instrumented(1);
+    let mut probe = session(&state).probes[0].clone();
+    probe.file = "vendor/lib.py".into();
+    let block = "# #region debug-probe p1 s\nprint(1)\n# #endregion debug-probe p1\n";
+    insta::assert_snapshot!(
+        "snippet_tool_result_ignored",
+        snippet_result(&probe, "python", block, &Placement::Ignored)
+    );
+    probe.file = "out/gen.py".into();
+    let linked = Placement::Linked {
+        real: "/srv/build/out/gen.py".into(),
+    };
+    insta::assert_snapshot!(
+        "snippet_tool_result_linked",
+        snippet_result(&probe, "python", block, &linked)
+    );
+}
+
+#[test]
+fn cleanup_nudge_names_how_each_leftover_probe_sits() {
+    use debug_sidecar::core::findings::FindingKind;
+    let state = instrumented(4);
+    let mut remaining: Vec<Probe> = session(&state).live_probes().cloned().collect();
+    for (probe, trace) in remaining.iter_mut().zip([
+        FindingKind::Unmarked,
+        FindingKind::MissingStart,
+        FindingKind::Retagged,
+        FindingKind::Block,
+    ]) {
+        probe.trace = Some(trace);
+    }
+    let cleaning = run(state, vec![Command::Done { note: None }]);
+    let nudge = Nudge::Cleanup {
+        attempt: 1,
+        remaining,
+    };
+    insta::assert_snapshot!(nudge_reason(session(&cleaning), &nudge));
 }

@@ -341,6 +341,18 @@ pub struct DebugSession {
     pub updated_at: u64,
 }
 
+/// Where a probe's file sits for the workspace walk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Placement {
+    /// Walked like any file of the workspace (or not there yet).
+    InTree,
+    /// Skipped by the walk: ignored by git or an ignore file.
+    Ignored,
+    /// Reached through a symlink; `real` is where it really is.
+    Linked { real: String },
+}
+
 /// Whether `path` is a workspace-relative path that stays inside it: not
 /// absolute, no drive, no `..` or empty component.
 pub fn is_inside_path(path: &str) -> bool {

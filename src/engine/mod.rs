@@ -20,7 +20,7 @@ use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
     ScanReport, ScanScope, StopDecision,
 };
-use crate::core::model::{DebugState, Hypothesis, Probe, ProbeState};
+use crate::core::model::{DebugState, Hypothesis, Placement, Probe, ProbeState};
 use crate::core::progress::{Bubble, BubbleChange};
 use crate::core::session_id::{check_session_id, DEFAULT_SESSION};
 use crate::core::snapshot::{snapshot, Snapshot};
@@ -219,6 +219,8 @@ pub struct PlacedProbe {
     pub probe: Probe,
     pub snippet: String,
     pub language: &'static str,
+    /// Where its file sits for the workspace walk.
+    pub placement: Placement,
 }
 
 /// What the snippet request asks for.
@@ -669,10 +671,13 @@ impl Engine {
             },
         )
         .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;
+        let placement =
+            scan::placement(&self.config.root, &probe.file, Some(&self.config.state_dir));
         Ok(PlacedProbe {
             probe,
             snippet: block,
             language,
+            placement,
         })
     }
 

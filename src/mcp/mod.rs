@@ -195,7 +195,12 @@ impl DebugMcp {
                     };
                     engine.probe_snippet(&session, request, now)
                 })?;
-                let text = text::snippet_result(&placed.probe, placed.language, &placed.snippet);
+                let text = text::snippet_result(
+                    &placed.probe,
+                    placed.language,
+                    &placed.snippet,
+                    &placed.placement,
+                );
                 Ok(answer(
                     text,
                     json!({"probe": placed.probe, "snippet": placed.snippet}),

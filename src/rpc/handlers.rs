@@ -179,10 +179,13 @@ impl RequestHandler for ProbeSnippet {
             },
             now,
         )?;
+        let note = crate::core::text::placement_note(&placed.probe.file, &placed.placement);
         Ok(ProbeSnippetResult {
             probe: placed.probe,
             language: placed.language.to_string(),
             snippet: placed.snippet,
+            note,
+            placement: placed.placement,
             snapshot: engine.status(&session, now)?,
         })
     }

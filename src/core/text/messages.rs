@@ -3,7 +3,7 @@ use crate::core::machine::{
     CleanupSummary, HandOffResult, Kickoff, Notice, Nudge, StopDecision, MAX_CLEANUP_NUDGES,
     MAX_HANDOFF_NUDGES,
 };
-use crate::core::model::{DebugSession, HandoffMode, Probe};
+use crate::core::model::{DebugSession, HandoffMode, Placement, Probe};
 use crate::core::text::MAX_LISTED_PROBES;
 use std::fmt::Write;
 
@@ -28,10 +28,11 @@ pub fn nudge_reason(session: &DebugSession, nudge: &Nudge) -> String {
         }
         Nudge::Cleanup { attempt, remaining } => format!(
             "Cleanup is not finished: {} probe(s) are still on disk:\n{}\nDelete each block from \
-             its `#region debug-probe` line through its `#endregion debug-probe` line, then stop. \
+             its `#region debug-probe` line through its `#endregion debug-probe` line, then stop.{} \
              (Reminder {attempt} of {MAX_CLEANUP_NUDGES}.)",
             remaining.len(),
-            probe_lines(remaining)
+            probe_lines(remaining),
+            damaged_hint(remaining)
         ),
     }
 }
@@ -187,6 +188,18 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
     out
 }
 
+/// For probes whose markers were damaged: removing markers is not removing
+/// a probe, the sidecar finds the code by what it does.
+fn damaged_hint(probes: &[Probe]) -> &'static str {
+    if probes.iter().any(|p| p.damage().is_some()) {
+        " Where a marker is gone, delete the probe's code itself (the lines that write to the \
+         run log or post to the ingest URL): the sidecar finds probe code by what it does, \
+         markers or not."
+    } else {
+        ""
+    }
+}
+
 fn probe_lines(probes: &[Probe]) -> String {
     let mut lines: Vec<String> = probes
         .iter()
@@ -219,11 +232,39 @@ pub fn abort_notice(leftover: &[Probe]) -> String {
     text
 }
 
-/// The probe snippet tool's result: where the block goes and the block.
-pub fn snippet_result(probe: &Probe, language: &str, snippet: &str) -> String {
-    format!(
+/// The probe snippet tool's result: where the block goes and the block,
+/// and where the file really is when the workspace walk would not see it.
+pub fn snippet_result(
+    probe: &Probe,
+    language: &str,
+    snippet: &str,
+    placement: &Placement,
+) -> String {
+    let mut text = format!(
         "Probe {} registered for {} ({language}). Insert this block where the evidence is, \
          unchanged between its markers:\n\n{snippet}",
         probe.id, probe.file
-    )
+    );
+    if let Some(note) = placement_note(&probe.file, placement) {
+        text.push('\n');
+        text.push_str(&note);
+    }
+    text
+}
+
+/// What to know about a probe file the workspace walk does not see.
+pub fn placement_note(file: &str, placement: &Placement) -> Option<String> {
+    match placement {
+        Placement::InTree => None,
+        Placement::Ignored => Some(format!(
+            "Note: {file} is ignored (by .gitignore or an ignore file), so a plain walk of the \
+             workspace skips it. The ledger tracks it: every scan of this session and \
+             `debug-sidecar check` read it anyway, and cleanup is verified there too."
+        )),
+        Placement::Linked { real } => Some(format!(
+            "Note: {file} is reached through a symlink and really is {real}. The ledger tracks \
+             it by its workspace path: every scan of this session and `debug-sidecar check` \
+             read it there, and cleanup is verified there too."
+        )),
+    }
 }

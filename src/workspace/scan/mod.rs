@@ -13,6 +13,7 @@ pub mod index;
 
 use crate::core::findings::{self, Clues, Finding, FindingKind};
 use crate::core::machine::{FoundProbe, ScanReport, ScanScope};
+use crate::core::model::Placement;
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
 use std::fs;
@@ -310,6 +311,38 @@ fn configure(builder: &mut WalkBuilder, skip: Option<&Path>) {
             !SKIPPED_DIRS.iter().any(|d| e.file_name() == *d)
                 && skip.as_deref().is_none_or(|skip| e.path() != skip)
         });
+}
+
+/// Where a workspace-relative file sits for the walk: behind a symlink (its
+/// real path is elsewhere), skipped by the ignore rules, or in the tree. A
+/// file not there yet counts as in the tree.
+pub fn placement(root: &Path, file: &str, state_dir: Option<&Path>) -> Placement {
+    let path = root.join(file);
+    if !path.exists() {
+        return Placement::InTree;
+    }
+    if let (Ok(real_root), Ok(real)) = (root.canonicalize(), path.canonicalize()) {
+        if real != real_root.join(file) {
+            return Placement::Linked {
+                real: real.to_string_lossy().into_owned(),
+            };
+        }
+    }
+    // Walk only the directories on the way to the file, with the walk's rules.
+    let mut builder = WalkBuilder::new(root);
+    configure(&mut builder, state_dir);
+    let way = path.clone();
+    let skip = state_dir.map(Path::to_path_buf);
+    builder.filter_entry(move |e| {
+        way.starts_with(e.path())
+            && !SKIPPED_DIRS.iter().any(|d| e.file_name() == *d)
+            && skip.as_deref().is_none_or(|skip| e.path() != skip)
+    });
+    if builder.build().flatten().any(|e| e.path() == path) {
+        Placement::InTree
+    } else {
+        Placement::Ignored
+    }
 }
 
 /// Read these workspace-relative files (through symlinks: a tracked file is
