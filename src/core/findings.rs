@@ -212,7 +212,12 @@ pub fn find(file: &str, text: &str, clues: &Clues) -> Vec<Finding> {
             Shape::StartOnly => FindingKind::MissingEnd,
             Shape::EndOnly => FindingKind::MissingStart,
         };
-        let at = group.first;
+        // A block is reported at its start marker; a lone end marker at the
+        // first line of the code it kept, where there is some.
+        let at = match group.shape {
+            Shape::EndOnly => body.first().copied().unwrap_or(group.first),
+            _ => group.first,
+        };
         out.push(Finding {
             file: file.to_string(),
             line: noted[at].line,
@@ -637,7 +642,7 @@ mod tests {
 
     #[test]
     fn a_lone_marker_takes_the_code_beside_it() {
-        let text = format!("{}# #endregion debug-probe p2\n", body("p2"));
+        let text = format!("x = 0\n{}# #endregion debug-probe p2\n", body("p2"));
         assert_eq!(
             kinds(&text),
             [(2, FindingKind::MissingStart, s("p2"), s("s1"))]

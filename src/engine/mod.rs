@@ -442,19 +442,36 @@ impl Engine {
     }
 
     /// The session now, its probes as a fresh (decision) rescan sees them.
-    /// A read: what the scan found is shown, not written.
     pub fn status(&mut self, session_id: &str, now: u64) -> Result<Snapshot, EngineError> {
-        let mut stored = self.store.load(session_id)?;
-        if let Some(session) = stored.state.session() {
-            let target = self.scan_target(session_id, session.files_to_rescan());
-            let (findings, _) = index::rescan(&self.config.state_dir, &target, false);
-            let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Workspace);
-            if let Ok(seen) = machine::apply(&stored.state, Command::ProbeScan(outcome.report), now)
-            {
-                stored.state = seen.state;
-            }
-        }
+        let (stored, _) = self.fresh_view(session_id, false, now)?;
         Ok(self.snapshot_of(session_id, &stored))
+    }
+
+    /// The session with its ledger reconciled against a fresh scan (`full`:
+    /// the whole walk), and what the scan found beside it. A read: what the
+    /// scan found is shown, not written.
+    fn fresh_view(
+        &mut self,
+        session_id: &str,
+        full: bool,
+        now: u64,
+    ) -> Result<(Stored, ScanExtras), EngineError> {
+        let mut stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            return Ok((stored, self.scan_extras(session_id)));
+        };
+        let target = self.scan_target(session_id, session.files_to_rescan());
+        let (findings, _) = index::rescan(&self.config.state_dir, &target, full);
+        let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Workspace);
+        if let Ok(seen) = machine::apply(&stored.state, Command::ProbeScan(outcome.report), now) {
+            stored.state = seen.state;
+        }
+        let extras = ScanExtras {
+            half_removed: outcome.half_removed,
+            foreign: outcome.foreign,
+        };
+        self.extras.insert(session_id.to_string(), extras.clone());
+        Ok((stored, extras))
     }
 
     /// Starts a session; returns it with the kickoff message for the model.
@@ -801,23 +818,26 @@ impl Engine {
         rescan: bool,
         now: u64,
     ) -> Result<ProbeLedger, EngineError> {
-        let adopted = if rescan {
-            self.rescan(session_id, now)?.adopted
+        // `rescan`: the whole walk, its adoptions written; otherwise the
+        // decision rescan, shown and not written.
+        let (stored, mut extras, adopted) = if rescan {
+            let adopted = self.rescan(session_id, now)?.adopted;
+            let stored = self.store.load(session_id)?;
+            (stored, self.scan_extras(session_id), adopted)
         } else {
-            Vec::new()
+            let (stored, extras) = self.fresh_view(session_id, false, now)?;
+            (stored, extras, Vec::new())
         };
-        let stored = self.store.load(session_id)?;
         let probes = stored
             .state
             .session()
             .map(|s| s.probes.clone())
             .unwrap_or_default();
-        let mut extras = self.scan_extras(session_id);
         // A lone end marker the ledger claimed is listed as its probe.
         extras.half_removed.retain(|half| {
-            !probes
-                .iter()
-                .any(|p| p.id == half.probe_id && p.file == half.file && p.line == Some(half.line))
+            !probes.iter().any(|p| {
+                p.id == half.probe_id && p.file == half.file && p.state == ProbeState::Live
+            })
         });
         Ok(ProbeLedger {
             live: probes
@@ -833,7 +853,7 @@ impl Engine {
             probes,
             foreign: extras.foreign,
             half_removed: extras.half_removed,
-            scanned: rescan,
+            scanned: stored.state.session().is_some(),
         })
     }
 

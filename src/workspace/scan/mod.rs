@@ -314,20 +314,25 @@ fn configure(builder: &mut WalkBuilder, skip: Option<&Path>) {
 }
 
 /// Where a workspace-relative file sits for the walk: behind a symlink (its
-/// real path is elsewhere), skipped by the ignore rules, or in the tree. A
-/// file not there yet counts as in the tree.
+/// real path is elsewhere), skipped by the ignore rules, or in the tree. For
+/// a file not there yet, its nearest existing directory is judged.
 pub fn placement(root: &Path, file: &str, state_dir: Option<&Path>) -> Placement {
     let path = root.join(file);
-    if !path.exists() {
+    // The file may not be there yet: judge the nearest part of its path
+    // that is, and the rest as written.
+    let Some(there) = path.ancestors().find(|p| p.exists()) else {
         return Placement::InTree;
-    }
-    if let (Ok(real_root), Ok(real)) = (root.canonicalize(), path.canonicalize()) {
-        if real != real_root.join(file) {
+    };
+    if let (Ok(real_root), Ok(real)) = (root.canonicalize(), there.canonicalize()) {
+        let rest = path.strip_prefix(there).unwrap_or(Path::new(""));
+        let expected = real_root.join(there.strip_prefix(root).unwrap_or(Path::new("")));
+        if real != expected {
             return Placement::Linked {
-                real: real.to_string_lossy().into_owned(),
+                real: real.join(rest).to_string_lossy().into_owned(),
             };
         }
     }
+    let path = there.to_path_buf();
     // Walk only the directories on the way to the file, with the walk's rules.
     let mut builder = WalkBuilder::new(root);
     configure(&mut builder, state_dir);
