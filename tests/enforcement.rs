@@ -554,3 +554,44 @@ fn a_damaged_state_file_does_not_stall_the_first_write() {
         });
     assert!(aside, "the damaged file is moved aside");
 }
+
+#[test]
+fn model_deletes_the_state_directory_mid_session() {
+    let mut lab = Lab::new("state-deleted");
+    lab.instrument("a.sh", 1);
+    lab.hand_off(None);
+    // `rm -rf .debug-sidecar` (or `git clean -xdf`) from the agent's shell.
+    fs::remove_dir_all(lab.path(".debug-sidecar")).unwrap();
+    // The editor's next snapshot says so.
+    let status = lab.status();
+    assert_eq!(status["active"], false);
+    let warning = status["warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("was deleted") && warning.contains("p1 a.sh:2"),
+        "{status}"
+    );
+    // The next hook answer tells the person and the model, once.
+    let told = hook(lab.root(), "UserPromptSubmit", json!({"prompt": "go on"}));
+    let person = told["systemMessage"].as_str().unwrap_or_default();
+    let model = told["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        person.contains("p1 a.sh:2") && person.contains("deleted"),
+        "{told}"
+    );
+    assert!(
+        model.contains("p1 a.sh:2") && model.contains("Remove"),
+        "{told}"
+    );
+    assert_eq!(
+        hook(lab.root(), "UserPromptSubmit", json!({"prompt": "again"})),
+        Value::Null
+    );
+    // The probe is still found by what it does.
+    let (code, out) = lab.check();
+    assert_eq!(code, Some(1));
+    assert!(out.contains("a.sh:2"), "{out}");
+    // And the person can start again.
+    assert_eq!(lab.status()["userCommands"], json!(["start"]));
+}

@@ -343,3 +343,11 @@ fn cleanup_nudge_names_how_each_leftover_probe_sits() {
     };
     insta::assert_snapshot!(nudge_reason(session(&cleaning), &nudge));
 }
+
+#[test]
+fn lost_state_texts_for_the_person_and_the_model() {
+    let probes = vec!["p1 src/cart.sh:10".to_string(), "p2 lib/x.py:3".to_string()];
+    let (person, model) = lost_state("default", "/home/ada/shop/.debug-sidecar", &probes);
+    insta::assert_snapshot!("lost_state_person", person);
+    insta::assert_snapshot!("lost_state_model", model);
+}

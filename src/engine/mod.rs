@@ -27,12 +27,15 @@ use crate::core::snapshot::{snapshot, Snapshot};
 use crate::core::text::{self, RenderEnv};
 use crate::core::turn::TurnState;
 use crate::workspace::artifacts;
+use crate::workspace::breadcrumb::{self, Breadcrumb};
 use crate::workspace::ingest::{self, IngestInfo};
 use crate::workspace::logread::{self, LogPage, LogQuery, LogSummary};
 use crate::workspace::runlog::{self, Appended, LineCounter};
 use crate::workspace::scan::{self, index, ForeignProbe, HalfRemoved, ScanOutcome, ScanTarget};
 use crate::workspace::snippet::{self, SnippetInput};
-use crate::workspace::store::{Refused, Store, StoreError, Stored, Update, SESSIONS_DIR};
+use crate::workspace::store::{
+    Refused, Store, StoreError, Stored, Update, SESSIONS_DIR, STATE_FILE,
+};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -350,7 +353,52 @@ impl Engine {
             .recent
             .clone()
             .flatten()
+            // No session left: the one whose state directory was deleted.
+            .or_else(|| self.lost_session().map(|lost| lost.session_id))
             .unwrap_or_else(|| DEFAULT_SESSION.to_string()))
+    }
+
+    /// The session whose state was deleted while it was active, as the note
+    /// kept outside the state directory remembers it.
+    pub fn lost_session(&self) -> Option<Breadcrumb> {
+        let crumb = breadcrumb::read(&self.config.root)?;
+        if crumb.state_dir != self.config.state_dir.to_string_lossy() {
+            return None;
+        }
+        check_session_id(&crumb.session_id).ok()?;
+        let state = self
+            .config
+            .state_dir
+            .join(SESSIONS_DIR)
+            .join(&crumb.session_id)
+            .join(STATE_FILE);
+        (!state.exists()).then_some(crumb)
+    }
+
+    /// The person and the model were told: the note goes.
+    pub fn forget_lost_session(&self, session_id: &str) {
+        breadcrumb::clear(&self.config.root, session_id);
+    }
+
+    /// Keeps the note outside the state directory in step with a write.
+    fn note_session(&self, session_id: &str, state: &DebugState) {
+        let Some(session) = state.session() else {
+            breadcrumb::clear(&self.config.root, session_id);
+            return;
+        };
+        let crumb = Breadcrumb {
+            session_id: session_id.to_string(),
+            state_dir: self.config.state_dir.to_string_lossy().into_owned(),
+            probes: session
+                .probes
+                .iter()
+                .filter(|p| p.state != ProbeState::Missing)
+                .map(|p| format!("{} {}", p.id, p.location()))
+                .collect(),
+        };
+        if let Err(error) = breadcrumb::write(&self.config.root, &crumb) {
+            tracing::warn!("could not note the session outside its state directory: {error}");
+        }
     }
 
     /// Changes since the last call, oldest first.
@@ -1246,6 +1294,12 @@ impl Engine {
             stored.revision,
         );
         snapshot.warning = stored.warning.clone();
+        if snapshot.warning.is_none() && stored.revision == 0 && stored.state.session().is_none() {
+            snapshot.warning = self
+                .lost_session()
+                .filter(|lost| lost.session_id == session_id)
+                .map(|lost| text::lost_state(session_id, &lost.state_dir, &lost.probes).0);
+        }
         snapshot
     }
 
@@ -1343,6 +1397,7 @@ impl Engine {
         };
         let after = match update {
             Update::Written(stored) => {
+                self.note_session(session_id, &stored.state);
                 self.announce(session_id, &stored);
                 stored
             }

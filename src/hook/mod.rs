@@ -75,6 +75,26 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
     let session = engine.resolve(None)?;
     let now = now_ms();
     let harness = |kind, tool: Option<String>, source| HarnessEvent { kind, tool, source };
+    // A state directory deleted under an active session: said once, on the
+    // first event whose answer reaches both the person and the model.
+    if matches!(
+        event,
+        "SessionStart" | "UserPromptSubmit" | "PostToolUse" | "Stop"
+    ) {
+        if let Some(lost) = engine.lost_session() {
+            engine.forget_lost_session(&lost.session_id);
+            let (person, model) =
+                crate::core::text::lost_state(&lost.session_id, &lost.state_dir, &lost.probes);
+            return Ok(Some(if event == "Stop" {
+                json!({ "decision": "block", "reason": model, "systemMessage": person })
+            } else {
+                json!({
+                    "systemMessage": person,
+                    "hookSpecificOutput": { "hookEventName": event, "additionalContext": model },
+                })
+            }));
+        }
+    }
     match event {
         "SessionStart" => context(&mut engine, &session, event),
         "UserPromptSubmit" => {

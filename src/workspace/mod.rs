@@ -2,6 +2,7 @@
 //! snippet templates.
 
 pub mod artifacts;
+pub mod breadcrumb;
 pub mod ingest;
 pub mod logread;
 pub mod runlog;

@@ -252,6 +252,38 @@ pub fn snippet_result(
     text
 }
 
+/// What the person and the model are told when the state directory of an
+/// active session was deleted: (for the person, for the model).
+pub fn lost_state(session_id: &str, state_dir: &str, probes: &[String]) -> (String, String) {
+    let mut list: Vec<String> = probes
+        .iter()
+        .take(MAX_LISTED_PROBES)
+        .map(|p| format!("  {p}"))
+        .collect();
+    if probes.len() > MAX_LISTED_PROBES {
+        list.push(format!("  +{} more", probes.len() - MAX_LISTED_PROBES));
+    }
+    let list = if list.is_empty() {
+        "  none".to_string()
+    } else {
+        list.join("\n")
+    };
+    let person = format!(
+        "The state directory {state_dir} was deleted while debug session {session_id} was \
+         active: its run logs and ledger are gone and the session has ended. Its probes may \
+         still be in the code; the ledger last knew:\n{list}\n`debug-sidecar check` finds them \
+         by what they do, markers or not."
+    );
+    let model = format!(
+        "Debug Mode's state directory was deleted while the debug session was active: the \
+         session has ended and its evidence (run logs, ledger) is gone. The ledger last knew \
+         these probes:\n{list}\nRemove every one of them (their code writes to the deleted \
+         run log), run `debug-sidecar check` until it passes, and tell the user; start Debug \
+         Mode again if the problem is not solved."
+    );
+    (person, model)
+}
+
 /// What to know about a probe file the workspace walk does not see.
 pub fn placement_note(file: &str, placement: &Placement) -> Option<String> {
     match placement {

@@ -8,8 +8,8 @@ mod messages;
 pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
 pub use briefing::briefing;
 pub use messages::{
-    abort_notice, hand_off_result, kickoff, notice, nudge_reason, placement_note, snippet_result,
-    stop_reason, NO_SESSION,
+    abort_notice, hand_off_result, kickoff, lost_state, notice, nudge_reason, placement_note,
+    snippet_result, stop_reason, NO_SESSION,
 };
 
 use std::path::Path;
