@@ -75,3 +75,122 @@ fn a_missing_path_is_an_error_not_a_pass() {
     let workspace = Workspace::new("check-missing");
     assert_eq!(check(&workspace.root, &["nope"]).0, Some(2));
 }
+
+/// A snippet for `file` as the sidecar hands it out, with its marker lines
+/// deleted (what `sed -i '/debug-probe/d'` leaves).
+fn unmarked_snippet(file: &str, root: &std::path::Path) -> String {
+    use debug_sidecar::core::model::{Probe, ProbeState};
+    use debug_sidecar::workspace::snippet::{language_for, snippet, SnippetInput};
+    let probe = Probe {
+        id: "p4".into(),
+        file: file.into(),
+        line: None,
+        round: 1,
+        hypothesis_id: Some("H1".into()),
+        language: None,
+        state: ProbeState::Issued,
+        trace: None,
+    };
+    let log = root.join(".debug-sidecar/sessions/s-9/runs/active.jsonl");
+    let block = snippet(
+        language_for(file, None).unwrap(),
+        &SnippetInput {
+            probe: &probe,
+            session_id: "s-9",
+            session_tag: "s-9",
+            log_file: &log.to_string_lossy(),
+            message: "total",
+            variables: &["total"],
+            ingest_url: None,
+        },
+    )
+    .unwrap();
+    block
+        .lines()
+        .filter(|line| !line.contains("debug-probe"))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+#[test]
+fn probes_whose_markers_were_deleted_fail_in_every_language() {
+    let workspace = Workspace::new("check-unmarked");
+    let files = [
+        "a.py", "b.js", "c.go", "d.rs", "e.java", "f.c", "g.cpp", "h.sh", "i.rb", "j.php", "k.kt",
+        "l.cs", "m.swift", "n.ts",
+    ];
+    for file in files {
+        let body = unmarked_snippet(file, &workspace.root);
+        std::fs::write(
+            workspace.root.join(file),
+            format!("first line\n{body}last line\n"),
+        )
+        .unwrap();
+    }
+    let (code, out) = check(&workspace.root, &[]);
+    assert_eq!(code, Some(1), "{out}");
+    for file in files {
+        assert!(
+            out.lines().any(|line| line.starts_with(&format!("{file}:"))
+                && line.contains("code of debug-probe p4 (session s-9) with its markers gone")),
+            "{file} is not reported: {out}"
+        );
+    }
+    assert_eq!(
+        out.lines().count(),
+        files.len(),
+        "one finding per probe: {out}"
+    );
+}
+
+#[test]
+fn loopback_ingest_calls_of_other_tools_fail_with_or_without_a_token() {
+    let workspace = Workspace::new("check-ingest");
+    std::fs::write(
+        workspace.root.join("app.js"),
+        "fetch('http://localhost:7777/ingest', {method: 'POST'});\n\
+         navigator.sendBeacon(`http://[::1]:9/ingest/abc?x=1`, data);\n\
+         fs.appendFileSync('/Users/me/app/.cursor/debug-1a2b3c.log', line);\n",
+    )
+    .unwrap();
+    let (code, out) = check(&workspace.root, &[]);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("app.js:1: loopback ingest URL"), "{out}");
+    assert!(out.contains("app.js:2: loopback ingest URL"), "{out}");
+    assert!(out.contains("app.js:3: Cursor agent log block"), "{out}");
+}
+
+#[test]
+fn marker_text_in_strings_comments_and_docs_is_not_reported() {
+    let workspace = Workspace::new("check-negative");
+    let root = &workspace.root;
+    std::fs::write(
+        root.join("strings.py"),
+        "HELP = \"wrap probes in #region debug-probe <id> <session>\"\n\
+         log.info(\"#endregion debug-probe p1\")\n\
+         # logs go to .debug-sidecar/sessions/s-9/runs/active.jsonl (a comment)\n\
+         record = {\"probeId\": \"p1\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("api.ts"),
+        "const url = `https://example.com/ingest/${id}`;\n\
+         const route = '/api/sessions/s-9/runs/latest';\n",
+    )
+    .unwrap();
+    // The sidecar's own documentation describes markers, fingerprints and
+    // ingest URLs without being any of them.
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = [
+        "README.md",
+        "protocol/README.md",
+        "editors/vscode/README.md",
+        "editors/nvim/README.md",
+        "editors/emacs/README.md",
+    ];
+    for (i, doc) in docs.iter().enumerate() {
+        std::fs::copy(repo.join(doc), root.join(format!("doc{i}.md"))).unwrap();
+    }
+    let (code, out) = check(root, &[]);
+    assert_eq!((code, out.as_str()), (Some(0), ""));
+}

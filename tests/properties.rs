@@ -182,3 +182,47 @@ proptest! {
         }
     }
 }
+
+/// Lines a file could hold around a probe: code, comments, marker text in
+/// strings, other tools' URLs, blank lines.
+fn surrounding() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec(
+        prop_oneof![
+            Just("x = compute(y)".to_string()),
+            Just("# a comment".to_string()),
+            Just("log(\"#endregion debug-probe p1\")".to_string()),
+            Just("url = 'https://example.com/ingest/ok'".to_string()),
+            Just(String::new()),
+            "[ -~]{0,40}",
+        ],
+        0..30,
+    )
+}
+
+proptest! {
+    /// Whatever a file holds, the analysis answers (never panics), and a
+    /// probe whose markers were deleted is found wherever it sits, by its id
+    /// and session.
+    #[test]
+    fn a_probe_without_markers_is_found_anywhere(
+        before in surrounding(),
+        after in surrounding(),
+        noise in "\\PC{0,200}",
+    ) {
+        use debug_sidecar::core::findings::{find, Clues, FindingKind};
+        let _ = find("noise.py", &noise, &Clues::new());
+        let body = "try:\n    open(\"/w/.debug-sidecar/sessions/s1/runs/active.jsonl\", \"a\").write(\
+                    json.dumps({\"probeId\": \"p3\", \"data\": {}}))\nexcept Exception:\n    pass\n";
+        let text = format!("{}\n{body}{}\n", before.join("\n"), after.join("\n"));
+        let found = find("a.py", &text, &Clues::new());
+        let ours: Vec<_> = found
+            .iter()
+            .filter(|f| f.session.as_deref() == Some("s1"))
+            .collect();
+        prop_assert_eq!(ours.len(), 1, "{:?}", found);
+        prop_assert_eq!(ours[0].kind, FindingKind::Unmarked);
+        prop_assert_eq!(ours[0].probe_id.as_deref(), Some("p3"));
+        // The line that writes: after `before` (at least one line) and `try:`.
+        prop_assert_eq!(ours[0].line as usize, before.len().max(1) + 2);
+    }
+}

@@ -295,6 +295,11 @@ fn unmarked(file: &str, noted: &[Noted], cluster: &[usize], clues: &Clues, out: 
             by_id.entry(tag).or_insert(i);
         }
     }
+    if by_id.is_empty() && is_prose(file) {
+        // Documentation quoting a run path (a captured screen, a log
+        // location) runs nothing: only a logged record makes it a probe.
+        return;
+    }
     if by_id.is_empty() {
         let first = cluster
             .iter()
@@ -332,6 +337,15 @@ fn unmarked(file: &str, noted: &[Noted], cluster: &[usize], clues: &Clues, out: 
             Some(session.clone()),
         ));
     }
+}
+
+/// Files that are read, not run: markdown, reStructuredText, AsciiDoc, text.
+fn is_prose(file: &str) -> bool {
+    let extension = file.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    matches!(
+        extension.as_deref(),
+        Some("md" | "markdown" | "rst" | "adoc" | "asciidoc" | "txt")
+    )
 }
 
 fn finding(
@@ -727,5 +741,9 @@ mod tests {
             assert_eq!(found[0].session, s("s2"));
         }
         assert!(find("f", "GET /api/sessions/s2/runs/ now", &clues).is_empty());
+        // Prose quoting a run path is no probe; prose quoting a record is.
+        let quoted = "  /tmp/w/.debug-sidecar/sessions/s2/runs/r1-abc.jsonl\n";
+        assert!(find("README.md", quoted, &clues).is_empty());
+        assert_eq!(find("run.sh", quoted, &clues).len(), 1);
     }
 }
