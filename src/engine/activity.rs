@@ -1,0 +1,250 @@
+//! The agent's activity: turn state, progress, subagents and harness events.
+
+use super::*;
+
+impl Engine {
+    pub fn turn_state(&mut self, session_id: &str) -> Result<TurnState, EngineError> {
+        Ok(self.store.load_activity(session_id)?.turn.state())
+    }
+
+    pub fn progress_state(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<Option<Bubble>, EngineError> {
+        Ok(self
+            .store
+            .load_activity(session_id)?
+            .progress
+            .visible(session_id, now))
+    }
+
+    pub fn agents(&mut self, session_id: &str) -> Result<Vec<AgentRecord>, EngineError> {
+        Ok(self.store.load_activity(session_id)?.agents.list())
+    }
+
+    /// A harness report: turn state, the progress bubble's turn, and the
+    /// debug session's own event. Scans it asks for are deferred.
+    pub fn harness_event(
+        &mut self,
+        session_id: &str,
+        event: HarnessEvent,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let turn_event = event.turn_event();
+        let edge = event.progress_edge();
+        self.change_activity(session_id, now, &mut |activity| {
+            if let Some(turn_event) = turn_event {
+                activity.turn.apply(turn_event);
+            }
+            match edge {
+                Some(true) => drop(activity.progress.turn_start(session_id, now)),
+                Some(false) => drop(activity.progress.turn_end(session_id, now)),
+                None => {}
+            }
+        })?;
+        if let Some(command) = event.session_command() {
+            // Only an active session has anything to learn from the harness.
+            if self.store.load(session_id)?.state.session().is_some() {
+                self.apply(session_id, command, now, ScanTiming::Deferred)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A harness reports a finished tool call (`PostToolUse`): a todo list
+    /// becomes progress, the call is the session's tool event, and an edit's
+    /// rescan runs now, on the edited files when the input names them
+    /// (relative ones resolved against `base_dir`, the harness's `cwd`).
+    pub fn tool_used(
+        &mut self,
+        session_id: &str,
+        tool: &str,
+        tool_input: &Value,
+        base_dir: &Path,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        if tool == "TodoWrite" {
+            if let Some(todos) = tool_input.get("todos").and_then(Value::as_array) {
+                self.todos(session_id, todos, now)?;
+            }
+        }
+        let call = HarnessEvent {
+            kind: HarnessEventKind::ToolCall,
+            tool: Some(tool.to_string()),
+            source: None,
+        };
+        self.harness_event(session_id, call, now)?;
+        let asked = self.take_scan_requests();
+        if asked.iter().any(|r| r.session_id == session_id) {
+            match edited_files(tool_input) {
+                Some(files) => {
+                    let files: Vec<String> = files
+                        .iter()
+                        .map(|f| base_dir.join(f).to_string_lossy().into_owned())
+                        .collect();
+                    self.rescan_files(session_id, &files, now)?;
+                }
+                None => {
+                    self.rescan(session_id, now)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The agent's turn ends (a `Stop` hook): the stop decision, and when it
+    /// may stop, the end of its turn for the turn state.
+    pub fn agent_stopped(
+        &mut self,
+        session_id: &str,
+        last_message: Option<&str>,
+        now: u64,
+    ) -> Result<StopAnswer, EngineError> {
+        let answer = self.stop(session_id, last_message, now)?;
+        if matches!(answer.decision, StopDecision::Allow { .. }) {
+            let ended = HarnessEvent {
+                kind: HarnessEventKind::TurnEnd,
+                tool: None,
+                source: None,
+            };
+            self.harness_event(session_id, ended, now)?;
+        }
+        Ok(answer)
+    }
+
+    pub fn todos(
+        &mut self,
+        session_id: &str,
+        todos: &[Value],
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let todos = Value::Array(todos.to_vec());
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.progress.todos(session_id, &todos, now);
+        })
+    }
+
+    pub fn goal(&mut self, session_id: &str, goal: &Value, now: u64) -> Result<(), EngineError> {
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.progress.goal(session_id, goal, now);
+        })
+    }
+
+    pub fn activity(&mut self, session_id: &str, line: &str, now: u64) -> Result<(), EngineError> {
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.progress.activity(session_id, line, now);
+        })
+    }
+
+    pub fn agent_event(
+        &mut self,
+        session_id: &str,
+        event: AgentEvent,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.agents.apply(event.clone(), now);
+        })
+    }
+
+    /// Heartbeat: keeps running turns' bubbles alive and retires stale ones,
+    /// in the sessions this process has seen.
+    pub fn tick(&mut self, now: u64) {
+        let shown: Vec<String> = self
+            .activities
+            .iter()
+            .filter(|(id, activity)| {
+                activity.progress.visible(id, now).is_some()
+                    || activity.progress.is_turn_running(id)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for session_id in shown {
+            if let Err(error) = self.change_activity(&session_id, now, &mut |activity| {
+                activity.progress.tick(now);
+            }) {
+                tracing::warn!("could not refresh the progress of {session_id}: {error}");
+            }
+            // An expired bubble changes nothing saved, only what is visible.
+            self.announce_visible_bubble(&session_id, now);
+        }
+    }
+
+    /// The activity as this process last saw it, read from the store once.
+    pub(super) fn activity_of(&mut self, session_id: &str) -> Result<&Activity, EngineError> {
+        if !self.activities.contains_key(session_id) {
+            let activity = self.store.load_activity(session_id)?;
+            self.activities.insert(session_id.to_string(), activity);
+        }
+        Ok(&self.activities[session_id])
+    }
+
+    /// Apply a change to the session's activity. A change that alters
+    /// nothing (a burst of identical deltas) is decided on the copy this
+    /// process holds, without touching the store; a real one is applied under
+    /// the store's lock to the saved activity and announced.
+    pub(super) fn change_activity(
+        &mut self,
+        session_id: &str,
+        now: u64,
+        apply: &mut dyn FnMut(&mut Activity),
+    ) -> Result<(), EngineError> {
+        // What observers last heard, and what is saved now (another process
+        // may have written since): "nothing changed" is decided on the saved one.
+        let known = self.activity_of(session_id)?.clone();
+        let saved = self.store.load_activity(session_id)?;
+        let mut candidate = saved.clone();
+        apply(&mut candidate);
+        if candidate.same_as(&saved) {
+            if saved.revision != known.revision {
+                self.announce_activity(session_id, &known, saved, now);
+            }
+            return Ok(());
+        }
+        let saved = self.store.update_activity(session_id, apply)?;
+        self.announce_activity(session_id, &known, saved, now);
+        Ok(())
+    }
+
+    /// Announce what differs between what observers heard and `now_saved`.
+    pub(super) fn announce_activity(
+        &mut self,
+        session_id: &str,
+        heard: &Activity,
+        now_saved: Activity,
+        now: u64,
+    ) {
+        for change in activity_changes(session_id, heard, &now_saved, now) {
+            let session_id = session_id.to_string();
+            self.changes.push(match change {
+                ActivityChange::Turn(state) => Change::Turn { session_id, state },
+                ActivityChange::Progress(bubble) => {
+                    Change::Progress(BubbleChange { session_id, bubble })
+                }
+                ActivityChange::Agent(record) => Change::Agent { session_id, record },
+            });
+        }
+        self.visible.insert(
+            session_id.to_string(),
+            now_saved.progress.visible(session_id, now),
+        );
+        self.activities.insert(session_id.to_string(), now_saved);
+    }
+
+    /// A bubble that expired on its own is announced as gone.
+    pub(super) fn announce_visible_bubble(&mut self, session_id: &str, now: u64) {
+        let Some(activity) = self.activities.get(session_id) else {
+            return;
+        };
+        let bubble = activity.progress.visible(session_id, now);
+        let heard = self.visible.get(session_id).cloned().flatten();
+        if bubble != heard {
+            self.visible.insert(session_id.to_string(), bubble.clone());
+            self.changes.push(Change::Progress(BubbleChange {
+                session_id: session_id.to_string(),
+                bubble,
+            }));
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! The person's and the agent's session commands: start, hand-off, Proceed,
+//! Mark fixed, abort, observations, the stop decision and the blackboard.
+
+use super::*;
+
+impl Engine {
+    /// Every session the store knows, most recently active first.
+    pub fn sessions(&mut self) -> Result<Vec<SessionSummary>, EngineError> {
+        let sessions = self.store.sessions()?;
+        Ok(sessions
+            .into_iter()
+            .map(|(id, stored)| SessionSummary {
+                snapshot: self.snapshot_of(&id, &stored),
+                updated_at: stored.updated_at,
+            })
+            .collect())
+    }
+
+    /// The session now, its probes as a fresh (decision) rescan sees them.
+    pub fn status(&mut self, session_id: &str, now: u64) -> Result<Snapshot, EngineError> {
+        let (stored, _) = self.fresh_view(session_id, false, now)?;
+        Ok(self.snapshot_of(session_id, &stored))
+    }
+
+    /// The session with its ledger reconciled against a fresh scan (`full`:
+    /// the whole walk), and what the scan found beside it. A read: what the
+    /// scan found is shown, not written.
+    pub(super) fn fresh_view(
+        &mut self,
+        session_id: &str,
+        full: bool,
+        now: u64,
+    ) -> Result<(Stored, ScanExtras), EngineError> {
+        let mut stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            return Ok((stored, self.scan_extras(session_id)));
+        };
+        let target = self.scan_target(session_id, session.files_to_rescan());
+        let (findings, _) = index::rescan(&self.config.state_dir, &target, full);
+        let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Workspace);
+        if let Ok(seen) = machine::apply(&stored.state, Command::ProbeScan(outcome.report), now) {
+            stored.state = seen.state;
+        }
+        let extras = ScanExtras {
+            half_removed: outcome.half_removed,
+            foreign: outcome.foreign,
+        };
+        self.extras.insert(session_id.to_string(), extras.clone());
+        Ok((stored, extras))
+    }
+
+    /// Starts a session; returns it with the kickoff message for the model.
+    pub fn start(
+        &mut self,
+        session_id: &str,
+        problem: String,
+        now: u64,
+    ) -> Result<(Snapshot, Option<String>), EngineError> {
+        let applied = self.apply(
+            session_id,
+            Command::Start { problem },
+            now,
+            ScanTiming::Inline,
+        )?;
+        Ok(self.with_kickoff(session_id, applied))
+    }
+
+    /// The hand-off tool call: the new state and the text the tool returns.
+    pub fn hand_off(
+        &mut self,
+        session_id: &str,
+        hand_off: HandOff,
+        now: u64,
+    ) -> Result<(Snapshot, String), EngineError> {
+        let applied = self.apply(
+            session_id,
+            Command::HandOff(hand_off),
+            now,
+            ScanTiming::Inline,
+        )?;
+        let result = applied.effects.iter().find_map(|effect| match effect {
+            Effect::HandOff(result) => Some(result.clone()),
+            _ => None,
+        });
+        let tool_result = match (applied.after.state.session(), result) {
+            (Some(session), Some(result)) => text::hand_off_result(session, &result),
+            _ => String::new(),
+        };
+        Ok((self.snapshot_of(session_id, &applied.after), tool_result))
+    }
+
+    pub fn proceed(
+        &mut self,
+        session_id: &str,
+        input: ProceedInput,
+        now: u64,
+    ) -> Result<(Snapshot, Option<String>), EngineError> {
+        let applied = self.apply(session_id, Command::Proceed(input), now, ScanTiming::Inline)?;
+        Ok(self.with_kickoff(session_id, applied))
+    }
+
+    pub fn done(
+        &mut self,
+        session_id: &str,
+        note: Option<String>,
+        now: u64,
+    ) -> Result<(Snapshot, Option<String>), EngineError> {
+        let applied = self.apply(session_id, Command::Done { note }, now, ScanTiming::Inline)?;
+        Ok(self.with_kickoff(session_id, applied))
+    }
+
+    pub fn record_hypotheses(
+        &mut self,
+        session_id: &str,
+        hypotheses: Vec<Hypothesis>,
+        now: u64,
+    ) -> Result<Snapshot, EngineError> {
+        let command = Command::RecordHypotheses(hypotheses);
+        let applied = self.apply(session_id, command, now, ScanTiming::Inline)?;
+        Ok(self.snapshot_of(session_id, &applied.after))
+    }
+
+    /// Ends the session; returns the probes still on disk.
+    pub fn abort(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<(Snapshot, Vec<Probe>), EngineError> {
+        let applied = self.apply(session_id, Command::Abort, now, ScanTiming::Inline)?;
+        let leftover = applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::Aborted { leftover } => Some(leftover),
+                _ => None,
+            })
+            .unwrap_or_default();
+        Ok((self.snapshot_of(session_id, &applied.after), leftover))
+    }
+
+    pub fn observe(
+        &mut self,
+        session_id: &str,
+        input: ObservationInput,
+        now: u64,
+    ) -> Result<Snapshot, EngineError> {
+        let applied = self.apply(session_id, Command::Observe(input), now, ScanTiming::Inline)?;
+        Ok(self.snapshot_of(session_id, &applied.after))
+    }
+
+    /// The agent's turn ended: send it back, or let it stop. A last assistant
+    /// message the harness passes along counts as the agent having spoken.
+    pub fn stop(
+        &mut self,
+        session_id: &str,
+        last_message: Option<&str>,
+        now: u64,
+    ) -> Result<StopAnswer, EngineError> {
+        // The message and the stop are one moment: one write, one revision.
+        let spoke = last_message.is_some_and(|m| !m.trim().is_empty());
+        let facts: &[Command] = if spoke {
+            &[Command::AssistantMessage]
+        } else {
+            &[]
+        };
+        let applied =
+            self.apply_with_facts(session_id, facts, Command::Stop, now, ScanTiming::Inline)?;
+        let decision = applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::Stop(decision) => Some(decision),
+                _ => None,
+            })
+            .unwrap_or(StopDecision::Allow { notice: None });
+        // Texts are rendered against the state they speak of: a nudge against
+        // the session it sends back, a notice against the round just closed.
+        let reason = text::stop_reason(applied.after.state.session(), &decision);
+        let notice = match &decision {
+            StopDecision::Allow {
+                notice: Some(notice),
+            } => {
+                let round = applied
+                    .before
+                    .session()
+                    .map_or(0, |session| session.round().index);
+                Some(text::notice(notice, round))
+            }
+            _ => None,
+        };
+        Ok(StopAnswer {
+            decision,
+            reason,
+            notice,
+        })
+    }
+
+    /// The blackboard, and the harness's message list synced to it when given
+    /// (`None` when the list needs no change).
+    pub fn context(
+        &mut self,
+        session_id: &str,
+        messages: Option<Vec<Value>>,
+    ) -> Result<(Option<String>, Option<Vec<Value>>), EngineError> {
+        let stored = self.store.load(session_id)?;
+        let env = self.env(session_id);
+        let content = stored
+            .state
+            .session()
+            .map(|session| text::blackboard(session, &env));
+        let synced =
+            messages.and_then(
+                |messages| match sync_context(&messages, content.as_deref()) {
+                    Synced::Unchanged => None,
+                    Synced::Changed(list) => Some(list),
+                },
+            );
+        Ok((content, synced))
+    }
+
+    /// The snapshot after a command, with the kickoff text its effects ask for.
+    pub(super) fn with_kickoff(
+        &self,
+        session_id: &str,
+        applied: Applied,
+    ) -> (Snapshot, Option<String>) {
+        let env = self.env(session_id);
+        let kickoff = applied.after.state.session().and_then(|session| {
+            applied.effects.iter().find_map(|effect| match effect {
+                Effect::Kickoff(kickoff) => Some(text::kickoff(session, *kickoff, &env)),
+                _ => None,
+            })
+        });
+        (self.snapshot_of(session_id, &applied.after), kickoff)
+    }
+}

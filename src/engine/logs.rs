@@ -1,0 +1,190 @@
+//! Logs and runs: run files, ingest URLs, log pages and summaries, artifacts.
+
+use super::*;
+
+impl Engine {
+    /// Complete lines reached a run's log file (counted by the watcher).
+    pub fn log_appended(&mut self, session_id: &str, run_id: &str, appended: Appended) {
+        self.changes.push(Change::LogAppended {
+            session_id: session_id.to_string(),
+            run_id: run_id.to_string(),
+            appended,
+        });
+    }
+
+    /// This process now hosts the workspace's ingest server.
+    pub fn set_ingest(&mut self, info: IngestInfo) {
+        self.ingest.set(Some(info));
+        self.ingest_recorded.set(false);
+    }
+
+    /// The URL the session's browser probes post to, when a server runs.
+    pub(super) fn ingest_url(&self, session_id: &str) -> Option<String> {
+        let info = match self.ingest.get() {
+            Some(info) => info,
+            None => {
+                // A process without a server of its own (the MCP face) may
+                // have started before the workspace's `serve` recorded its.
+                let found =
+                    IngestInfo::read(&self.config.state_dir).filter(IngestInfo::is_alive)?;
+                self.ingest.set(Some(found));
+                self.ingest_recorded.set(true);
+                found
+            }
+        };
+        let info = &info;
+        let mut urls = self.ingest_urls.borrow_mut();
+        if let Some(url) = urls.get(session_id) {
+            return Some(url.clone());
+        }
+        // A token lives beside the session's state: a session never written
+        // (a status before any start) gets none, so reading leaves no trace.
+        let session_dir = self.config.state_dir.join(SESSIONS_DIR).join(session_id);
+        if !session_dir.is_dir() {
+            return None;
+        }
+        // A URL handed out must survive this process: a restarted server
+        // reads the port back from the record to take it again.
+        if !self.ingest_recorded.get() {
+            match info.record(&self.config.state_dir) {
+                Ok(()) => self.ingest_recorded.set(true),
+                Err(error) => tracing::warn!("could not record the ingest address: {error}"),
+            }
+        }
+        let url = ingest::ingest_url(&self.config.state_dir, info, session_id)?;
+        urls.insert(session_id.to_string(), url.clone());
+        Some(url)
+    }
+
+    pub fn runs_dir(&self, session_id: &str) -> PathBuf {
+        self.config
+            .state_dir
+            .join(SESSIONS_DIR)
+            .join(session_id)
+            .join("runs")
+    }
+
+    /// The run a log request means: the one named when the session has it,
+    /// else the current run, with a note saying so.
+    pub(super) fn log_run(
+        &mut self,
+        session_id: &str,
+        run: Option<&str>,
+    ) -> Result<LogRun, EngineError> {
+        let stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            // After a session ends its run files stay: the one named, else the last.
+            let runs = runlog::list_runs(&self.runs_dir(session_id));
+            let run = match run {
+                Some(run) if runs.iter().any(|r| r == run) => Some(run.to_string()),
+                _ => runs.last().cloned(),
+            };
+            let note = match &run {
+                Some(run) => format!("No debug session is active; showing its run {run}."),
+                None => "No debug session is active and it left no run logs.".to_string(),
+            };
+            return Ok(LogRun {
+                file: run
+                    .as_ref()
+                    .map(|run| runlog::run_file(&self.runs_dir(session_id), run))
+                    .unwrap_or_default(),
+                run,
+                note: Some(note),
+            });
+        };
+        let current = session.run_id().to_string();
+        let (run, note) = match run {
+            Some(run) if session.run(run).is_some() => (run.to_string(), None),
+            Some(run) => {
+                let known: Vec<&str> = session.runs.iter().map(|r| r.id.as_str()).collect();
+                (
+                    current.clone(),
+                    Some(format!(
+                        "Run {run} does not exist; showing the current run {current}. Runs: {}.",
+                        known.join(", ")
+                    )),
+                )
+            }
+            None => (current, None),
+        };
+        Ok(LogRun {
+            file: runlog::run_file(&self.runs_dir(session_id), &run),
+            run: Some(run),
+            note,
+        })
+    }
+
+    /// One page of a run's log lines.
+    pub fn logs(
+        &mut self,
+        session_id: &str,
+        run: Option<&str>,
+        query: &LogQuery,
+    ) -> Result<LogsAnswer, EngineError> {
+        let target = self.log_run(session_id, run)?;
+        if target.run.is_none() {
+            return Ok(LogsAnswer {
+                target,
+                page: LogPage::default(),
+                total: 0,
+            });
+        }
+        let page = logread::read_page(&target.file, query).map_err(|error| match error {
+            logread::ReadError::BadCursor(_) => {
+                EngineError::Domain(DomainError::invalid("cursor", error.to_string()))
+            }
+            logread::ReadError::Io(io) => EngineError::Io(io),
+        })?;
+        let total = self.counter.borrow_mut().count(&target.file)?;
+        Ok(LogsAnswer {
+            target,
+            page,
+            total,
+        })
+    }
+
+    /// Per-probe figures of a run's log.
+    pub fn log_summary(
+        &mut self,
+        session_id: &str,
+        run: Option<&str>,
+    ) -> Result<(LogRun, LogSummary), EngineError> {
+        let target = self.log_run(session_id, run)?;
+        if target.run.is_none() {
+            return Ok((target, LogSummary::default()));
+        }
+        let summary = logread::summarize(&target.file)?;
+        Ok((target, summary))
+    }
+
+    /// Copy a user's file (a screenshot, a crash dump, a HAR) into the
+    /// session's `artifacts/` and record it, linked to an evidence request.
+    pub fn attach(
+        &mut self,
+        session_id: &str,
+        path: &str,
+        request_id: Option<String>,
+        kind: Option<String>,
+        now: u64,
+    ) -> Result<Snapshot, EngineError> {
+        // Refuse early when no session could take it, before copying anything.
+        let state = self.store.load(session_id)?.state;
+        machine::check_legal(&state, CommandName::Attach)?;
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let source = artifacts::admissible(path, &self.config.root, home.as_deref())?;
+        let dir = self
+            .config
+            .state_dir
+            .join(SESSIONS_DIR)
+            .join(session_id)
+            .join("artifacts");
+        let copy = artifacts::copy_in(&source, &dir)?;
+        let input = ArtifactInput {
+            path: copy.to_string_lossy().into_owned(),
+            request_id,
+            kind,
+        };
+        let applied = self.apply(session_id, Command::Attach(input), now, ScanTiming::Inline)?;
+        Ok(self.snapshot_of(session_id, &applied.after))
+    }
+}

@@ -1,0 +1,300 @@
+//! The probe ledger and the disk: snippets, rescans (decision and full),
+//! what `check` reads, and the note that outlives a deleted state directory.
+
+use super::*;
+
+impl Engine {
+    /// The session whose state was deleted while it was active, as the note
+    /// kept outside the state directory remembers it.
+    pub fn lost_session(&self) -> Option<Breadcrumb> {
+        let crumb = breadcrumb::read(&self.config.root)?;
+        if crumb.state_dir != self.config.state_dir.to_string_lossy() {
+            return None;
+        }
+        check_session_id(&crumb.session_id).ok()?;
+        let state = self
+            .config
+            .state_dir
+            .join(SESSIONS_DIR)
+            .join(&crumb.session_id)
+            .join(STATE_FILE);
+        (!state.exists()).then_some(crumb)
+    }
+
+    /// The person and the model were told: the note goes.
+    pub fn forget_lost_session(&self, session_id: &str) {
+        breadcrumb::clear(&self.config.root, session_id);
+    }
+
+    /// Keeps the note outside the state directory in step with a write.
+    pub(super) fn note_session(&self, session_id: &str, state: &DebugState) {
+        let Some(session) = state.session() else {
+            breadcrumb::clear(&self.config.root, session_id);
+            return;
+        };
+        let crumb = Breadcrumb {
+            session_id: session_id.to_string(),
+            state_dir: self.config.state_dir.to_string_lossy().into_owned(),
+            probes: session
+                .probes
+                .iter()
+                .filter(|p| p.state != ProbeState::Missing)
+                .map(|p| format!("{} {}", p.id, p.location()))
+                .collect(),
+        };
+        if let Err(error) = breadcrumb::write(&self.config.root, &crumb) {
+            tracing::warn!("could not note the session outside its state directory: {error}");
+        }
+    }
+
+    /// Half-removed blocks and foreign probes the last scan of the session saw.
+    pub fn scan_extras(&self, session_id: &str) -> ScanExtras {
+        self.extras.get(session_id).cloned().unwrap_or_default()
+    }
+
+    /// Registers a probe for a file and returns its block, ready to paste.
+    pub fn probe_snippet(
+        &mut self,
+        session_id: &str,
+        request: SnippetRequest,
+        now: u64,
+    ) -> Result<PlacedProbe, EngineError> {
+        let file = self.workspace_relative(&request.file)?;
+        // Refuse an unsupported language (or browser without an ingest URL)
+        // before the ledger gains a probe.
+        let env = self.env(session_id);
+        let language = snippet::language_for(&file, request.language.as_deref())
+            .and_then(|language| {
+                snippet::check_writable(language, env.ingest_url.as_deref()).map(|()| language)
+            })
+            .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;
+        let command = Command::RegisterProbe(ProbeRequest {
+            file,
+            hypothesis_id: request.hypothesis_id,
+            language: Some(language.to_string()),
+        });
+        let applied = self.apply(session_id, command, now, ScanTiming::Inline)?;
+        let probe = applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::ProbeRegistered { probe } => Some(probe),
+                _ => None,
+            })
+            .ok_or_else(|| DomainError::invalid("file", "no probe was registered"))?;
+        let log_file = env.probe_log().unwrap_or_default();
+        let variables: Vec<&str> = request.variables.iter().map(String::as_str).collect();
+        let block = snippet::snippet(
+            language,
+            &SnippetInput {
+                probe: &probe,
+                session_id,
+                session_tag: session_id,
+                log_file: &log_file,
+                message: request.message.as_deref().unwrap_or(""),
+                variables: &variables,
+                ingest_url: env.ingest_url.as_deref(),
+            },
+        )
+        .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;
+        let placement =
+            scan::placement(&self.config.root, &probe.file, Some(&self.config.state_dir));
+        Ok(PlacedProbe {
+            probe,
+            snippet: block,
+            language,
+            placement,
+        })
+    }
+
+    /// Reconcile the ledger with the whole workspace now (a full walk).
+    pub fn rescan(&mut self, session_id: &str, now: u64) -> Result<Reconciliation, EngineError> {
+        self.rescan_with(session_id, &[], true, now)
+    }
+
+    /// Reconcile after an edit: a decision rescan that also reads these
+    /// files (absolute or workspace-relative), ignored or not.
+    pub fn rescan_files(
+        &mut self,
+        session_id: &str,
+        files: &[String],
+        now: u64,
+    ) -> Result<Reconciliation, EngineError> {
+        let files: Vec<String> = files
+            .iter()
+            .filter_map(|file| self.workspace_relative(file).ok())
+            .collect();
+        self.rescan_with(session_id, &files, false, now)
+    }
+
+    pub(super) fn rescan_with(
+        &mut self,
+        session_id: &str,
+        extra: &[String],
+        full: bool,
+        now: u64,
+    ) -> Result<Reconciliation, EngineError> {
+        let stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            return Ok(Reconciliation::default());
+        };
+        let mut tracked = session.files_to_rescan();
+        tracked.extend(extra.iter().cloned());
+        let target = self.scan_target(session_id, tracked);
+        let (findings, _) = index::rescan(&self.config.state_dir, &target, full);
+        let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Workspace);
+        self.commit_scan(session_id, outcome, now)
+    }
+
+    /// What `check` reads beyond its walk: every active session's tracked
+    /// files (ignored or behind a symlink), with every session's clues. A
+    /// state that cannot be read adds nothing: the walk and the fingerprints
+    /// still find the probes.
+    pub fn check_target(&mut self) -> ScanTarget {
+        let mut target = ScanTarget::for_session(
+            &self.config.root,
+            &self.config.state_dir,
+            DEFAULT_SESSION,
+            Vec::new(),
+        );
+        for (id, stored) in self.store.sessions().unwrap_or_default() {
+            if let Some(session) = stored.state.session() {
+                target.tracked.extend(session.files_to_rescan());
+            }
+            if let Some(token) = ingest::existing_token(&self.config.state_dir, &id) {
+                target.clues = target.clues.with_token(&token, &id);
+            }
+        }
+        target.tracked.sort();
+        target.tracked.dedup();
+        target
+    }
+
+    pub(super) fn scan_target(&self, session_id: &str, tracked: Vec<String>) -> ScanTarget {
+        ScanTarget::for_session(
+            &self.config.root,
+            &self.config.state_dir,
+            session_id,
+            tracked,
+        )
+    }
+
+    /// Apply a scan that ran elsewhere.
+    pub fn commit_scan(
+        &mut self,
+        session_id: &str,
+        outcome: ScanOutcome,
+        now: u64,
+    ) -> Result<Reconciliation, EngineError> {
+        self.extras.insert(
+            session_id.to_string(),
+            ScanExtras {
+                half_removed: outcome.half_removed,
+                foreign: outcome.foreign,
+            },
+        );
+        self.reconcile(session_id, outcome.report, now)
+    }
+
+    /// Apply a scan report to the ledger.
+    pub(super) fn reconcile(
+        &mut self,
+        session_id: &str,
+        report: ScanReport,
+        now: u64,
+    ) -> Result<Reconciliation, EngineError> {
+        let applied = self.apply(
+            session_id,
+            Command::ProbeScan(report),
+            now,
+            ScanTiming::Inline,
+        )?;
+        Ok(applied
+            .effects
+            .into_iter()
+            .find_map(|effect| match effect {
+                Effect::Reconciled(r) => Some(r),
+                _ => None,
+            })
+            .unwrap_or_default())
+    }
+
+    /// The ledger, and what the last scan found beside it; with `rescan`,
+    /// after a fresh scan.
+    pub fn probes(
+        &mut self,
+        session_id: &str,
+        rescan: bool,
+        now: u64,
+    ) -> Result<ProbeLedger, EngineError> {
+        // `rescan`: the whole walk, its adoptions written; otherwise the
+        // decision rescan, shown and not written.
+        let (stored, mut extras, adopted) = if rescan {
+            let adopted = self.rescan(session_id, now)?.adopted;
+            let stored = self.store.load(session_id)?;
+            (stored, self.scan_extras(session_id), adopted)
+        } else {
+            let (stored, extras) = self.fresh_view(session_id, false, now)?;
+            (stored, extras, Vec::new())
+        };
+        let probes = stored
+            .state
+            .session()
+            .map(|s| s.probes.clone())
+            .unwrap_or_default();
+        // A lone end marker the ledger claimed is listed as its probe.
+        extras.half_removed.retain(|half| {
+            !probes.iter().any(|p| {
+                p.id == half.probe_id && p.file == half.file && p.state == ProbeState::Live
+            })
+        });
+        Ok(ProbeLedger {
+            live: probes
+                .iter()
+                .filter(|p| p.state == ProbeState::Live)
+                .count(),
+            missing: probes
+                .iter()
+                .filter(|p| p.state == ProbeState::Missing)
+                .map(|p| p.id.clone())
+                .collect(),
+            untracked: adopted,
+            probes,
+            foreign: extras.foreign,
+            half_removed: extras.half_removed,
+            scanned: stored.state.session().is_some(),
+        })
+    }
+
+    /// A probe file as the ledger names it: relative to the workspace root,
+    /// never outside it.
+    pub(super) fn workspace_relative(&self, file: &str) -> Result<String, DomainError> {
+        let path = Path::new(file.trim());
+        let relative = if path.is_absolute() {
+            path.strip_prefix(&self.config.root)
+                .map_err(|_| DomainError::invalid("file", "is outside the workspace"))?
+        } else {
+            path
+        };
+        let mut parts = Vec::new();
+        for component in relative.components() {
+            match component {
+                Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if parts.pop().is_none() {
+                        return Err(DomainError::invalid("file", "is outside the workspace"));
+                    }
+                }
+                _ => return Err(DomainError::invalid("file", "is outside the workspace")),
+            }
+        }
+        if parts.is_empty() {
+            return Err(DomainError::invalid(
+                "file",
+                "must name a file in the workspace",
+            ));
+        }
+        Ok(parts.join("/"))
+    }
+}
