@@ -497,13 +497,22 @@ fn note_lines(text: &str, clues: &Clues) -> Vec<Noted> {
             found.run_session = run_session(line, clues);
             found.probe_tag = probe_tag(line);
             found.ingest = ingest_call(line);
-            found.cursor = line.contains(".cursor/debug-") && line.contains(".log");
+            found.cursor = cursor_log(line);
         }
         if found.any() {
             noted.push(keep(Seen::Code(found)));
         }
     }
     noted
+}
+
+/// Cursor's log file: `.cursor/debug-<hex>.log`.
+fn cursor_log(line: &str) -> bool {
+    line.match_indices(".cursor/debug-").any(|(at, needle)| {
+        let rest = &line[at + needle.len()..];
+        let hex = rest.chars().take_while(char::is_ascii_hexdigit).count();
+        hex > 0 && rest[hex..].starts_with(".log")
+    })
 }
 
 /// `<state dir>sessions/<id>/runs/` on the line, with `\` or `\\` as
