@@ -128,3 +128,28 @@ fn a_minted_token_is_readable_by_its_owner_only() {
     let mode = fs::metadata(token).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
 }
+
+#[test]
+fn a_state_file_linked_out_of_the_workspace_is_moved_aside_not_read() {
+    let outside = Workspace::new("hostile-state-target");
+    let target = outside.root.join("state.json");
+    fs::write(
+        &target,
+        json!({"version": 2, "active": true, "stage": "user_turn", "problem": "read me"})
+            .to_string(),
+    )
+    .unwrap();
+    let workspace = Workspace::new("hostile-state-link");
+    let session = workspace.root.join(".debug-sidecar/sessions/default");
+    fs::create_dir_all(&session).unwrap();
+    std::os::unix::fs::symlink(&target, session.join("state.json")).unwrap();
+    let mut server = initialized(&workspace.root);
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["active"], false, "{status}");
+    assert!(status["warning"].as_str().is_some(), "{status}");
+    // The person can start afresh; the file outside is untouched.
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    assert!(fs::read_to_string(&target).unwrap().contains("read me"));
+}

@@ -277,7 +277,7 @@ impl FileStore {
         locked: bool,
     ) -> Result<Stored, StoreError> {
         let path = path.to_path_buf();
-        let text = match fs::read(&path) {
+        let text = match read_own(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let mut stored = self.with_warning(session_id, Stored::empty());
@@ -289,6 +289,9 @@ impl FileStore {
                 }
                 return Ok(stored);
             }
+            // A link where the state should be is damage like a torn file:
+            // moved aside below, never followed.
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && is_link(&path) => Vec::new(),
             Err(e) => return Err(read_error(&path)(e)),
         };
         let Some(data) = serde_json::from_slice::<Value>(&text)
@@ -302,7 +305,7 @@ impl FileStore {
             } else {
                 self.lock(session_id).ok()
             };
-            if fs::read(&path).ok().as_deref() != Some(text.as_slice()) {
+            if read_own(&path).unwrap_or_default() != text {
                 return self.read_file(session_id, &path, now, true);
             }
             let aside = path.with_file_name(format!("{STATE_FILE}.corrupt-{now}"));
@@ -495,6 +498,19 @@ pub fn ensure_state_dir(dir: &Path) -> Result<(), StoreError> {
         fs::write(&ignore, GITIGNORE).map_err(write_error(&ignore))?;
     }
     Ok(())
+}
+
+fn is_link(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// A state file's bytes, never through a symlink (a state directory may
+/// come from elsewhere).
+fn read_own(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    crate::workspace::runlog::open_own(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn moved_aside_warning(session_id: &str, aside: &Path) -> String {
