@@ -153,3 +153,48 @@ fn a_state_file_linked_out_of_the_workspace_is_moved_aside_not_read() {
         .unwrap();
     assert!(fs::read_to_string(&target).unwrap().contains("read me"));
 }
+
+#[test]
+fn the_cli_shows_untrusted_text_escaped() {
+    let workspace = Workspace::new("hostile-cli");
+    let mut server = initialized(&workspace.root);
+    let started = server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    let log = std::path::PathBuf::from(started["logFile"].as_str().unwrap());
+    let evil = "\u{1b}[2J\u{1b}]0;owned\u{7}\nFORGED: line";
+    let record = json!({"probeId": "p1", "message": evil, "location": evil, "data": {"x": "y".repeat(5000)}});
+    fs::write(&log, format!("{record}\n")).unwrap();
+    // A file whose name forges a line of `check`'s output.
+    fs::write(
+        workspace.root.join("a\nFORGED.py:1: all clean"),
+        "# #region debug-probe p9 s\n# #endregion debug-probe p9\n",
+    )
+    .unwrap();
+    for args in [
+        &["logs"][..],
+        &["logs", "--summary"],
+        &["check"],
+        &["probes"],
+    ] {
+        let output = std::process::Command::new(BIN)
+            .args(args)
+            .current_dir(&workspace.root)
+            .env_remove("DEBUG_SIDECAR_DIR")
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{7}'),
+            "{args:?}: {out}"
+        );
+        assert!(
+            !out.lines().any(|l| l.starts_with("FORGED")),
+            "{args:?}: {out}"
+        );
+        assert!(
+            out.lines().all(|l| l.len() < 4000),
+            "{args:?}: a value is printed whole"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 //! what it does (its session's run path, ingest calls, its probe id), so a
 //! block whose markers were deleted still fails the check.
 
+use crate::core::escape::{inline, inline_cut};
 use crate::engine::{Engine, EngineConfig};
 use crate::workspace::scan::{leftovers, scan_paths};
 use crate::workspace::store::FileStore;
@@ -41,7 +42,13 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
         );
     } else {
         for leftover in &found {
-            println!("{}:{}: {}", leftover.file, leftover.line, leftover.detail);
+            // File names and the marked text are the repository's: escaped.
+            println!(
+                "{}:{}: {}",
+                inline(&leftover.file),
+                leftover.line,
+                inline_cut(&leftover.detail, 300)
+            );
         }
         if found.is_empty() {
             eprintln!(

@@ -2,6 +2,7 @@
 //! probe ledger, for people (readable lines) and scripts (`--json`).
 
 use super::Where;
+use crate::core::escape::{inline, inline_cut};
 use crate::workspace::logread::LogQuery;
 use serde_json::{json, Value};
 use std::process::ExitCode;
@@ -67,10 +68,8 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
     for entry in &answer.page.entries {
         let e = &entry.entry;
         let text = |key: &str| {
-            e.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or("-")
-                .to_string()
+            // The program wrote it: shown escaped and cut, never raw.
+            inline_cut(e.get(key).and_then(Value::as_str).unwrap_or("-"), 200)
         };
         println!(
             "{:>5}  {} {} {}  {}  {}",
@@ -79,7 +78,10 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
             text("hypothesisId"),
             text("location"),
             text("message"),
-            e.get("data").map(Value::to_string).unwrap_or_default()
+            inline_cut(
+                &e.get("data").map(Value::to_string).unwrap_or_default(),
+                1000
+            )
         );
     }
     if answer.page.next_cursor.is_some() {
@@ -120,16 +122,16 @@ pub fn probes(place: Where, rescan: bool, json: bool) -> anyhow::Result<ExitCode
     for probe in &ledger.probes {
         println!(
             "{:<5} {:<8} {:<4} {}",
-            probe.id,
+            inline(&probe.id),
             probe.state.as_str(),
-            probe.hypothesis_id.as_deref().unwrap_or("-"),
+            inline(probe.hypothesis_id.as_deref().unwrap_or("-")),
             probe.located()
         );
     }
     for foreign in &ledger.foreign {
         println!(
             "foreign  {}:{}  {}",
-            foreign.file,
+            inline(&foreign.file),
             foreign.line,
             foreign.kind.describe()
         );
@@ -137,7 +139,9 @@ pub fn probes(place: Where, rescan: bool, json: bool) -> anyhow::Result<ExitCode
     for half in &ledger.half_removed {
         println!(
             "half-removed  {}:{}  {}",
-            half.file, half.line, half.probe_id
+            inline(&half.file),
+            half.line,
+            inline(&half.probe_id)
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -6,6 +6,7 @@ pub mod activity;
 pub mod agents;
 pub mod context_sync;
 pub mod error;
+pub mod escape;
 pub mod findings;
 pub mod harness;
 pub mod machine;

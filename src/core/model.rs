@@ -214,10 +214,13 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// `file:line` for a reader; the file name made inert (it may hold a
+    /// newline or an escape sequence).
     pub fn location(&self) -> String {
+        let file = super::escape::inline(&self.file);
         match self.line {
-            Some(line) => format!("{}:{}", self.file, line),
-            None => self.file.clone(),
+            Some(line) => format!("{file}:{line}"),
+            None => file,
         }
     }
 

@@ -178,13 +178,15 @@ impl ProbeFigures {
     /// One line for a reader: `p1 (H1) x3 at cart.py:4: {"n":1} | {"n":2}`.
     pub fn describe(&self) -> String {
         let values: Vec<String> = self.values.iter().map(Value::to_string).collect();
+        // The program wrote every field: none may start a line of its own.
+        use crate::core::escape::inline_cut;
         format!(
             "{} ({}) x{} at {}: {}",
-            self.probe_id,
-            self.hypothesis_id.as_deref().unwrap_or("-"),
+            inline_cut(&self.probe_id, 80),
+            inline_cut(self.hypothesis_id.as_deref().unwrap_or("-"), 80),
             self.count,
-            self.location.as_deref().unwrap_or("?"),
-            values.join(" | ")
+            inline_cut(self.location.as_deref().unwrap_or("?"), 200),
+            inline_cut(&values.join(" | "), 1000)
         )
     }
 }

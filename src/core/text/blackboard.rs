@@ -1,4 +1,5 @@
 use super::{briefing, indented, RenderEnv, HYPOTHESES_TOOL, SNIPPET_TOOL};
+use crate::core::escape::{inline, scrub};
 use crate::core::model::{DebugSession, EvidenceMethod, ProbeState, Stage};
 use crate::core::run_id::compare_run_ids;
 use std::fmt::Write;
@@ -40,12 +41,12 @@ pub fn blackboard(session: &DebugSession, env: &RenderEnv) -> String {
         let _ = writeln!(
             out,
             "  {} [{}] {}",
-            h.id,
+            inline(&h.id),
             h.status.as_str(),
             one_line(&h.statement)
         );
         if !h.evidence.is_empty() {
-            let _ = writeln!(out, "    evidence: {}", h.evidence.join(", "));
+            let _ = writeln!(out, "    evidence: {}", inline(&h.evidence.join(", ")));
         }
     }
 
@@ -62,7 +63,8 @@ pub fn blackboard(session: &DebugSession, env: &RenderEnv) -> String {
         "\nEvidence methods, least user work first: {}. Ask the user only for what no probe can record.",
         methods.join(" > ")
     );
-    out
+    // Whatever a field still carried (the problem's own lines are indented).
+    scrub(&out)
 }
 
 fn render_probes(out: &mut String, session: &DebugSession) {
@@ -72,11 +74,11 @@ fn render_probes(out: &mut String, session: &DebugSession) {
         out.push_str("  none\n");
     }
     for probe in live.iter().take(MAX_LISTED_PROBES) {
-        let hypothesis = probe.hypothesis_id.as_deref().unwrap_or("-");
+        let hypothesis = inline(probe.hypothesis_id.as_deref().unwrap_or("-"));
         let _ = writeln!(
             out,
             "  {} {} {} (round {})",
-            probe.id,
+            inline(&probe.id),
             hypothesis,
             probe.located(),
             probe.round
@@ -89,7 +91,7 @@ fn render_probes(out: &mut String, session: &DebugSession) {
         .probes
         .iter()
         .filter(|p| p.state == ProbeState::Issued)
-        .map(|p| format!("{} ({})", p.id, p.file))
+        .map(|p| format!("{} ({})", inline(&p.id), inline(&p.file)))
         .collect();
     if !issued.is_empty() {
         let _ = writeln!(
@@ -102,7 +104,7 @@ fn render_probes(out: &mut String, session: &DebugSession) {
         .probes
         .iter()
         .filter(|p| p.state == ProbeState::Missing)
-        .map(|p| p.id.clone())
+        .map(|p| inline(&p.id))
         .collect();
     if !missing.is_empty() {
         let _ = writeln!(
@@ -172,7 +174,7 @@ fn render_plan(out: &mut String, session: &DebugSession) {
         let _ = writeln!(
             out,
             "  {} {}{flag}{hint}: {}",
-            request.id,
+            inline(&request.id),
             request.method.as_str(),
             one_line(&request.instructions.join("; "))
         );
@@ -180,7 +182,11 @@ fn render_plan(out: &mut String, session: &DebugSession) {
     if pending.is_empty() {
         out.push_str("Pending from the user: nothing\n");
     } else {
-        let _ = writeln!(out, "Pending from the user: {}", pending.join(", "));
+        let _ = writeln!(
+            out,
+            "Pending from the user: {}",
+            inline(&pending.join(", "))
+        );
     }
     let _ = writeln!(out, "Evidence so far: {}", session.evidence_summary());
 }
@@ -200,5 +206,5 @@ fn bounded_list(items: &[String], max: usize) -> String {
 
 /// Model-authored text on one line, so it cannot fake a section of its own.
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    inline(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }

@@ -1,4 +1,5 @@
 use super::{indented, RenderEnv, HAND_OFF_TOOL, HYPOTHESES_TOOL, SNIPPET_TOOL};
+use crate::core::escape::inline;
 use crate::core::machine::{
     CleanupSummary, HandOffResult, Kickoff, Notice, Nudge, StopDecision, MAX_CLEANUP_NUDGES,
     MAX_HANDOFF_NUDGES,
@@ -204,7 +205,7 @@ fn probe_lines(probes: &[Probe]) -> String {
     let mut lines: Vec<String> = probes
         .iter()
         .take(MAX_LISTED_PROBES)
-        .map(|p| format!("  {} {}", p.id, p.located()))
+        .map(|p| format!("  {} {}", inline(&p.id), p.located()))
         .collect();
     if probes.len() > MAX_LISTED_PROBES {
         lines.push(format!("  +{} more", probes.len() - MAX_LISTED_PROBES));
@@ -227,7 +228,7 @@ pub fn abort_notice(leftover: &[Probe]) -> String {
          its `#region debug-probe` line through its `#endregion debug-probe` line:",
     );
     for probe in leftover {
-        let _ = write!(text, "\n  {} {}", probe.id, probe.located());
+        let _ = write!(text, "\n  {} {}", inline(&probe.id), probe.located());
     }
     text
 }
