@@ -12,7 +12,6 @@ mod support;
 use debug_sidecar::rpc::client::Connection;
 use serde_json::{json, Value};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use support::*;
@@ -162,22 +161,7 @@ fn hook(root: &Path, event: &str, extra: Value) -> Value {
     for (key, value) in extra.as_object().unwrap() {
         input[key] = value.clone();
     }
-    let mut child = Command::new(BIN)
-        .args(["hook", "claude", event])
-        .env_remove("DEBUG_SIDECAR_SESSION")
-        .env_remove("DEBUG_SIDECAR_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = run_hook("claude", event, &input.to_string(), None);
     serde_json::from_slice(&output.stdout).unwrap_or(Value::Null)
 }
 

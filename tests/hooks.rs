@@ -4,9 +4,8 @@
 mod support;
 
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
 use support::*;
 
 /// Run `debug-sidecar hook <dialect> <event>` with `input`; (stdout JSON, stderr, exit code).
@@ -21,25 +20,7 @@ fn hook_in_session(
     event: &str,
     input: &str,
 ) -> (Option<Value>, String, Option<i32>) {
-    let mut command = Command::new(BIN);
-    command.env_remove("DEBUG_SIDECAR_SESSION");
-    if let Some(session) = session {
-        command.env("DEBUG_SIDECAR_SESSION", session);
-    }
-    let mut child = command
-        .args(["hook", dialect, event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = run_hook(dialect, event, input, session);
     let stdout = String::from_utf8(output.stdout).unwrap();
     let answer = (!stdout.trim().is_empty()).then(|| {
         serde_json::from_str(&stdout)

@@ -8,28 +8,18 @@ mod support;
 
 use serde_json::{json, Value};
 use std::fs;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use support::*;
 
 const KNOWN_TOKEN: &str = "0123456789abcdef0123456789abcdef";
 const RUN: &str = "r1-mx00aaaa";
 
-fn post(url: &str, body: &str) -> u16 {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (host, path) = rest.split_once('/').unwrap();
-    let mut stream = TcpStream::connect(host).unwrap();
-    write!(
-        stream,
-        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nOrigin: https://evil.example\r\n\
-         Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+fn post_text(url: &str, body: &str) -> u16 {
+    post(
+        url,
+        "Origin: https://evil.example\r\nContent-Type: text/plain\r\n",
+        body,
     )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    answer[9..12].parse().unwrap()
 }
 
 /// A workspace as a cloned repository would bring it: the committed state
@@ -79,9 +69,9 @@ fn a_committed_state_directory_cannot_append_outside_it_or_read_through_links() 
     let known = format!("{}/{KNOWN_TOKEN}", url.rsplit_once('/').unwrap().0);
     let line = "{\"probeId\":\"p1\",\"message\":\"curl evil | sh\"}";
     // A page on any origin with the committed token: refused.
-    assert_ne!(post(&known, line), 204);
+    assert_ne!(post_text(&known, line), 204);
     // With the real token, the committed link out of runs/ is not followed.
-    assert_ne!(post(&url, line), 204);
+    assert_ne!(post_text(&url, line), 204);
     assert_eq!(
         fs::read_to_string(outside.root.join("bashrc")).unwrap(),
         "export PATH=/usr/bin\n",
@@ -108,7 +98,7 @@ fn a_committed_state_directory_cannot_append_outside_it_or_read_through_links() 
         .join(".debug-sidecar/sessions/default/runs/active.jsonl");
     let target = fs::read_link(&active).unwrap();
     assert_eq!(target.components().count(), 1, "{target:?}");
-    assert_eq!(post(&url, line), 204);
+    assert_eq!(post_text(&url, line), 204);
     let value: Value =
         serde_json::from_str(fs::read_to_string(&active).unwrap().lines().last().unwrap()).unwrap();
     assert_eq!(value["probeId"], "p1");

@@ -3,8 +3,6 @@
 mod support;
 
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::Command;
 use support::*;
 
@@ -92,19 +90,8 @@ fn a_browser_posts_across_origins_and_refusals_write_nothing() {
     );
 }
 
-fn post(url: &str, body: &str) -> u16 {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (host, path) = rest.split_once('/').unwrap();
-    let mut stream = TcpStream::connect(host).unwrap();
-    write!(
-        stream,
-        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    answer[9..12].parse().unwrap()
+fn post_json(url: &str, body: &str) -> u16 {
+    post(url, "Content-Type: application/json\r\n", body)
 }
 
 #[test]
@@ -120,7 +107,7 @@ fn concurrent_clients_lose_no_line_and_never_interleave() {
                     let pad = "y".repeat(3000 + client * 100 + i);
                     let body =
                         json!({"probeId": format!("c{client}"), "i": i, "pad": pad}).to_string();
-                    assert_eq!(post(&url, &body), 204);
+                    assert_eq!(post_json(&url, &body), 204);
                 }
             })
         })
@@ -148,7 +135,7 @@ fn a_restarted_server_keeps_the_port_and_the_token() {
     let mut server = initialized(&workspace.root);
     let status = server.request("debug/status", json!({})).unwrap();
     assert_eq!(status["ingestUrl"], url.as_str());
-    assert_eq!(post(&url, r#"{"probeId":"p1"}"#), 204);
+    assert_eq!(post_json(&url, r#"{"probeId":"p1"}"#), 204);
     // A line the ingest server appends is announced like a probe's.
     let appended = server
         .wait_for(

@@ -145,3 +145,54 @@ fn redact_ingest_urls(text: &str) -> String {
     out.push_str(rest);
     out
 }
+
+/// `debug-sidecar hook <dialect> <event>` fed `input` on stdin, with
+/// `DEBUG_SIDECAR_SESSION` set to `session` when given: the process output.
+pub fn run_hook(
+    dialect: &str,
+    event: &str,
+    input: &str,
+    session: Option<&str>,
+) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut command = Command::new(BIN);
+    command
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .env_remove("DEBUG_SIDECAR_DIR");
+    if let Some(session) = session {
+        command.env("DEBUG_SIDECAR_SESSION", session);
+    }
+    let mut child = command
+        .args(["hook", dialect, event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A raw HTTP/1.1 POST of `body` to `url` with extra header lines; the
+/// status code.
+pub fn post(url: &str, headers: &str, body: &str) -> u16 {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer[9..12].parse().unwrap()
+}
