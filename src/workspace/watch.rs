@@ -47,8 +47,11 @@ type Tails = Arc<Mutex<HashMap<PathBuf, LogTail>>>;
 /// Calls `changed` whenever a session's state or activity file is replaced
 /// and, at most once per [`LOG_GATHER`] per run, when a run log grows.
 /// The watcher stops when the returned value is dropped.
+/// `all_new`: the directory appeared after the caller started, so run logs
+/// already in it were written unheard and are reported too.
 pub fn watch_sessions(
     state_dir: &Path,
+    all_new: bool,
     changed: impl Fn(Watched) + Send + Sync + 'static,
 ) -> notify::Result<RecommendedWatcher> {
     let sessions = state_dir.join(SESSIONS_DIR);
@@ -56,6 +59,36 @@ pub fn watch_sessions(
     let changed = Arc::new(changed);
     let gathering: Arc<Mutex<HashSet<Found>>> = Arc::default();
     let tails: Tails = Arc::default();
+    // Lines written to a run log in a directory made before the watch on it
+    // existed raise no events: once the files have had time to land, every
+    // run log under a new directory is read as news.
+    let sweep = {
+        let (root, gathering, tails, changed) = (
+            root.clone(),
+            Arc::clone(&gathering),
+            Arc::clone(&tails),
+            Arc::clone(&changed),
+        );
+        move |under: PathBuf| {
+            let (root, gathering, tails, changed) = (
+                root.clone(),
+                Arc::clone(&gathering),
+                Arc::clone(&tails),
+                Arc::clone(&changed),
+            );
+            std::thread::spawn(move || {
+                std::thread::sleep(NEW_DIRECTORY_RECHECK);
+                for file in run_logs_under(&under) {
+                    if let Some(what) = classify(&root, &file) {
+                        gather(&gathering, &tails, &changed, what, &file);
+                    }
+                }
+            });
+        }
+    };
+    if all_new {
+        sweep(sessions.clone());
+    }
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<Event>| match event {
             // The kernel's queue overflowed: events were lost.
@@ -64,6 +97,9 @@ pub fn watch_sessions(
             Ok(event) => {
                 let mut seen: Vec<Found> = Vec::new();
                 for path in &event.paths {
+                    if matches!(event.kind, EventKind::Create(_)) && path.is_dir() {
+                        sweep(path.clone());
+                    }
                     let Some(what) = classify(&root, path) else {
                         continue;
                     };
@@ -181,7 +217,7 @@ impl StateWatchInner {
         super::store::ensure_state_dir(&self.state_dir)
             .map_err(|e| notify::Error::generic(&e.to_string()))?;
         let changed = Arc::clone(&self.changed);
-        *sessions = Some(watch_sessions(&self.state_dir, move |w| changed(w))?);
+        *sessions = Some(watch_sessions(&self.state_dir, late, move |w| changed(w))?);
         drop(sessions);
         if late {
             (self.changed)(Watched::Everything);
@@ -235,6 +271,27 @@ fn gather<F: Fn(Watched) + Send + Sync + 'static>(
             Err(error) => tracing::warn!("could not read {}: {error}", file.display()),
         }
     });
+}
+
+/// Run log files at most two levels under `dir` (a session directory, its
+/// `runs/`, or the sessions directory itself).
+fn run_logs_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![(dir.to_path_buf(), 0)];
+    while let Some((dir, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() && depth < 2 => pending.push((path, depth + 1)),
+                Ok(kind) if kind.is_file() => found.push(path),
+                _ => {}
+            }
+        }
+    }
+    found
 }
 
 /// Reads raise access events, and the refresh a change triggers reads the
