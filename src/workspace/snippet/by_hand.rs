@@ -1,0 +1,338 @@
+//! Languages whose block writes its JSON by hand: Java, Kotlin, C#, Rust,
+//! C, C++ and shell.
+
+use super::text::*;
+use super::SnippetInput;
+
+/// The line as a concatenation in `style` over three lines at most: the
+/// header, the `data` entries (each value wrapped by `value`), and the
+/// timestamp with the closing text; `join` goes between two lines.
+pub(super) fn concatenation(
+    input: &SnippetInput,
+    style: Lit,
+    join: &str,
+    value: impl Fn(&str) -> String,
+    timestamp: &str,
+) -> String {
+    let mut lines = vec![lit(style, &json_head_text(input))];
+    if !input.variables.is_empty() {
+        let data: Vec<String> = input
+            .variables
+            .iter()
+            .enumerate()
+            .map(|(i, name)| format!("{} + {}", lit(style, &json_key(i, name)), value(name)))
+            .collect();
+        lines.push(data.join(" + "));
+    }
+    lines.push(format!(
+        "{} + {timestamp} + {}",
+        lit(style, "},\"timestamp\":"),
+        lit(style, "}\n")
+    ));
+    lines.join(join)
+}
+
+/// Java's value writer.
+pub(super) const JAVA_JSON_FN: &str = r#"    java.util.function.Function<Object, String> dbgJson = dbgValue -> dbgValue == null || dbgValue instanceof Boolean
+        || dbgValue instanceof Number && String.valueOf(dbgValue).matches("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?") ? String.valueOf(dbgValue)
+        : String.valueOf(dbgValue).chars().mapToObj(dbgC -> dbgC == '"' || dbgC == '\\' ? "\\" + (char) dbgC : dbgC < 0x20 ? String.format("\\u%04x", dbgC) : String.valueOf((char) dbgC))
+            .collect(java.util.stream.Collectors.joining("", "\"", "\""));
+"#;
+
+/// Java 8+: the JDK has no JSON writer, so a lambda writes each value:
+/// null, booleans and finite numbers as JSON, the rest as its escaped
+/// `toString`. `Throwable` is caught so not even an `Error` escapes.
+pub(super) fn java(input: &SnippetInput) -> String {
+    fill(
+        r#"try {
+@@VALUE_FN@@    String dbgLine = @@LINE@@;
+    java.nio.file.Files.write(java.nio.file.Paths.get(@@LOG@@), dbgLine.getBytes(java.nio.charset.StandardCharsets.UTF_8), java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+} catch (Throwable dbgIgnored) {}
+"#,
+        &[
+            ("LOG", &lit(Lit::Java, input.log_file)),
+            ("VALUE_FN", with_values(input, JAVA_JSON_FN)),
+            (
+                "LINE",
+                &concatenation(
+                    input,
+                    Lit::Java,
+                    "\n        + ",
+                    |n| format!("dbgJson.apply({n})"),
+                    "System.currentTimeMillis()",
+                ),
+            ),
+        ],
+    )
+}
+
+/// Kotlin's value writer.
+pub(super) const KOTLIN_JSON_FN: &str = r#"    val dbgJson = { dbgValue: Any? -> if (dbgValue == null || dbgValue is Boolean || (dbgValue is Number && dbgValue.toString().matches(Regex("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?")))) dbgValue.toString()
+        else dbgValue.toString().map { dbgC -> when { dbgC == '"' || dbgC == '\\' -> "\\$dbgC"; dbgC < ' ' -> String.format("\\u%04x", dbgC - '\u0000'); else -> "$dbgC" } }.joinToString("", "\"", "\"") }
+"#;
+
+/// Kotlin/JVM: the same value writer as Java (Char minus Char is the code on
+/// every Kotlin version); `java.io.File` appends.
+pub(super) fn kotlin(input: &SnippetInput) -> String {
+    fill(
+        r#"try {
+@@VALUE_FN@@    java.io.File(@@LOG@@).appendText(@@LINE@@)
+} catch (dbgIgnored: Throwable) {
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::Kotlin, input.log_file)),
+            ("VALUE_FN", with_values(input, KOTLIN_JSON_FN)),
+            (
+                "LINE",
+                &concatenation(
+                    input,
+                    Lit::Kotlin,
+                    " +\n        ",
+                    |n| format!("dbgJson({n})"),
+                    "System.currentTimeMillis()",
+                ),
+            ),
+        ],
+    )
+}
+
+/// C#'s value writer.
+pub(super) const CSHARP_JSON_FN: &str = r#"    System.Func<object, string> dbgText = dbgValue => System.Convert.ToString(dbgValue, System.Globalization.CultureInfo.InvariantCulture) ?? "";
+    System.Func<object, string> dbgJson = dbgValue => dbgValue == null ? "null" : (dbgValue is bool) ? ((bool)dbgValue ? "true" : "false")
+        : (dbgValue is System.IConvertible) && !(dbgValue is string) && !(dbgValue is char) && System.Text.RegularExpressions.Regex.IsMatch(dbgText(dbgValue), "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$") ? dbgText(dbgValue)
+        : "\"" + string.Concat(System.Linq.Enumerable.Select(dbgText(dbgValue), dbgC => dbgC == '"' || dbgC == '\\' ? "\\" + dbgC : dbgC < ' ' ? "\\u" + ((int)dbgC).ToString("x4") : dbgC.ToString())) + "\"";
+"#;
+
+/// C#: System.Text.Json is missing on .NET Framework, Mono and Unity, so a
+/// lambda writes each value: null, booleans and finite numbers as JSON, the
+/// rest as its escaped invariant-culture text (escaped with LINQ, in
+/// System.Core). `catch` takes everything.
+pub(super) fn csharp(input: &SnippetInput) -> String {
+    fill(
+        r#"try {
+@@VALUE_FN@@    System.IO.File.AppendAllText(@@LOG@@, @@LINE@@);
+} catch {}
+"#,
+        &[
+            ("LOG", &lit(Lit::CSharp, input.log_file)),
+            ("VALUE_FN", with_values(input, CSHARP_JSON_FN)),
+            (
+                "LINE",
+                &concatenation(
+                    input,
+                    Lit::CSharp,
+                    "\n        + ",
+                    |n| format!("dbgJson({n})"),
+                    "System.DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()",
+                ),
+            ),
+        ],
+    )
+}
+
+/// Rust's value escaper: the body of a JSON string.
+pub(super) const RUST_JSON_FN: &str = r#"    let dbg_json = |dbg_text: &str| -> String { dbg_text.chars().map(|dbg_c| match dbg_c { '"' | '\\' => format!("\\{dbg_c}"), _ if dbg_c < ' ' => format!("\\u{:04x}", dbg_c as u32), _ => dbg_c.to_string() }).collect() };
+"#;
+
+/// Rust: no JSON crate assumed, and the sidecar cannot know the types, so
+/// each value is its `{:?}` text in a JSON string (every std type has Debug;
+/// a string shows with its quotes). The line is built before the file is
+/// opened, and writing never panics.
+pub(super) fn rust(input: &SnippetInput) -> String {
+    let data = if input.variables.is_empty() {
+        String::new()
+    } else {
+        let pairs: Vec<String> = input
+            .variables
+            .iter()
+            .map(|name| {
+                // A plain name goes inside the braces (clippy asks for that).
+                let debug = if is_identifier(name) {
+                    format!("format!(\"{{{name}:?}}\")")
+                } else {
+                    format!("format!(\"{{:?}}\", {name})")
+                };
+                format!("({}, {debug})", lit(Lit::Rust, name))
+            })
+            .collect();
+        format!(
+            "{RUST_JSON_FN}    let dbg_data = [{}];\n    let dbg_data: Vec<String> = dbg_data.iter().map(|(dbg_key, dbg_value)| format!(\"\\\"{{}}\\\":\\\"{{}}\\\"\", dbg_json(dbg_key), dbg_json(dbg_value))).collect();\n",
+            pairs.join(", ")
+        )
+    };
+    let joined = if input.variables.is_empty() {
+        ""
+    } else {
+        "&dbg_data.join(\",\"), "
+    };
+    fill(
+        r#"{
+@@DATA@@    let dbg_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |dbg_age| dbg_age.as_millis());
+    let dbg_line = [@@HEAD@@, @@JOINED@@"},\"timestamp\":", &dbg_ms.to_string(), "}\n"].concat();
+    if let Ok(mut dbg_file) = std::fs::OpenOptions::new().create(true).append(true).open(@@LOG@@) {
+        let _ = std::io::Write::write_all(&mut dbg_file, dbg_line.as_bytes());
+    }
+}
+"#,
+        &[
+            ("DATA", &data),
+            ("HEAD", &lit(Lit::Rust, &json_head_text(input))),
+            ("JOINED", joined),
+            ("LOG", &lit(Lit::Rust, input.log_file)),
+        ],
+    )
+}
+
+/// C's value writer, a macro because only `_Generic` knows a value's type:
+/// the printf format per arithmetic type; the value's text (a `char *` as it
+/// is, a number printed into `dbg_num`); then null, a number as it is, or
+/// the text escaped into a JSON string.
+pub(super) const C_VALUE_MACRO: &str = r#"#define DEBUG_PROBE_VALUE(key, v) do { char dbg_num[64] = ""; const char *dbg_format = _Generic((v), _Bool: "%d", char: "%d", signed char: "%d", unsigned char: "%d", short: "%d", unsigned short: "%d", int: "%d", unsigned: "%u", long: "%ld", unsigned long: "%lu", long long: "%lld", unsigned long long: "%llu", float: "%.9g", double: "%.17g", long double: "%.21Lg", default: NULL); \
+        const char *dbg_text = _Generic((v), char *: (v), const char *: (v), default: dbg_format ? dbg_num : "(unsupported type: cast it to a number or char *)"); if (dbg_format) snprintf(dbg_num, sizeof dbg_num, dbg_format, _Generic((v), char *: 0, const char *: 0, default: (v))); fputs(key, dbg_log); \
+        if (!dbg_text || (dbg_text == dbg_num && (unsigned)(dbg_num[dbg_num[0] == '-'] - '0') < 10u)) { fputs(dbg_text ? dbg_text : "null", dbg_log); break; } fputc('"', dbg_log); \
+        for (const char *dbg_c = dbg_text; *dbg_c; dbg_c++) { fprintf(dbg_log, (unsigned char)*dbg_c < 0x20 ? "\\u%04x" : *dbg_c == '"' || *dbg_c == '\\' ? "\\%c" : "%c", (unsigned char)*dbg_c); } fputc('"', dbg_log); } while (0)
+"#;
+
+/// C11: no JSON writer and no way to know the types, so `_Generic` picks:
+/// `char *` and char arrays are written as escaped strings (NULL as null),
+/// integers, booleans (0/1) and finite floats as numbers, NaN and infinities
+/// as strings, any other type as a string asking for a cast. Headers cannot
+/// be included inside a function, so the comment names them. The macro is
+/// undefined at the end of the block.
+pub(super) fn c(input: &SnippetInput) -> String {
+    let values: Vec<String> = input
+        .variables
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            format!(
+                "DEBUG_PROBE_VALUE({}, {name});",
+                lit(Lit::C, &json_key(i, name))
+            )
+        })
+        .collect();
+    let (values, undef) = if values.is_empty() {
+        (String::new(), "")
+    } else {
+        (
+            format!("    {}\n", values.join(" ")),
+            "#undef DEBUG_PROBE_VALUE\n",
+        )
+    };
+    fill(
+        r#"do { // needs #include <stdio.h> and <time.h> (C11)
+@@MACRO@@    FILE *dbg_log = fopen(@@LOG@@, "a"); if (!dbg_log) break; fputs(@@HEAD@@, dbg_log);
+@@VALUES@@    struct timespec dbg_now = {0}; timespec_get(&dbg_now, TIME_UTC); fprintf(dbg_log, "},\"timestamp\":%lld}\n", (long long)dbg_now.tv_sec * 1000 + dbg_now.tv_nsec / 1000000); fclose(dbg_log);
+@@UNDEF@@} while (0);
+"#,
+        &[
+            ("MACRO", with_values(input, C_VALUE_MACRO)),
+            ("LOG", &lit(Lit::C, input.log_file)),
+            ("HEAD", &lit(Lit::C, &json_head_text(input))),
+            ("VALUES", &values),
+            ("UNDEF", undef),
+        ],
+    )
+}
+
+/// C++'s value writer, one `if constexpr` branch per kind of type.
+pub(super) const CPP_VALUE_FN: &str = r#"    auto dbg_value = [](std::FILE *dbg_log, const char *dbg_key, const auto &dbg_v) { using dbg_type = std::decay_t<decltype(dbg_v)>; std::fputs(dbg_key, dbg_log); if constexpr (std::is_same_v<dbg_type, bool>) std::fputs(dbg_v ? "true" : "false", dbg_log);
+        else if constexpr (std::is_integral_v<dbg_type> || std::is_enum_v<dbg_type>) std::is_unsigned_v<dbg_type> ? std::fprintf(dbg_log, "%llu", static_cast<unsigned long long>(dbg_v)) : std::fprintf(dbg_log, "%lld", static_cast<long long>(dbg_v));
+        else if constexpr (std::is_floating_point_v<dbg_type>) std::fprintf(dbg_log, dbg_v - dbg_v == 0 ? "%.17g" : "\"%.17g\"", static_cast<double>(dbg_v)); // NaN and infinities as strings
+        else if constexpr (std::is_convertible_v<const dbg_type &, std::string_view>) { if constexpr (std::is_pointer_v<std::remove_reference_t<decltype(dbg_v)>>) { if (!dbg_v) { std::fputs("null", dbg_log); return; } } std::fputc('"', dbg_log); for (unsigned char dbg_c : std::string_view(dbg_v)) { std::fprintf(dbg_log, dbg_c < 0x20 ? "\\u%04x" : dbg_c == '"' || dbg_c == '\\' ? "\\%c" : "%c", dbg_c); } std::fputc('"', dbg_log); }
+        else std::fputs("\"(unsupported type: convert it to a number or string)\"", dbg_log); };
+"#;
+
+/// C++17: a generic lambda writes each value by its type: booleans, integers,
+/// enums and finite floats as JSON, anything convertible to `string_view`
+/// escaped (a null `char *` as null), other types as a string asking for a
+/// conversion. Headers cannot be included inside a function, so the comment
+/// names them; `catch (...)` swallows what a variable's expression throws.
+pub(super) fn cpp(input: &SnippetInput) -> String {
+    let values: Vec<String> = input
+        .variables
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            format!(
+                "dbg_value(dbg_log, {}, {name});",
+                lit(Lit::C, &json_key(i, name))
+            )
+        })
+        .collect();
+    let values = if values.is_empty() {
+        String::new()
+    } else {
+        format!("        {}\n", values.join(" "))
+    };
+    fill(
+        r#"try { // needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
+@@VALUE_FN@@    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) { std::fputs(@@HEAD@@, dbg_log);
+@@VALUES@@        std::timespec dbg_now{}; std::timespec_get(&dbg_now, TIME_UTC); std::fprintf(dbg_log, "},\"timestamp\":%lld}\n", static_cast<long long>(dbg_now.tv_sec) * 1000 + dbg_now.tv_nsec / 1000000); std::fclose(dbg_log); }
+} catch (...) {}
+"#,
+        &[
+            ("VALUE_FN", with_values(input, CPP_VALUE_FN)),
+            ("LOG", &lit(Lit::C, input.log_file)),
+            ("HEAD", &lit(Lit::C, &json_head_text(input))),
+            ("VALUES", &values),
+        ],
+    )
+}
+
+/// Shell's value escaper: its argument as a JSON string.
+pub(super) const SHELL_JSON_FN: &str = r#"  dbg_json() {
+    dbg_rest=$1 dbg_out=
+    while [ -n "$dbg_rest" ]; do dbg_tail=${dbg_rest#?}; dbg_char=${dbg_rest%"$dbg_tail"}; dbg_rest=$dbg_tail
+      case $dbg_char in '"' | \\) dbg_out=$dbg_out\\$dbg_char ;; [[:cntrl:]]) dbg_out=$dbg_out$(printf '\\u%04x' "'$dbg_char") ;; *) dbg_out=$dbg_out$dbg_char ;; esac
+    done; printf '"%s"' "$dbg_out"; }
+"#;
+
+/// POSIX sh (also bash, zsh, ksh): no JSON tool to rely on, so a function
+/// escapes each value into a JSON string, character by character. It all runs
+/// in a subshell, so no name leaks and `set -e`/`set -u` cannot stop the
+/// script; its errors go to /dev/null. Variable names are read as `${name-}`;
+/// other entries (`$1`, `$(cmd)`) are pasted inside double quotes.
+pub(super) fn shell(input: &SnippetInput) -> String {
+    let data: Vec<String> = input
+        .variables
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let value = if is_identifier(name) || name.chars().all(|c| c.is_ascii_digit()) {
+                format!("${{{name}-}}")
+            } else {
+                name.to_string()
+            };
+            format!(
+                "{}\"$(dbg_json \"{value}\")\"",
+                sh_quote(&json_key(i, name))
+            )
+        })
+        .collect();
+    let data = if data.is_empty() {
+        String::new()
+    } else {
+        format!("{SHELL_JSON_FN}  dbg_data={}\n", data.concat())
+    };
+    let (format, data_arg) = if input.variables.is_empty() {
+        ("%s", "")
+    } else {
+        ("%s%s", " \"$dbg_data\"")
+    };
+    fill(
+        r#"(
+@@DATA@@  dbg_ms=$(date +%s%3N); case $dbg_ms in '' | *[!0-9]*) dbg_ms=$(date +%s)000 ;; esac
+  printf '@@FORMAT@@},"timestamp":%s}\n' @@HEAD@@@@DATA_ARG@@ "$dbg_ms" >> @@LOG@@
+) 2>/dev/null || true
+"#,
+        &[
+            ("DATA", &data),
+            ("FORMAT", format),
+            ("HEAD", &sh_quote(&json_head_text(input))),
+            ("DATA_ARG", data_arg),
+            ("LOG", &sh_quote(input.log_file)),
+        ],
+    )
+}

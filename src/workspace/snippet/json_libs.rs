@@ -1,0 +1,250 @@
+//! Languages with a JSON library at hand: Python, Ruby, PHP, JavaScript and
+//! TypeScript (Node and the browser), Go, Swift.
+
+use super::text::*;
+use super::{no_ingest_url, SnippetInput, UnsupportedLanguage};
+
+/// Python 3.7+: `json` and `time` imported in place; anything `json` cannot
+/// write goes in as its `repr`.
+pub(super) fn python(input: &SnippetInput) -> String {
+    let key = |n: &str| lit(Lit::Python, n);
+    fill(
+        r#"try:
+    with open(@@LOG@@, "a", encoding="utf-8") as _dbg_log:
+        _dbg_log.write(__import__("json").dumps({
+            @@HEADER@@,
+            "data": {@@DATA@@},
+            "timestamp": __import__("time").time_ns() // 1000000,
+        }, default=repr) + "\n")
+except Exception:
+    pass
+"#,
+        &[
+            ("LOG", &lit(Lit::Python, input.log_file)),
+            (
+                "HEADER",
+                &header_entries(input, key, ": ", |v| lit(Lit::Python, v), "None"),
+            ),
+            ("DATA", &data_entries(input, key, ": ", str::to_string)),
+        ],
+    )
+}
+
+/// Ruby: `json` required in place; `rescue` covers a missing gem too.
+pub(super) fn ruby(input: &SnippetInput) -> String {
+    let key = |n: &str| lit(Lit::Ruby, n);
+    fill(
+        r#"begin
+  require "json"
+  File.open(@@LOG@@, "a") { |dbg_log| dbg_log.puts(JSON.generate({
+    @@HEADER@@,
+    "data" => {@@DATA@@},
+    "timestamp" => Process.clock_gettime(Process::CLOCK_REALTIME, :millisecond),
+  })) }
+rescue StandardError, ScriptError
+end
+"#,
+        &[
+            ("LOG", &lit(Lit::Ruby, input.log_file)),
+            (
+                "HEADER",
+                &header_entries(input, key, " => ", |v| lit(Lit::Ruby, v), "nil"),
+            ),
+            ("DATA", &data_entries(input, key, " => ", str::to_string)),
+        ],
+    )
+}
+
+/// PHP 7+: `@` silences warnings (an undefined variable, a missing
+/// directory), `(object)` keeps an empty `data` an object, partial output
+/// writes null for what JSON cannot hold. Bare names get their `$`.
+pub(super) fn php(input: &SnippetInput) -> String {
+    let key = |n: &str| lit(Lit::Php, n);
+    let data = data_entries(input, key, " => ", |n| {
+        if is_identifier(n) {
+            format!("${n}")
+        } else {
+            n.to_string()
+        }
+    });
+    fill(
+        r#"try {
+    @file_put_contents(@@LOG@@, json_encode([
+        @@HEADER@@,
+        "data" => (object) [@@DATA@@],
+        "timestamp" => (int) floor(microtime(true) * 1000),
+    ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND | LOCK_EX);
+} catch (\Throwable $dbgError) {
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::Php, input.log_file)),
+            (
+                "HEADER",
+                &header_entries(input, key, " => ", |v| lit(Lit::Php, v), "null"),
+            ),
+            ("DATA", &data),
+        ],
+    )
+}
+
+/// The header and `data` of a JavaScript object literal, shared by Node and
+/// browser.
+pub(super) fn js_fields(input: &SnippetInput) -> (String, String) {
+    let header = header_entries(input, str::to_string, ": ", |v| lit(Lit::Js, v), "null");
+    let data = data_entries(input, |n| lit(Lit::Js, n), ": ", str::to_string);
+    let data = if data.is_empty() {
+        "{}".to_string()
+    } else {
+        format!("{{ {data} }}")
+    };
+    (header, data)
+}
+
+/// Node (CommonJS or ES module): `fs` from `require` where it exists, else
+/// from `process.getBuiltinModule` (Node 20.16+), since an ES module cannot
+/// import inside a block.
+pub(super) fn node(input: &SnippetInput, typescript: bool) -> String {
+    let fs = if typescript {
+        r#"const dbgFs: any = typeof require === "function" ? require("fs") : (process as any).getBuiltinModule("fs");"#
+    } else {
+        r#"const dbgFs = typeof require === "function" ? require("fs") : process.getBuiltinModule("fs");"#
+    };
+    let (header, data) = js_fields(input);
+    fill(
+        r#"try {
+  @@FS@@
+  dbgFs.appendFileSync(@@LOG@@, JSON.stringify({
+    @@HEADER@@,
+    data: @@DATA@@,
+    timestamp: Date.now(),
+  }) + "\n");
+} catch {}
+"#,
+        &[
+            ("FS", fs),
+            ("LOG", &lit(Lit::Js, input.log_file)),
+            ("HEADER", &header),
+            ("DATA", &data),
+        ],
+    )
+}
+
+/// Browser JavaScript or TypeScript: posted to the ingest server, since a
+/// page cannot write files; a rejected or failed request is ignored.
+pub(super) fn browser(input: &SnippetInput) -> Result<String, UnsupportedLanguage> {
+    let url = input.ingest_url.ok_or_else(no_ingest_url)?;
+    let (header, data) = js_fields(input);
+    Ok(fill(
+        r#"try {
+  fetch(@@URL@@, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({
+    @@HEADER@@,
+    data: @@DATA@@,
+    timestamp: Date.now(),
+  }) }).catch(() => {});
+} catch {}
+"#,
+        &[
+            ("URL", &lit(Lit::Js, url)),
+            ("HEADER", &header),
+            ("DATA", &data),
+        ],
+    ))
+}
+
+/// Go's value check: a value `encoding/json` cannot write goes in as
+/// `fmt.Sprint`.
+pub(super) const GO_VALUE_CHECK: &str = "\tfor dbgKey, dbgValue := range dbgData {
+\t\tif _, dbgErr := json.Marshal(dbgValue); dbgErr != nil {
+\t\t\tdbgData[dbgKey] = fmt.Sprint(dbgValue)
+\t\t}
+\t}
+";
+
+/// Go: imports are per file, so the block names the ones it needs (goimports
+/// adds them). The func literal takes the opened file as its arguments, so
+/// its names stay local; the deferred func swallows a panic and closes the
+/// file (a nil one too: its methods only return an error). The encoder
+/// writes the line and its newline in one write. The block is gofmt's
+/// layout, so formatting on save leaves it as it is.
+pub(super) fn go(input: &SnippetInput) -> String {
+    let key = |n: &str| lit(Lit::Go, n);
+    let header = header_entries(input, key, ": ", |v| lit(Lit::Go, v), "nil");
+    let (imports, data) = if input.variables.is_empty() {
+        (
+            r#""encoding/json", "os", "time""#,
+            "map[string]interface{}{}",
+        )
+    } else {
+        (r#""encoding/json", "fmt", "os", "time""#, "dbgData")
+    };
+    let values = if input.variables.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\tdbgData := map[string]interface{{}}{{{}}}\n{GO_VALUE_CHECK}",
+            data_entries(input, key, ": ", str::to_string)
+        )
+    };
+    fill(
+        r#"func(dbgFile *os.File, _ error) { // needs imports @@IMPORTS@@
+	defer func() { _ = recover(); _ = dbgFile.Close() }()
+@@VALUES@@	_ = json.NewEncoder(dbgFile).Encode(map[string]interface{}{@@HEADER@@, "data": @@DATA@@, "timestamp": time.Now().UnixNano() / int64(time.Millisecond)})
+}(os.OpenFile(@@LOG@@, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0644))
+"#,
+        &[
+            ("IMPORTS", imports),
+            ("VALUES", &values),
+            ("HEADER", &header),
+            ("DATA", data),
+            ("LOG", &lit(Lit::Go, input.log_file)),
+        ],
+    )
+}
+
+/// Swift's value check.
+pub(super) const SWIFT_VALUE_FN: &str = "    let dbgValue: (Any) -> Any = { JSONSerialization.isValidJSONObject([$0]) ? $0 : String(describing: $0) }\n";
+
+/// Swift: Foundation cannot be imported inside a block, so the comment names
+/// it. `JSONSerialization` raises an uncatchable exception on values it
+/// cannot write, so each value is checked first and described otherwise.
+pub(super) fn swift(input: &SnippetInput) -> String {
+    let data = if input.variables.is_empty() {
+        "[String: Any]()".to_string()
+    } else {
+        let entries = data_entries(
+            input,
+            |n| lit(Lit::Swift, n),
+            ": ",
+            |n| format!("dbgValue({n})"),
+        );
+        format!("[{entries}]")
+    };
+    fill(
+        r#"do { // needs `import Foundation`
+@@VALUE_FN@@    let dbgLine: [String: Any] = [@@HEADER@@,
+        "data": @@DATA@@, "timestamp": Int(Date().timeIntervalSince1970 * 1000)]
+    if JSONSerialization.isValidJSONObject(dbgLine), var dbgBytes = try? JSONSerialization.data(withJSONObject: dbgLine) {
+        let dbgPath = @@LOG@@; dbgBytes.append(0x0A)
+        if !FileManager.default.fileExists(atPath: dbgPath) { FileManager.default.createFile(atPath: dbgPath, contents: nil) }
+        if let dbgFile = FileHandle(forWritingAtPath: dbgPath) { dbgFile.seekToEndOfFile(); dbgFile.write(dbgBytes); dbgFile.closeFile() }
+    }
+}
+"#,
+        &[
+            ("LOG", &lit(Lit::Swift, input.log_file)),
+            ("VALUE_FN", with_values(input, SWIFT_VALUE_FN)),
+            (
+                "HEADER",
+                &header_entries(
+                    input,
+                    |n| lit(Lit::Swift, n),
+                    ": ",
+                    |v| lit(Lit::Swift, v),
+                    "NSNull()",
+                ),
+            ),
+            ("DATA", &data),
+        ],
+    )
+}
