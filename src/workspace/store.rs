@@ -305,13 +305,26 @@ impl FileStore {
             } else {
                 self.lock(session_id).ok()
             };
-            if read_own(&path).unwrap_or_default() != text {
+            let still = match read_own(&path) {
+                Ok(now) => now == text,
+                // Still the link it was (a link reads as nothing).
+                Err(e) if e.kind() == io::ErrorKind::PermissionDenied && is_link(&path) => {
+                    text.is_empty()
+                }
+                // Gone (another process moved it) or unreadable: look again.
+                Err(_) => false,
+            };
+            if !still {
                 return self.read_file(session_id, &path, now, true);
             }
             let aside = path.with_file_name(format!("{STATE_FILE}.corrupt-{now}"));
             let warning = match fs::rename(&path, &aside) {
                 Ok(()) => moved_aside_warning(session_id, &aside),
-                // Another process moved it first, or the directory is read-only.
+                // Another process moved it first: what it left tells.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return self.read_file(session_id, &path, now, true);
+                }
+                // The directory is read-only.
                 Err(e) => format!(
                     "The saved state of session {session_id} at {} is damaged ({e}); the session starts inactive.",
                     path.display()
