@@ -36,8 +36,7 @@ impl Engine {
             return Ok((stored, self.scan_extras(session_id)));
         };
         let target = self.scan_target(session_id, session.files_to_rescan());
-        let (findings, _) = index::rescan(&self.config.state_dir, &target, full);
-        let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Workspace);
+        let outcome = scan::rescan_session(&self.config.state_dir, &target, session_id, full);
         if let Ok(seen) = machine::apply(&stored.state, Command::ProbeScan(outcome.report), now) {
             stored.state = seen.state;
         }

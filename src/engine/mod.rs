@@ -25,7 +25,7 @@ use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind};
 use crate::core::machine::ArtifactInput;
 use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
-    ScanReport, ScanScope, StopDecision,
+    ScanReport, StopDecision,
 };
 use crate::core::model::{DebugState, Hypothesis, Placement, Probe, ProbeState};
 use crate::core::progress::{Bubble, BubbleChange};
@@ -38,7 +38,7 @@ use crate::workspace::breadcrumb::{self, Breadcrumb};
 use crate::workspace::ingest::{self, IngestInfo};
 use crate::workspace::logread::{self, LogPage, LogQuery, LogSummary};
 use crate::workspace::runlog::{self, Appended, LineCounter};
-use crate::workspace::scan::{self, index, ForeignProbe, HalfRemoved, ScanOutcome, ScanTarget};
+use crate::workspace::scan::{self, ForeignProbe, HalfRemoved, ScanOutcome, ScanTarget};
 use crate::workspace::snippet::{self, SnippetInput};
 use crate::workspace::store::{
     Refused, Store, StoreError, Stored, Update, SESSIONS_DIR, STATE_FILE,
@@ -192,8 +192,7 @@ pub struct ScanRequest {
 impl ScanRequest {
     /// Runs the (decision) rescan it asks for.
     pub fn run(&self) -> ScanOutcome {
-        let (findings, _) = index::rescan(&self.state_dir, &self.target, false);
-        scan::outcome_for(&findings.found, &self.session_id, ScanScope::Workspace)
+        scan::rescan_session(&self.state_dir, &self.target, &self.session_id, false)
     }
 }
 

@@ -21,9 +21,16 @@ impl Engine {
         (!state.exists()).then_some(crumb)
     }
 
-    /// The person and the model were told: the note goes.
-    pub fn forget_lost_session(&self, session_id: &str) {
-        breadcrumb::clear(&self.config.root, session_id);
+    /// Once: what to tell the person and the model about a session whose
+    /// state directory was deleted while it was active, (person, model).
+    pub fn take_lost_notice(&self) -> Option<(String, String)> {
+        let lost = self.lost_session()?;
+        breadcrumb::clear(&self.config.root, &lost.session_id);
+        Some(text::lost_state(
+            &lost.session_id,
+            &lost.state_dir,
+            &lost.probes,
+        ))
     }
 
     /// Keeps the note outside the state directory in step with a write.
@@ -141,8 +148,7 @@ impl Engine {
         let mut tracked = session.files_to_rescan();
         tracked.extend(extra.iter().cloned());
         let target = self.scan_target(session_id, tracked);
-        let (findings, _) = index::rescan(&self.config.state_dir, &target, full);
-        let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Workspace);
+        let outcome = scan::rescan_session(&self.config.state_dir, &target, session_id, full);
         self.commit_scan(session_id, outcome, now)
     }
 

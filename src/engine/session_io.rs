@@ -100,8 +100,7 @@ impl SessionIo<'_> {
             self.session_id,
             session.files_to_rescan(),
         );
-        let (findings, _) = index::rescan(self.state_dir, &target, full);
-        let outcome = scan::outcome_for(&findings.found, self.session_id, ScanScope::Workspace);
+        let outcome = scan::rescan_session(self.state_dir, &target, self.session_id, full);
         *halves = Some(ScanExtras {
             half_removed: outcome.half_removed,
             foreign: outcome.foreign,

@@ -81,10 +81,7 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
         event,
         "SessionStart" | "UserPromptSubmit" | "PostToolUse" | "Stop"
     ) {
-        if let Some(lost) = engine.lost_session() {
-            engine.forget_lost_session(&lost.session_id);
-            let (person, model) =
-                crate::core::text::lost_state(&lost.session_id, &lost.state_dir, &lost.probes);
+        if let Some((person, model)) = engine.take_lost_notice() {
             return Ok(Some(if event == "Stop" {
                 json!({ "decision": "block", "reason": model, "systemMessage": person })
             } else {

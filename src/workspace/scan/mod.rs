@@ -152,6 +152,18 @@ pub fn scan_workspace(target: &ScanTarget) -> (Findings, ScanIndex) {
     (findings.sorted(), index)
 }
 
+/// A session's rescan (`full`: the whole walk; else the decision rescan
+/// through the index in `state_dir`), split into its probes and the rest.
+pub fn rescan_session(
+    state_dir: &Path,
+    target: &ScanTarget,
+    session_id: &str,
+    full: bool,
+) -> ScanOutcome {
+    let (findings, _) = index::rescan(state_dir, target, full);
+    outcome_for(&findings.found, session_id, ScanScope::Workspace)
+}
+
 /// Split findings into this session's probes and everything else.
 pub fn outcome_for(findings: &[Finding], session: &str, scope: ScanScope) -> ScanOutcome {
     let mut found = Vec::new();
@@ -306,6 +318,12 @@ fn walk(
 /// The walker's settings, shared by the full walk and the index's walks of
 /// changed directories so both see the same files.
 fn configure(builder: &mut WalkBuilder, skip: Option<&Path>) {
+    configure_towards(builder, skip, None);
+}
+
+/// `configure`, walking only the directories on the way to `towards` when
+/// it is given.
+fn configure_towards(builder: &mut WalkBuilder, skip: Option<&Path>, towards: Option<PathBuf>) {
     let skip = skip.map(Path::to_path_buf);
     builder
         .hidden(false)
@@ -315,6 +333,9 @@ fn configure(builder: &mut WalkBuilder, skip: Option<&Path>) {
         .filter_entry(move |e| {
             !SKIPPED_DIRS.iter().any(|d| e.file_name() == *d)
                 && skip.as_deref().is_none_or(|skip| e.path() != skip)
+                && towards
+                    .as_deref()
+                    .is_none_or(|way| way.starts_with(e.path()))
         });
 }
 
@@ -340,14 +361,7 @@ pub fn placement(root: &Path, file: &str, state_dir: Option<&Path>) -> Placement
     let path = there.to_path_buf();
     // Walk only the directories on the way to the file, with the walk's rules.
     let mut builder = WalkBuilder::new(root);
-    configure(&mut builder, state_dir);
-    let way = path.clone();
-    let skip = state_dir.map(Path::to_path_buf);
-    builder.filter_entry(move |e| {
-        way.starts_with(e.path())
-            && !SKIPPED_DIRS.iter().any(|d| e.file_name() == *d)
-            && skip.as_deref().is_none_or(|skip| e.path() != skip)
-    });
+    configure_towards(&mut builder, state_dir, Some(path.clone()));
     if builder.build().flatten().any(|e| e.path() == path) {
         Placement::InTree
     } else {

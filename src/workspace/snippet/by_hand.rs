@@ -194,6 +194,21 @@ pub(super) const C_VALUE_MACRO: &str = r#"#define DEBUG_PROBE_VALUE(key, v) do {
         for (const char *dbg_c = dbg_text; *dbg_c; dbg_c++) { fprintf(dbg_log, (unsigned char)*dbg_c < 0x20 ? "\\u%04x" : *dbg_c == '"' || *dbg_c == '\\' ? "\\%c" : "%c", (unsigned char)*dbg_c); } fputc('"', dbg_log); } while (0)
 "#;
 
+/// One line of value writer calls, `<call><args><key literal>, <name>);`
+/// each, or nothing when the block logs no value.
+fn value_calls(input: &SnippetInput, indent: &str, call: &str, args: &str) -> String {
+    if input.variables.is_empty() {
+        return String::new();
+    }
+    let calls: Vec<String> = input
+        .variables
+        .iter()
+        .enumerate()
+        .map(|(i, name)| format!("{call}{args}{}, {name});", lit(Lit::C, &json_key(i, name))))
+        .collect();
+    format!("{indent}{}\n", calls.join(" "))
+}
+
 /// C11: no JSON writer and no way to know the types, so `_Generic` picks:
 /// `char *` and char arrays are written as escaped strings (NULL as null),
 /// integers, booleans (0/1) and finite floats as numbers, NaN and infinities
@@ -201,25 +216,8 @@ pub(super) const C_VALUE_MACRO: &str = r#"#define DEBUG_PROBE_VALUE(key, v) do {
 /// be included inside a function, so the comment names them. The macro is
 /// undefined at the end of the block.
 pub(super) fn c(input: &SnippetInput) -> String {
-    let values: Vec<String> = input
-        .variables
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            format!(
-                "DEBUG_PROBE_VALUE({}, {name});",
-                lit(Lit::C, &json_key(i, name))
-            )
-        })
-        .collect();
-    let (values, undef) = if values.is_empty() {
-        (String::new(), "")
-    } else {
-        (
-            format!("    {}\n", values.join(" ")),
-            "#undef DEBUG_PROBE_VALUE\n",
-        )
-    };
+    let values = value_calls(input, "    ", "DEBUG_PROBE_VALUE(", "");
+    let undef = with_values(input, "#undef DEBUG_PROBE_VALUE\n");
     fill(
         r#"do { // needs #include <stdio.h> and <time.h> (C11)
 @@MACRO@@    FILE *dbg_log = fopen(@@LOG@@, "a"); if (!dbg_log) break; fputs(@@HEAD@@, dbg_log);
@@ -250,22 +248,7 @@ pub(super) const CPP_VALUE_FN: &str = r#"    auto dbg_value = [](std::FILE *dbg_
 /// conversion. Headers cannot be included inside a function, so the comment
 /// names them; `catch (...)` swallows what a variable's expression throws.
 pub(super) fn cpp(input: &SnippetInput) -> String {
-    let values: Vec<String> = input
-        .variables
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            format!(
-                "dbg_value(dbg_log, {}, {name});",
-                lit(Lit::C, &json_key(i, name))
-            )
-        })
-        .collect();
-    let values = if values.is_empty() {
-        String::new()
-    } else {
-        format!("        {}\n", values.join(" "))
-    };
+    let values = value_calls(input, "        ", "dbg_value(", "dbg_log, ");
     fill(
         r#"try { // needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
 @@VALUE_FN@@    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) { std::fputs(@@HEAD@@, dbg_log);
