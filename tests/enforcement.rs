@@ -200,6 +200,16 @@ fn code_line(lab: &Lab, file: &str) -> usize {
     lines_matching(&text, "runs/active.jsonl")[0]
 }
 
+/// Deletes the lines of `file` holding `needle`, as `sed -i '/needle/d'` would.
+fn drop_lines(lab: &Lab, file: &str, needle: &str) {
+    edit_file(lab, file, |text| {
+        text.lines()
+            .filter(|l| !l.contains(needle))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    })
+}
+
 fn edit_file(lab: &Lab, file: &str, edit: impl FnOnce(String) -> String) {
     let path = lab.path(file);
     let text = fs::read_to_string(&path).unwrap();
@@ -396,14 +406,7 @@ fn model_deletes_the_start_marker_only() {
     let mut lab = Lab::new("start-deleted");
     lab.instrument("a.sh", 1);
     lab.sloppy_cleanup(
-        |lab| {
-            edit_file(lab, "a.sh", |text| {
-                text.lines()
-                    .filter(|l| !l.contains("#region debug-probe"))
-                    .map(|l| format!("{l}\n"))
-                    .collect()
-            })
-        },
+        |lab| drop_lines(lab, "a.sh", "#region debug-probe"),
         |lab| format!("a.sh:{}", code_line(lab, "a.sh")),
     );
 }
@@ -413,14 +416,7 @@ fn model_deletes_the_end_marker_only() {
     let mut lab = Lab::new("end-deleted");
     lab.instrument("a.sh", 1);
     lab.sloppy_cleanup(
-        |lab| {
-            edit_file(lab, "a.sh", |text| {
-                text.lines()
-                    .filter(|l| !l.contains("#endregion debug-probe"))
-                    .map(|l| format!("{l}\n"))
-                    .collect()
-            })
-        },
+        |lab| drop_lines(lab, "a.sh", "#endregion debug-probe"),
         |_| "a.sh:2".into(),
     );
 }
