@@ -278,6 +278,7 @@ proptest! {
         let board = blackboard(session(&state), &RenderEnv::default());
         let headers = board.lines().filter(|l| l.starts_with("[DEBUG MODE")).count();
         prop_assert_eq!(headers, 1, "{}", board);
+        prop_assert!(board.len() <= debug_sidecar::core::budget::BLACKBOARD, "{}", board.len());
         prop_assert!(
             !board.chars().any(|c| c != '\n' && (c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202e}'))),
             "{}", board

@@ -31,14 +31,30 @@ pub fn scrub(text: &str) -> String {
     out
 }
 
-/// `inline`, cut to `max` characters with a count of what was left out.
+/// `inline`, cut to at most `max` bytes as written (escapes included),
+/// with the count of the original's bytes left out. Only what can be shown
+/// is escaped: a huge value costs no more than a small one.
 pub fn inline_cut(text: &str, max: usize) -> String {
-    let total = text.chars().count();
-    if total <= max {
-        return inline(text);
+    let escaped_within = |room: usize| -> (String, Option<usize>) {
+        let mut out = String::new();
+        for (at, c) in text.char_indices() {
+            let before = out.len();
+            push_escaped(&mut out, c, true);
+            if out.len() > room {
+                out.truncate(before);
+                return (out, Some(at));
+            }
+        }
+        (out, None)
+    };
+    let (whole, overflow) = escaped_within(max);
+    if overflow.is_none() {
+        return whole;
     }
-    let kept: String = text.chars().take(max).collect();
-    format!("{}… (+{} characters)", inline(&kept), total - max)
+    let room = max.saturating_sub(format!("… (+{} bytes)", text.len()).len());
+    let (kept, stopped) = escaped_within(room);
+    let left = text.len() - stopped.unwrap_or(text.len());
+    format!("{kept}… (+{left} bytes)")
 }
 
 /// `body` in a code fence of backticks longer than any run inside it, under
@@ -77,7 +93,11 @@ mod tests {
         assert_eq!(inline("a\nb\x1b[2Jc\u{202e}"), "a\\nb\\u{1b}[2Jc\\u{202e}");
         assert_eq!(scrub("a\nb\x1b]0;t\x07"), "a\nb\\u{1b}]0;t\\u{7}");
         assert_eq!(inline("plain"), "plain");
-        assert_eq!(inline_cut("abcdef", 3), "abc… (+3 characters)");
+        assert_eq!(inline_cut("abcdef", 6), "abcdef");
+        let cut = inline_cut(&"a\n".repeat(50), 40);
+        assert!(cut.len() <= 40 && cut.ends_with("bytes)"), "{cut}");
+        let huge = inline_cut(&"x".repeat(100_000), 40);
+        assert!(huge.len() <= 48, "{huge}");
     }
 
     #[test]

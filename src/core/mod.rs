@@ -4,6 +4,7 @@
 
 pub mod activity;
 pub mod agents;
+pub mod budget;
 pub mod context_sync;
 pub mod error;
 pub mod escape;

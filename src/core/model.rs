@@ -485,10 +485,18 @@ impl DebugSession {
         let Some(plan) = round.plan.as_ref().filter(|plan| !plan.is_empty()) else {
             return format!("round {}: no evidence plan yet", round.index);
         };
-        let methods: Vec<String> = plan
+        use crate::core::budget::{BOARD_ID, BOARD_REQUESTS};
+        let mut methods: Vec<String> = plan
             .iter()
-            .map(|r| format!("{}:{}", r.id, r.method.as_str()))
+            .take(BOARD_REQUESTS)
+            .map(|r| {
+                let id = super::escape::inline_cut(&r.id, BOARD_ID);
+                format!("{id}:{}", r.method.as_str())
+            })
             .collect();
+        if plan.len() > BOARD_REQUESTS {
+            methods.push(format!("+{} more", plan.len() - BOARD_REQUESTS));
+        }
         format!(
             "round {}: {} request(s) [{}], {} pending user action(s), {} observation(s), {} artifact(s)",
             round.index,

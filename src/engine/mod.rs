@@ -13,6 +13,7 @@ mod logs;
 pub mod owner;
 mod probes;
 mod session_io;
+pub mod tool_results;
 
 use session_io::SessionIo;
 

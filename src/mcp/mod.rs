@@ -5,9 +5,11 @@
 //! and the state beside it; an illegal command is a tool error the model can
 //! act on, never a protocol error.
 
+use crate::core::budget::{self, LOG_PAGE};
 use crate::core::machine::HandOff;
 use crate::core::text;
 use crate::engine::owner::Owner;
+use crate::engine::tool_results::{self, ToolAnswer};
 use crate::engine::{Engine, EngineConfig, EngineError, SnippetRequest};
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
@@ -148,16 +150,16 @@ fn parse<T: DeserializeOwned>(arguments: Option<Map<String, Value>>) -> Result<T
     })
 }
 
-/// A tool's answer: its text for the model and the state beside it.
-fn answer(text: String, structured: Value) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(structured);
+/// A tool's answer as MCP carries it.
+fn answer(answer: ToolAnswer) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
+    result.structured_content = Some(answer.structured);
     result
 }
 
-/// Log content is what the program wrote: fenced and labelled, never instructions.
-fn fenced(label: &str, body: &str) -> String {
-    crate::core::escape::fence(label, "jsonl", body)
+/// A tool's text and state, held to the budget.
+fn fitted(text: String, structured: Value) -> CallToolResult {
+    answer(ToolAnswer::fitted(text, structured, ""))
 }
 
 impl DebugMcp {
@@ -180,7 +182,7 @@ impl DebugMcp {
                     let session = engine.resolve(None)?;
                     engine.hand_off(&session, hand_off, now)
                 })?;
-                Ok(answer(text, json!(snapshot)))
+                Ok(fitted(text, json!(snapshot)))
             }
             "probe_snippet" => {
                 let p: ProbeSnippetParams = parse(arguments)?;
@@ -201,7 +203,7 @@ impl DebugMcp {
                     &placed.snippet,
                     &placed.placement,
                 );
-                Ok(answer(
+                Ok(fitted(
                     text,
                     json!({"probe": placed.probe, "snippet": placed.snippet}),
                 ))
@@ -212,36 +214,7 @@ impl DebugMcp {
                     let session = engine.resolve(None)?;
                     engine.probes(&session, p.rescan, now)
                 })?;
-                let mut lines: Vec<String> = ledger
-                    .probes
-                    .iter()
-                    .map(|probe| {
-                        format!("{} {} {}", probe.id, probe.state.as_str(), probe.located())
-                    })
-                    .collect();
-                lines.extend(
-                    ledger
-                        .foreign
-                        .iter()
-                        .map(|f| format!("foreign {}:{} {}", f.file, f.line, f.kind.describe())),
-                );
-                lines.extend(
-                    ledger
-                        .half_removed
-                        .iter()
-                        .map(|h| format!("half-removed {}:{} {}", h.file, h.line, h.probe_id)),
-                );
-                let text = if lines.is_empty() {
-                    "No probes.".to_string()
-                } else {
-                    lines.join("\n")
-                };
-                Ok(answer(
-                    text,
-                    json!({"probes": ledger.probes, "live": ledger.live, "missing": ledger.missing,
-                           "untracked": ledger.untracked, "foreign": ledger.foreign,
-                           "halfRemoved": ledger.half_removed}),
-                ))
+                Ok(answer(tool_results::ledger(&ledger)))
             }
             "read_logs" => {
                 let p: LogsParams = parse(arguments)?;
@@ -252,46 +225,14 @@ impl DebugMcp {
                     contains: p.contains,
                     cursor: p.cursor,
                     limit: p.limit,
-                    max_bytes: p.max_bytes,
+                    // A page fits the tool-result cap with room for its notes.
+                    max_bytes: Some(p.max_bytes.unwrap_or(LOG_PAGE).min(LOG_PAGE)),
                 };
                 let logs = self.run(move |engine, _| {
                     let session = engine.resolve(None)?;
                     engine.logs(&session, run.as_deref(), &query)
                 })?;
-                let body: Vec<String> = logs
-                    .page
-                    .entries
-                    .iter()
-                    .map(|e| e.entry.to_string())
-                    .collect();
-                let mut text = String::new();
-                if let Some(note) = &logs.target.note {
-                    text.push_str(note);
-                    text.push('\n');
-                }
-                text.push_str(&fenced(
-                    &format!(
-                        "Run {} ({} line(s) in the file; {} shown)",
-                        logs.target.run.as_deref().unwrap_or("-"),
-                        logs.total,
-                        body.len()
-                    ),
-                    &body.join("\n"),
-                ));
-                if let Some(cursor) = &logs.page.next_cursor {
-                    text.push_str(&format!("\nMore: call read_logs with cursor {cursor:?}."));
-                }
-                if logs.page.malformed.count > 0 {
-                    text.push_str(&format!(
-                        "\n{} malformed line(s): {:?}",
-                        logs.page.malformed.count, logs.page.malformed.lines
-                    ));
-                }
-                Ok(answer(
-                    text,
-                    json!({"run": logs.target.run, "entries": logs.page.entries, "nextCursor": logs.page.next_cursor,
-                           "total": logs.total, "malformed": logs.page.malformed}),
-                ))
+                Ok(answer(tool_results::logs(&logs)))
             }
             "log_summary" => {
                 let p: LogSummaryParams = parse(arguments)?;
@@ -299,15 +240,11 @@ impl DebugMcp {
                     let session = engine.resolve(None)?;
                     engine.log_summary(&session, p.run.as_deref())
                 })?;
-                let lines: Vec<String> = summary.probes.iter().map(|p| p.describe()).collect();
-                let text = fenced(
-                    &format!("Summary of run {}", target.run.as_deref().unwrap_or("-")),
-                    &lines.join("\n"),
-                );
-                Ok(answer(
-                    text,
-                    json!({"run": target.run, "summary": summary, "note": target.note}),
-                ))
+                Ok(answer(tool_results::summary(
+                    target.run.as_deref(),
+                    target.note.as_deref(),
+                    &summary,
+                )))
             }
             "record_hypotheses" => {
                 let p: RecordHypothesesParams = parse(arguments)?;
@@ -315,15 +252,7 @@ impl DebugMcp {
                     let session = engine.resolve(None)?;
                     engine.record_hypotheses(&session, p.hypotheses, now)
                 })?;
-                let lines: Vec<String> = snapshot
-                    .hypotheses
-                    .iter()
-                    .map(|h| format!("{} [{}] {}", h.id, h.status.as_str(), h.statement))
-                    .collect();
-                Ok(answer(
-                    format!("Hypotheses recorded:\n{}", lines.join("\n")),
-                    json!(snapshot),
-                ))
+                Ok(answer(tool_results::hypotheses(&snapshot)))
             }
             "debug_status" => {
                 let (snapshot, board) = self.run(move |engine, now| {
@@ -333,9 +262,12 @@ impl DebugMcp {
                     Ok((snapshot, board))
                 })?;
                 let text = board.unwrap_or_else(|| text::NO_SESSION.into());
-                Ok(answer(text, json!(snapshot)))
+                Ok(fitted(text, json!(snapshot)))
             }
-            other => Err(format!("Unknown tool `{other}`.")),
+            other => Err(format!(
+                "Unknown tool `{}`.",
+                crate::core::escape::inline_cut(other, budget::ID)
+            )),
         }
     }
 
@@ -440,7 +372,12 @@ impl ServerHandler for DebugMcp {
     ) -> Result<CallToolResponse, McpError> {
         let result = match self.call(&request.name, request.arguments) {
             Ok(result) => result,
-            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+            // An error can quote what the model sent: it is held to the cap too.
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(budget::fit(
+                crate::core::escape::scrub(&message),
+                budget::TOOL_RESULT,
+                "",
+            ))]),
         };
         if result.is_error != Some(true) {
             self.blackboard_changed().await;

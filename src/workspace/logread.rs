@@ -19,6 +19,14 @@ pub const MAX_MAX_BYTES: usize = 1024 * 1024;
 const MALFORMED_LISTED: usize = 20;
 /// Distinct `data` values kept per probe in a summary.
 const VALUES_KEPT: usize = 5;
+/// Probes a summary keeps figures for; lines of later ones are only counted,
+/// so a log of a million distinct ids costs no more than one of 200.
+pub const SUMMARY_PROBES: usize = 200;
+/// The longest id, hypothesis or location a summary keeps (cut beyond).
+const SUMMARY_FIELD: usize = 200;
+/// A `data` value or timestamp longer than this, as JSON, is kept as a
+/// short string that says so: a summary holds no program's megabytes.
+const SUMMARY_VALUE: usize = crate::core::budget::SUMMARY_VALUE;
 const READ_BUFFER: usize = 1 << 20;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -179,14 +187,15 @@ impl ProbeFigures {
     pub fn describe(&self) -> String {
         let values: Vec<String> = self.values.iter().map(Value::to_string).collect();
         // The program wrote every field: none may start a line of its own.
+        use crate::core::budget::{ID, LOCATION, SUMMARY_VALUES};
         use crate::core::escape::inline_cut;
         format!(
             "{} ({}) x{} at {}: {}",
-            inline_cut(&self.probe_id, 80),
-            inline_cut(self.hypothesis_id.as_deref().unwrap_or("-"), 80),
+            inline_cut(&self.probe_id, ID),
+            inline_cut(self.hypothesis_id.as_deref().unwrap_or("-"), ID),
             self.count,
-            inline_cut(self.location.as_deref().unwrap_or("?"), 200),
-            inline_cut(&values.join(" | "), 1000)
+            inline_cut(self.location.as_deref().unwrap_or("?"), LOCATION),
+            inline_cut(&values.join(" | "), SUMMARY_VALUES)
         )
     }
 }
@@ -199,8 +208,18 @@ pub struct LogSummary {
     pub malformed: Malformed,
     /// Well-formed lines without a `probeId`.
     pub without_probe: u64,
-    /// Per probe, in order of first appearance.
+    /// Per probe, in order of first appearance (at most 200).
     pub probes: Vec<ProbeFigures>,
+    /// Probes first seen after the 200th: counted, not summarised.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unlisted_probes: u64,
+    /// Lines of the unlisted probes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unlisted_lines: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The fields a summary reads; everything else is skipped unparsed.
@@ -212,15 +231,43 @@ struct SummaryLine<'a> {
     hypothesis_id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     location: Option<Cow<'a, str>>,
-    timestamp: Option<Value>,
+    #[serde(borrow)]
+    timestamp: Option<&'a RawValue>,
     #[serde(borrow)]
     data: Option<&'a RawValue>,
 }
 
 struct Figures {
     figures: ProbeFigures,
-    /// The raw text of the values kept, to compare cheaply.
-    raw_values: Vec<String>,
+    /// Hashes of the raw text of the values kept, to compare cheaply.
+    raw_values: Vec<u64>,
+}
+
+fn hash_of(raw: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    raw.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A value as a summary keeps it: whole when short, else a string that says
+/// what it was and shows its start.
+fn kept_value(raw: &str) -> Value {
+    if raw.len() <= SUMMARY_VALUE {
+        if let Ok(value) = serde_json::from_str(raw) {
+            return value;
+        }
+    }
+    Value::String(format!(
+        "({} bytes of JSON) {}",
+        raw.len(),
+        crate::core::budget::cut(raw, SUMMARY_VALUE / 2)
+    ))
+}
+
+/// A field as a summary keeps it: cut to `SUMMARY_FIELD` bytes.
+fn kept_field(text: &str) -> String {
+    crate::core::budget::cut(text, SUMMARY_FIELD)
 }
 
 /// Count, first and last timestamp, a few distinct values and the location
@@ -235,6 +282,7 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
     };
     let mut reader = BufReader::with_capacity(READ_BUFFER, handle);
     let mut index: HashMap<String, usize> = HashMap::new();
+    let mut unlisted: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut probes: Vec<Figures> = Vec::new();
     let mut raw = Vec::new();
     let mut number = 0u64;
@@ -259,13 +307,25 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
             summary.without_probe += 1;
             continue;
         };
+        // Ids are keyed as kept: a megabyte id is not held whole.
+        let probe_id = if probe_id.len() <= SUMMARY_FIELD {
+            probe_id
+        } else {
+            Cow::Owned(kept_field(&probe_id))
+        };
         let at = match index.get(probe_id.as_ref()) {
             Some(at) => *at,
+            None if probes.len() >= SUMMARY_PROBES => {
+                unlisted.insert(hash_of(&probe_id));
+                summary.unlisted_lines += 1;
+                continue;
+            }
             None => {
-                index.insert(probe_id.to_string(), probes.len());
+                let probe_id = probe_id.into_owned();
+                index.insert(probe_id.clone(), probes.len());
                 probes.push(Figures {
                     figures: ProbeFigures {
-                        probe_id: probe_id.to_string(),
+                        probe_id,
                         hypothesis_id: None,
                         location: None,
                         count: 0,
@@ -282,15 +342,17 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
         let figures = &mut probe.figures;
         figures.count += 1;
         if figures.hypothesis_id.is_none() {
-            figures.hypothesis_id = line.hypothesis_id.map(Cow::into_owned);
+            figures.hypothesis_id = line.hypothesis_id.as_deref().map(kept_field);
         }
         if let Some(location) = line.location {
             // The latest location wins: the probe may have moved.
-            if figures.location.as_deref() != Some(location.as_ref()) {
-                figures.location = Some(location.into_owned());
+            let location = kept_field(&location);
+            if figures.location.as_deref() != Some(location.as_str()) {
+                figures.location = Some(location);
             }
         }
         if let Some(timestamp) = line.timestamp {
+            let timestamp = kept_value(timestamp.get());
             if figures.first_timestamp.is_none() {
                 figures.first_timestamp = Some(timestamp.clone());
             }
@@ -298,15 +360,15 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
         }
         if let Some(data) = line.data {
             let raw = data.get();
-            if probe.raw_values.len() < VALUES_KEPT && !probe.raw_values.iter().any(|v| v == raw) {
-                probe.raw_values.push(raw.to_string());
-                if let Ok(value) = serde_json::from_str(raw) {
-                    figures.values.push(value);
-                }
+            let hash = hash_of(raw);
+            if probe.raw_values.len() < VALUES_KEPT && !probe.raw_values.contains(&hash) {
+                probe.raw_values.push(hash);
+                figures.values.push(kept_value(raw));
             }
         }
     }
     summary.probes = probes.into_iter().map(|p| p.figures).collect();
+    summary.unlisted_probes = unlisted.len() as u64;
     Ok(summary)
 }
 

@@ -1,5 +1,7 @@
-use super::{indented, RenderEnv, HAND_OFF_TOOL, HYPOTHESES_TOOL, SNIPPET_TOOL};
-use crate::core::escape::inline;
+use super::blackboard::listed_hypotheses;
+use super::{indented, quoted, RenderEnv, HAND_OFF_TOOL, HYPOTHESES_TOOL, SNIPPET_TOOL};
+use crate::core::budget::{self, cut, ID, KICKOFF_TEXT, LOCATION, STATEMENT};
+use crate::core::escape::inline_cut;
 use crate::core::machine::{
     CleanupSummary, HandOffResult, Kickoff, Notice, Nudge, StopDecision, MAX_CLEANUP_NUDGES,
     MAX_HANDOFF_NUDGES,
@@ -78,10 +80,23 @@ fn cleanup_summary(summary: &CleanupSummary) -> String {
         summary.rounds,
         summary.runs.len(),
         summary.probes_removed,
-        summary.problem.lines().next().unwrap_or_default()
+        inline_cut(
+            summary.problem.lines().next().unwrap_or_default(),
+            budget::BOARD_PROBLEM
+        )
     );
-    for h in &summary.hypotheses {
-        let _ = write!(out, "\n  {} {}: {}", h.id, h.status.as_str(), h.statement);
+    let listed = listed_hypotheses(&summary.hypotheses, MAX_LISTED_PROBES);
+    for h in &listed {
+        let _ = write!(
+            out,
+            "\n  {} {}: {}",
+            inline_cut(&h.id, ID),
+            h.status.as_str(),
+            inline_cut(&h.statement, STATEMENT)
+        );
+    }
+    if summary.hypotheses.len() > listed.len() {
+        let _ = write!(out, "\n  +{} more", summary.hypotheses.len() - listed.len());
     }
     out
 }
@@ -123,7 +138,7 @@ pub fn kickoff(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> Str
              3. Call {HAND_OFF_TOOL} with numbered reproduction steps and an evidence plan, \
              then stop. The user reproduces and presses Proceed.\n\
              Do not fix anything until the logs confirm a hypothesis.",
-            indented(&session.problem, "  ")
+            indented(&quoted(&session.problem, KICKOFF_TEXT, 120), "  ")
         ),
         Kickoff::Proceed { closed_round } => proceed_kickoff(session, closed_round, env),
         Kickoff::Done => {
@@ -156,6 +171,7 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
     let file = env
         .log_file(run_id)
         .unwrap_or_else(|| "(no log file)".to_string());
+    let run_id = inline_cut(run_id, ID);
     let mut out = format!(
         "The user reproduced and pressed Proceed. Run {run_id} of round {closed_round} logged \
          {lines} line(s) to {file}. Round {} is yours now.\n",
@@ -174,8 +190,13 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
         .collect();
     if !notes.is_empty() {
         out.push_str("The user reported:\n");
-        for o in notes {
-            let _ = writeln!(out, "{}", indented(&o.text, "  > "));
+        // The person's own words, each cut so that together they fit.
+        let share = KICKOFF_TEXT / notes.len().clamp(1, 8);
+        for o in notes.iter().take(8) {
+            let _ = writeln!(out, "{}", indented(&quoted(&o.text, share, 60), "  > "));
+        }
+        if notes.len() > 8 {
+            let _ = writeln!(out, "  (+{} more notes)", notes.len() - 8);
         }
     }
     let _ = write!(
@@ -205,10 +226,19 @@ fn probe_lines(probes: &[Probe]) -> String {
     let mut lines: Vec<String> = probes
         .iter()
         .take(MAX_LISTED_PROBES)
-        .map(|p| format!("  {} {}", inline(&p.id), p.located()))
+        .map(|p| {
+            format!(
+                "  {} {}",
+                inline_cut(&p.id, ID),
+                cut(&p.located(), LOCATION)
+            )
+        })
         .collect();
     if probes.len() > MAX_LISTED_PROBES {
-        lines.push(format!("  +{} more", probes.len() - MAX_LISTED_PROBES));
+        lines.push(format!(
+            "  +{} more (`debug-sidecar check` lists them all)",
+            probes.len() - MAX_LISTED_PROBES
+        ));
     }
     lines.join("\n")
 }
@@ -227,9 +257,8 @@ pub fn abort_notice(leftover: &[Probe]) -> String {
         "The user aborted Debug Mode. These probe blocks are still on disk; delete each from \
          its `#region debug-probe` line through its `#endregion debug-probe` line:",
     );
-    for probe in leftover {
-        let _ = write!(text, "\n  {} {}", inline(&probe.id), probe.located());
-    }
+    text.push('\n');
+    text.push_str(&probe_lines(leftover));
     text
 }
 
@@ -244,7 +273,8 @@ pub fn snippet_result(
     let mut text = format!(
         "Probe {} registered for {} ({language}). Insert this block where the evidence is, \
          unchanged between its markers:\n\n{snippet}",
-        probe.id, probe.file
+        inline_cut(&probe.id, ID),
+        inline_cut(&probe.file, LOCATION)
     );
     if let Some(note) = placement_note(&probe.file, placement) {
         text.push('\n');
@@ -259,7 +289,7 @@ pub fn lost_state(session_id: &str, state_dir: &str, probes: &[String]) -> (Stri
     let mut list: Vec<String> = probes
         .iter()
         .take(MAX_LISTED_PROBES)
-        .map(|p| format!("  {p}"))
+        .map(|p| format!("  {}", inline_cut(p, LOCATION)))
         .collect();
     if probes.len() > MAX_LISTED_PROBES {
         list.push(format!("  +{} more", probes.len() - MAX_LISTED_PROBES));
@@ -287,6 +317,7 @@ pub fn lost_state(session_id: &str, state_dir: &str, probes: &[String]) -> (Stri
 
 /// What to know about a probe file the workspace walk does not see.
 pub fn placement_note(file: &str, placement: &Placement) -> Option<String> {
+    let file = inline_cut(file, LOCATION);
     match placement {
         Placement::InTree => None,
         Placement::Ignored => Some(format!(
@@ -295,9 +326,10 @@ pub fn placement_note(file: &str, placement: &Placement) -> Option<String> {
              `debug-sidecar check` read it anyway, and cleanup is verified there too."
         )),
         Placement::Linked { real } => Some(format!(
-            "Note: {file} is reached through a symlink and really is {real}. The ledger tracks \
+            "Note: {file} is reached through a symlink and really is {}. The ledger tracks \
              it by its workspace path: every scan of this session and `debug-sidecar check` \
-             read it there, and cleanup is verified there too."
+             read it there, and cleanup is verified there too.",
+            inline_cut(real, LOCATION)
         )),
     }
 }

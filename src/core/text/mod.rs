@@ -56,6 +56,28 @@ impl RenderEnv {
     }
 }
 
+/// A free text (the problem, a user's note) as quoted in a text for the
+/// model: its line breaks kept, other control characters escaped, cut to
+/// `max_bytes` and `max_lines` with a count of what was left out.
+fn quoted(text: &str, max_bytes: usize, max_lines: usize) -> String {
+    use crate::core::{budget, escape};
+    let lines: Vec<&str> = budget::head(text, max_bytes)
+        .split('\n')
+        .take(max_lines)
+        .collect();
+    let kept = lines.iter().map(|l| l.len()).sum::<usize>() + lines.len() - 1;
+    let escaped = escape::scrub(&lines.join("\n"));
+    // Escapes are longer than what they stand for: the cap holds as written.
+    let body = budget::head(&escaped, max_bytes);
+    if kept >= text.len() && body.len() == escaped.len() {
+        return escaped;
+    }
+    format!(
+        "{body}… (+{} bytes not shown)",
+        text.len() - kept.min(text.len())
+    )
+}
+
 /// Indent every line of a free text so it reads as one block under a heading.
 fn indented(text: &str, prefix: &str) -> String {
     text.lines()

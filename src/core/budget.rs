@@ -1,0 +1,186 @@
+//! The context budget (protocol/README.md, "Context budget"): the byte cap
+//! of every text the model can receive, and the cuts that keep each text
+//! inside its cap however long the session runs or whatever the program
+//! wrote. Caps are in bytes of UTF-8; a cut never splits a character and
+//! always says how much it left out.
+
+use serde_json::{Map, Value};
+
+/// The blackboard, in every stage.
+pub const BLACKBOARD: usize = 4 * 1024;
+/// Any tool result, kickoff, nudge or notice as a whole.
+pub const TOOL_RESULT: usize = 16 * 1024;
+
+/// The structured part of a tool result may reach this size even when its
+/// text is shorter.
+pub const STRUCTURED_FLOOR: usize = 1024;
+
+// The blackboard's shares. Its fixed text (header, briefing, section
+// headings, paths) takes up to ~1.6 KB in the longest stage; the sections
+// below share the rest.
+/// The problem as the blackboard quotes it (at most 8 of its lines).
+pub const BOARD_PROBLEM: usize = 400;
+/// Hypotheses the blackboard lists before "+N more", and their bytes.
+pub const BOARD_HYPOTHESES: usize = 6;
+pub const BOARD_HYPOTHESES_BYTES: usize = 640;
+/// Probe rows (and the issued and removed lists) on the blackboard.
+pub const BOARD_PROBES_BYTES: usize = 560;
+/// The evidence plan's requests on the blackboard.
+pub const BOARD_PLAN_BYTES: usize = 480;
+/// Evidence requests quoted by id in a one-line summary before "+N more".
+pub const BOARD_REQUESTS: usize = 4;
+/// One hypothesis statement on the blackboard.
+pub const BOARD_STATEMENT: usize = 120;
+/// Evidence cited for one hypothesis on the blackboard.
+pub const BOARD_EVIDENCE: usize = 60;
+/// One request's instructions on the blackboard.
+pub const BOARD_INSTRUCTIONS: usize = 100;
+/// An id on the blackboard.
+pub const BOARD_ID: usize = 24;
+/// A file or location on the blackboard.
+pub const BOARD_LOCATION: usize = 100;
+
+/// An id (probe, hypothesis, request) wherever it is quoted.
+pub const ID: usize = 48;
+/// A file path or `file:line` location wherever it is quoted.
+pub const LOCATION: usize = 160;
+/// The problem or a user's note quoted in a kickoff.
+pub const KICKOFF_TEXT: usize = 6 * 1024;
+/// One hypothesis statement in a tool result.
+pub const STATEMENT: usize = 300;
+/// Hypotheses a tool result lists before "+N more".
+pub const LISTED_HYPOTHESES: usize = 40;
+/// Ledger rows a tool result lists before "+N more".
+pub const LEDGER_ROWS: usize = 100;
+
+/// Log lines shown by `read_logs`, in bytes: a longer line is named, not shown.
+pub const LOG_PAGE: usize = 12 * 1024;
+/// One distinct `data` value in `log_summary`.
+pub const SUMMARY_VALUE: usize = 160;
+/// All values of one probe in `log_summary`.
+pub const SUMMARY_VALUES: usize = 600;
+
+/// `text` cut to at most `max` bytes at a character boundary, with a count
+/// of what was left out; the count itself fits inside `max` when `max` has
+/// room for it.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let note = |left: usize| format!("… (+{left} bytes)");
+    let room = max.saturating_sub(note(text.len()).len());
+    let end = floor_char_boundary(text, room);
+    format!("{}{}", &text[..end], note(text.len() - end))
+}
+
+/// A whole text held to `cap`: cut at the last line break that leaves room
+/// for a closing line saying how much was cut and `hint` (where to read the
+/// rest). Texts under the cap pass unchanged.
+pub fn fit(text: String, cap: usize, hint: &str) -> String {
+    if text.len() <= cap {
+        return text;
+    }
+    let note = format!(
+        "\n[cut at the {cap}-byte cap: {} more bytes not shown. {hint}]",
+        text.len()
+    );
+    let room = cap.saturating_sub(note.len() + 8);
+    let end = floor_char_boundary(&text, room);
+    let end = text[..end].rfind('\n').unwrap_or(end);
+    let note = format!(
+        "\n[cut at the {cap}-byte cap: {} more bytes not shown. {hint}]",
+        text.len() - end
+    );
+    let mut out = text[..end].to_string();
+    out.push_str(&note);
+    // A hint longer than the cap itself: the cap still wins.
+    if out.len() > cap {
+        out.truncate(floor_char_boundary(&out, cap));
+    }
+    out
+}
+
+/// The structured companion of a tool result, never bigger than the text it
+/// accompanies, both measured as sent (JSON-encoded, so the escapes a quote
+/// costs in either count alike), or than `STRUCTURED_FLOOR` when the text is
+/// shorter (a one-line answer keeps its few fields): the largest fields are
+/// dropped first and named under `omitted`, so a client still gets every
+/// small field.
+pub fn fit_structured(text: &str, structured: Value) -> Value {
+    let Value::Object(mut object) = structured else {
+        return structured;
+    };
+    let size = |object: &Map<String, Value>| serde_json::to_vec(object).map_or(0, |v| v.len());
+    let limit = serde_json::to_vec(text)
+        .map_or(text.len(), |v| v.len())
+        .max(STRUCTURED_FLOOR);
+    let mut omitted = Vec::new();
+    while size(&object) > limit {
+        let largest = object
+            .iter()
+            .filter(|(key, _)| key.as_str() != "omitted")
+            .map(|(key, value)| {
+                (
+                    serde_json::to_vec(value).map_or(0, |v| v.len()),
+                    key.clone(),
+                )
+            })
+            .max();
+        let Some((_, key)) = largest else { break };
+        object.remove(&key);
+        omitted.push(Value::String(key));
+        object.insert("omitted".into(), Value::Array(omitted.clone()));
+    }
+    Value::Object(object)
+}
+
+/// The first `max` bytes of `text` (at a character boundary): what a cut
+/// can show, taken before any work on the whole text.
+pub fn head(text: &str, max: usize) -> &str {
+    &text[..floor_char_boundary(text, max)]
+}
+
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cuts_keep_characters_whole_and_say_what_they_dropped() {
+        assert_eq!(cut("short", 10), "short");
+        let cut_text = cut(&"é".repeat(100), 40);
+        assert!(cut_text.len() <= 40, "{cut_text}");
+        assert!(cut_text.ends_with("bytes)"), "{cut_text}");
+    }
+
+    #[test]
+    fn a_fitted_text_ends_on_a_whole_line_under_its_cap() {
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let fitted = fit(text, 200, "Page with `cursor`.");
+        assert!(fitted.len() <= 200, "{}", fitted.len());
+        assert!(fitted.ends_with("Page with `cursor`.]"), "{fitted}");
+        let kept = fitted.lines().rev().nth(1).unwrap();
+        assert!(kept.starts_with("line "), "{kept}");
+        assert_eq!(fit("x".into(), 200, "h"), "x");
+    }
+
+    #[test]
+    fn structured_content_drops_its_largest_fields_first() {
+        let big = json!({"run": "r1", "entries": ["x".repeat(5000)], "total": 3});
+        let fitted = fit_structured(&"t".repeat(2000), big);
+        assert_eq!(
+            fitted,
+            json!({"run": "r1", "total": 3, "omitted": ["entries"]})
+        );
+        let small = json!({"run": "r1"});
+        assert_eq!(fit_structured("t", small.clone()), small);
+    }
+}
