@@ -17,6 +17,8 @@ pub const DEFAULT_MAX_BYTES: usize = 32 * 1024;
 pub const MAX_MAX_BYTES: usize = 1024 * 1024;
 /// Malformed lines located per answer; more are only counted.
 const MALFORMED_LISTED: usize = 20;
+/// Lines over the byte cap named per page; a page ends at the 20th.
+const OVERSIZED_LISTED: usize = 20;
 /// Distinct `data` values kept per probe in a summary.
 const VALUES_KEPT: usize = 5;
 /// Probes a summary keeps figures for; lines of later ones are only counted,
@@ -125,6 +127,11 @@ pub fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
         line += 1;
         if !whole {
             page.oversized.push(line);
+            if page.oversized.len() == OVERSIZED_LISTED {
+                // The list stays short: the next page goes on from here.
+                page.next_cursor = Some(format!("{offset}:{line}"));
+                return Ok(page);
+            }
             continue;
         }
         let text = String::from_utf8_lossy(&raw);
@@ -144,6 +151,10 @@ pub fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
         }
         if text.len() > max_bytes {
             page.oversized.push(line);
+            if page.oversized.len() == OVERSIZED_LISTED {
+                page.next_cursor = Some(format!("{offset}:{line}"));
+                return Ok(page);
+            }
             continue;
         }
         if page.entries.len() == limit || used + text.len() > max_bytes {
