@@ -175,13 +175,25 @@ pub fn summary(run: Option<&str>, note: Option<&str>, summary: &LogSummary) -> T
             listed_numbers(&summary.malformed.lines)
         );
     }
+    let text = budget::fit(
+        text,
+        budget::TOOL_RESULT,
+        "read_logs with `probe` reads any one probe.",
+    );
+    // The structured figures keep as many probes as fit beside the text,
+    // rather than losing the whole summary to the size rule.
+    let room = serde_json::to_vec(&text)
+        .map_or(text.len(), |v| v.len())
+        .max(budget::STRUCTURED_FLOOR);
     let mut shown = summary.clone();
     shown.probes.truncate(listed);
-    ToolAnswer::fitted(
-        text,
-        json!({"run": run, "summary": shown, "note": note}),
-        "read_logs with `probe` reads any one probe.",
-    )
+    let structured = |shown: &LogSummary| json!({"run": run, "summary": shown, "note": note});
+    while !shown.probes.is_empty()
+        && serde_json::to_vec(&structured(&shown)).map_or(0, |v| v.len()) > room
+    {
+        shown.probes.truncate(shown.probes.len() * 3 / 4);
+    }
+    ToolAnswer::fitted(text, structured(&shown), "")
 }
 
 /// `record_hypotheses`: the session's hypotheses after the change.
