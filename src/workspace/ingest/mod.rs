@@ -10,16 +10,23 @@
 //! restarted server takes the same port when it is free;
 //! `sessions/<id>/ingest-token` holds the session's token.
 //!
-//! This file: where the server listens and the tokens; `receive`: the
-//! routes and how a body becomes lines of the run.
+//! This file: where the server listens and the tokens; `server`: the
+//! accept loop and its limits; `receive`: the routes and how a body becomes
+//! lines of the run.
 
 mod receive;
+mod server;
+
+pub use server::{
+    listen, Limits, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_CONNECTION_AGE,
+    TEST_LIMITS_ENV,
+};
 
 use super::store::SESSIONS_DIR;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 
 /// The largest request body accepted.
@@ -166,31 +173,6 @@ pub fn existing_token(state_dir: &Path, session_id: &str) -> Option<String> {
 pub fn ingest_url(state_dir: &Path, info: &IngestInfo, session_id: &str) -> Option<String> {
     let token = session_token(state_dir, session_id).ok()?;
     Some(format!("http://127.0.0.1:{}/ingest/{token}", info.port))
-}
-
-/// Bind the server on `ip` (the port `ingest.json` records when it is free,
-/// else any) and serve until the process ends. Where it listens is recorded
-/// by the engine, before it first hands out a URL: a workspace without a
-/// session gets no state directory.
-pub async fn listen(state_dir: &Path, ip: IpAddr) -> io::Result<SocketAddr> {
-    let preferred = IngestInfo::read(state_dir)
-        .filter(|info| !info.is_alive() || info.pid == std::process::id())
-        .map(|info| info.port);
-    let listener = match preferred {
-        Some(port) => match tokio::net::TcpListener::bind((ip, port)).await {
-            Ok(listener) => listener,
-            Err(_) => tokio::net::TcpListener::bind((ip, 0)).await?,
-        },
-        None => tokio::net::TcpListener::bind((ip, 0)).await?,
-    };
-    let address = listener.local_addr()?;
-    let app = receive::router(state_dir);
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, app).await {
-            tracing::warn!("the ingest server stopped: {error}");
-        }
-    });
-    Ok(address)
 }
 
 /// The default address: loopback only.

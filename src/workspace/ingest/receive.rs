@@ -15,6 +15,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 struct Ingest {
     state_dir: PathBuf,
@@ -22,6 +23,8 @@ struct Ingest {
     tokens: Mutex<HashMap<String, String>>,
     /// One append at a time, so concurrent posts never interleave lines.
     append: Mutex<()>,
+    /// How long a body may take once its header is in.
+    body_timeout: Duration,
 }
 
 impl Ingest {
@@ -62,11 +65,12 @@ impl Ingest {
     }
 }
 
-pub(super) fn router(state_dir: &Path) -> Router {
+pub(super) fn router(state_dir: &Path, body_timeout: Duration) -> Router {
     let ingest = Arc::new(Ingest {
         state_dir: state_dir.to_path_buf(),
         tokens: Mutex::new(HashMap::new()),
         append: Mutex::new(()),
+        body_timeout,
     });
     Router::new()
         .route(
@@ -120,11 +124,21 @@ async fn receive(
     let Some(session) = ingest.session_for(&token) else {
         return cors(StatusCode::FORBIDDEN, "{\"error\":\"unknown token\"}");
     };
-    let Ok(bytes) = to_bytes(body, MAX_REQUEST).await else {
-        return cors(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "{\"error\":\"request over 1 MiB\"}",
-        );
+    // A body that stalls would hold its connection for ever.
+    let bytes = match tokio::time::timeout(ingest.body_timeout, to_bytes(body, MAX_REQUEST)).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return cors(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "{\"error\":\"request over 1 MiB\"}",
+            )
+        }
+        Err(_) => {
+            return cors(
+                StatusCode::REQUEST_TIMEOUT,
+                "{\"error\":\"the request body did not arrive in time\"}",
+            )
+        }
     };
     let lines = match records(&bytes) {
         Ok(lines) => lines,
