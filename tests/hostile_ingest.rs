@@ -1,6 +1,6 @@
 //! Hostile clients of the loopback ingest server (issue 13): connections
 //! that never finish a request must not take the descriptors the rest of
-//! the process needs.
+//! the process needs, and a session that ended takes no more lines.
 
 #![cfg(unix)]
 
@@ -260,4 +260,59 @@ fn kept_alive_connections_close_when_idle_and_when_old() {
         "closed after {lasted:?}, before its age limit"
     );
     assert!(answered > 5, "only {answered} answers before the close");
+}
+
+#[test]
+fn a_session_that_ended_takes_no_more_lines() {
+    let workspace = Workspace::new("ingest-ended");
+    let mut server = serve(&workspace.root, 1024);
+    let (host, path) = started(&mut server);
+    let runs = workspace.root.join(".debug-sidecar/sessions/default/runs");
+    // Every line of every run of the session.
+    let run_lines = || -> usize {
+        std::fs::read_dir(&runs)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name() != "active.jsonl")
+            .map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .lines()
+                    .count()
+            })
+            .sum()
+    };
+    assert_eq!(post_once(&host, &path, r#"{"probeId":"p1"}"#).0, 204);
+    assert_eq!(run_lines(), 1);
+
+    // Aborted: the token still exists, the session does not.
+    let aborted = server.request("debug/abort", json!({})).unwrap();
+    assert_eq!(aborted["snapshot"]["active"], false, "{aborted}");
+    let (status, body) = post_once(&host, &path, r#"{"probeId":"p2"}"#);
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body, r#"{"error":"the session has ended"}"#);
+    assert_eq!(run_lines(), 1, "a line was appended after abort");
+
+    // Marked fixed: the last run is closed for the whole cleanup, and
+    // after the verified cleanup the session has ended.
+    let (again_host, again_path) = started(&mut server);
+    assert_eq!(
+        (&again_host, &again_path),
+        (&host, &path),
+        "one token per session"
+    );
+    assert_eq!(post_once(&host, &path, r#"{"probeId":"p3"}"#).0, 204);
+    let done = server.request("debug/done", json!({})).unwrap();
+    assert_eq!(done["stage"], "cleaning_up", "{done}");
+    let (status, body) = post_once(&host, &path, r#"{"probeId":"p4"}"#);
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("cleaning up"), "{body}");
+    let stopped = server.request("debug/stop", json!({})).unwrap();
+    assert_eq!(stopped["decision"], "allow", "{stopped}");
+    let status_now = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status_now["active"], false, "{status_now}");
+    let (status, body) = post_once(&host, &path, r#"{"probeId":"p5"}"#);
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body, r#"{"error":"the session has ended"}"#);
+    assert_eq!(run_lines(), 2, "only p1 and p3 were written");
 }

@@ -1,8 +1,11 @@
 //! What the ingest server answers: the routes, CORS, and how a posted body
-//! becomes lines of the session's current run.
+//! becomes lines of the session's current run (only while the session is
+//! active and the run open).
 
 use super::{is_token, trusted_token, MAX_RECORD, MAX_REQUEST, TOKEN_FILE};
-use crate::workspace::store::SESSIONS_DIR;
+use crate::core::model::{DebugState, Stage};
+use crate::workspace::runlog;
+use crate::workspace::store::{FileStore, Refused, Store, StoreError, SESSIONS_DIR};
 use axum::body::{to_bytes, Body};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -49,20 +52,68 @@ impl Ingest {
         tokens.get(token).cloned()
     }
 
-    fn append(&self, session_id: &str, lines: &[u8]) -> io::Result<()> {
+    /// Append `lines` to the session's current run while the session is
+    /// active and the run open. Blocking: the session's lock may be held by
+    /// a command.
+    fn append(&self, session_id: &str, lines: &[u8]) -> Result<(), NotAppended> {
         let runs = self
             .state_dir
             .join(SESSIONS_DIR)
             .join(session_id)
             .join("runs");
-        let _one_at_a_time = self.append.lock().map_err(|_| io::Error::other("lock"))?;
-        // Only through the sidecar's own link, to a file of its own: never
-        // created here (without a current run there is nothing to append
-        // to), never followed out of `runs/`.
-        let file = crate::workspace::runlog::active_target(&runs)?;
-        let mut handle = crate::workspace::runlog::open_own_append(&file)?;
-        handle.write_all(lines)
+        // One waiter for the session's lock at a time: the store caps the
+        // helpers blocked on it per process.
+        let _one_at_a_time = self.append.lock().unwrap_or_else(|e| e.into_inner());
+        let mut outcome = Err(NotAppended::Ended);
+        // Under the session's lock, reading its state fresh: a command that
+        // ends the session or starts the next run comes wholly before or
+        // after this append. The state itself is never written here.
+        FileStore::new(&self.state_dir)
+            .update(session_id, now_ms(), &mut |state| {
+                outcome = append_to_open_run(&runs, state, lines);
+                Err(Refused::default())
+            })
+            .map_err(NotAppended::State)?;
+        outcome
     }
+}
+
+/// Why posted lines were not appended.
+#[derive(Debug)]
+enum NotAppended {
+    /// No active session (ended, aborted, or never started).
+    Ended,
+    /// Marked fixed: the last run was closed, and probes are being removed.
+    CleaningUp,
+    /// No run of the sidecar's own to append to.
+    NoRun(io::Error),
+    /// The session's state could not be read (or its lock was held too long).
+    State(StoreError),
+}
+
+fn append_to_open_run(runs: &Path, state: &DebugState, lines: &[u8]) -> Result<(), NotAppended> {
+    let session = state.session().ok_or(NotAppended::Ended)?;
+    if session.stage == Stage::CleaningUp {
+        return Err(NotAppended::CleaningUp);
+    }
+    // Only through the sidecar's own link, to the run the state names:
+    // never created here, never followed out of `runs/`.
+    let file = runlog::active_target(runs).map_err(NotAppended::NoRun)?;
+    if file != runlog::run_file(runs, session.run_id()) {
+        return Err(NotAppended::NoRun(io::Error::other(format!(
+            "{} is not the session's current run {}",
+            file.display(),
+            session.run_id()
+        ))));
+    }
+    let mut handle = runlog::open_own_append(&file).map_err(NotAppended::NoRun)?;
+    handle.write_all(lines).map_err(NotAppended::NoRun)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 pub(super) fn router(state_dir: &Path, body_timeout: Duration) -> Router {
@@ -155,13 +206,37 @@ async fn receive(
             )
         }
     };
-    match ingest.append(&session, &lines) {
-        Ok(()) => cors(StatusCode::NO_CONTENT, ""),
-        Err(error) => {
+    let (appending, id) = (Arc::clone(&ingest), session.clone());
+    let outcome = tokio::task::spawn_blocking(move || appending.append(&id, &lines)).await;
+    match outcome {
+        Ok(Ok(())) => cors(StatusCode::NO_CONTENT, ""),
+        Ok(Err(NotAppended::Ended)) => cors(
+            StatusCode::CONFLICT,
+            "{\"error\":\"the session has ended\"}",
+        ),
+        Ok(Err(NotAppended::CleaningUp)) => cors(
+            StatusCode::CONFLICT,
+            "{\"error\":\"the session is cleaning up: its last run is closed\"}",
+        ),
+        Ok(Err(NotAppended::NoRun(error))) => {
             tracing::warn!("ingest for {session} failed: {error}");
             cors(
                 StatusCode::CONFLICT,
                 "{\"error\":\"no current run to append to\"}",
+            )
+        }
+        Ok(Err(NotAppended::State(error))) => {
+            tracing::warn!("ingest for {session} failed: {error}");
+            cors(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "{\"error\":\"the session's state could not be read; try again\"}",
+            )
+        }
+        Err(error) => {
+            tracing::error!("ingest append failed: {error}");
+            cors(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "{\"error\":\"internal error\"}",
             )
         }
     }
@@ -207,6 +282,42 @@ fn records(body: &[u8]) -> Result<Vec<u8>, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_go_only_to_the_open_run_the_state_names() {
+        use crate::core::model::DebugSession;
+        use crate::core::run_id::run_id;
+        let runs = std::env::temp_dir().join(format!("ds-ingest-runs-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&runs);
+        let (first, second) = (run_id(1, 1_000), run_id(2, 2_000));
+        let mut session = DebugSession::new("p".into(), first.clone(), 0);
+        runlog::start_run(&runs, &first).unwrap();
+        let state = |session: &DebugSession| DebugState::Active(Box::new(session.clone()));
+
+        append_to_open_run(&runs, &state(&session), b"{}\n").unwrap();
+        assert_eq!(
+            runlog::count_lines(&runlog::run_file(&runs, &first)).unwrap(),
+            1
+        );
+        // The link moved on without the state (a command that failed to
+        // save): no run to append to.
+        runlog::start_run(&runs, &second).unwrap();
+        let refused = append_to_open_run(&runs, &state(&session), b"{}\n");
+        assert!(matches!(refused, Err(NotAppended::NoRun(_))), "{refused:?}");
+        session.stage = Stage::CleaningUp;
+        let refused = append_to_open_run(&runs, &state(&session), b"{}\n");
+        assert!(
+            matches!(refused, Err(NotAppended::CleaningUp)),
+            "{refused:?}"
+        );
+        let refused = append_to_open_run(&runs, &DebugState::Inactive, b"{}\n");
+        assert!(matches!(refused, Err(NotAppended::Ended)), "{refused:?}");
+        assert_eq!(
+            runlog::count_lines(&runlog::run_file(&runs, &second)).unwrap(),
+            0
+        );
+        fs::remove_dir_all(runs).unwrap();
+    }
 
     #[test]
     fn bodies_become_lines_all_or_nothing() {
