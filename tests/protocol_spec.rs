@@ -124,6 +124,28 @@ fn the_documented_body_limit_is_the_real_one() {
     );
 }
 
+#[test]
+fn the_documented_ingest_limits_are_the_real_ones() {
+    use debug_sidecar::workspace::ingest::*;
+    let readme = readme();
+    let rows = [
+        format!("| connections served at once | {MAX_CONNECTIONS}, "),
+        format!("| header timeout | {} s, ", HEADER_TIMEOUT.as_secs()),
+        format!("| body timeout | {} s, ", BODY_TIMEOUT.as_secs()),
+        format!(
+            "| connection age | {} s; then closed after its current answer, at the latest {} s later",
+            MAX_CONNECTION_AGE.as_secs(),
+            BODY_TIMEOUT.as_secs()
+        ),
+    ];
+    for row in rows {
+        assert!(
+            readme.contains(&row),
+            "protocol/README.md's ingest limits differ from the code: {row:?}"
+        );
+    }
+}
+
 fn group(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();

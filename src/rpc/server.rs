@@ -31,6 +31,11 @@ use tower_lsp_server::{Client, ClientSocket, LanguageServer, LspService};
 pub const TEST_HOOKS_ENV: &str = "DEBUG_SIDECAR_TEST_HOOKS";
 pub const TEST_PANIC_METHOD: &str = "debugSidecar/testPanic";
 
+/// Whether the test hooks are on (they also allow shorter ingest timeouts).
+fn test_hooks() -> bool {
+    std::env::var(TEST_HOOKS_ENV).is_ok_and(|v| v == "1")
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct InitializationOptions {
@@ -71,7 +76,8 @@ impl LanguageServer for Backend {
         }
         tokio::spawn(publish(self.client.clone(), published));
         // Browser probes post here; without it they have no URL, nothing else fails.
-        match ingest::listen(&state_dir, ingest::LOOPBACK).await {
+        let limits = ingest::Limits::from_env(test_hooks());
+        match ingest::listen(&state_dir, ingest::LOOPBACK, limits).await {
             Ok(address) => {
                 tracing::info!("ingest at http://{address}/ingest/<token>");
                 let info = ingest::IngestInfo {
@@ -303,7 +309,7 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
             TurnStateRequest, ProgressState, AgentsList;
         notifications: TurnEventNotification, ProgressTodos, ProgressGoal, ProgressActivity,
             AgentsEvent);
-    let builder = if std::env::var(TEST_HOOKS_ENV).is_ok_and(|v| v == "1") {
+    let builder = if test_hooks() {
         builder.custom_method(TEST_PANIC_METHOD, Backend::test_panic)
     } else {
         builder

@@ -1,0 +1,195 @@
+//! The loopback ingest server (DESIGN section 7): code that cannot write the
+//! run's file (a browser page, a mobile simulator, a container) posts its
+//! probe lines to `POST /ingest/<token>`, and they are appended to the
+//! session's current run. One server per workspace, started by `serve`;
+//! each session has its own token, so a line lands in the session it was
+//! written for and a wrong token writes nothing.
+//!
+//! Files: `<state dir>/ingest.json` says where the server listens
+//! (`{port, pid}`), so every process can put the URL on the blackboard and a
+//! restarted server takes the same port when it is free;
+//! `sessions/<id>/ingest-token` holds the session's token.
+//!
+//! This file: where the server listens and the tokens; `server`: the
+//! accept loop and its limits; `receive`: the routes and how a body becomes
+//! lines of the run.
+
+mod receive;
+mod server;
+
+pub use server::{
+    listen, Limits, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_CONNECTION_AGE,
+    TEST_LIMITS_ENV,
+};
+
+use super::store::SESSIONS_DIR;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
+
+/// The largest request body accepted.
+pub const MAX_REQUEST: usize = 1024 * 1024;
+/// The largest single record accepted.
+pub const MAX_RECORD: usize = 64 * 1024;
+pub const INFO_FILE: &str = "ingest.json";
+pub const TOKEN_FILE: &str = "ingest-token";
+
+/// Where a workspace's ingest server listens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IngestInfo {
+    pub port: u16,
+    pub pid: u32,
+}
+
+impl IngestInfo {
+    pub fn read(state_dir: &Path) -> Option<IngestInfo> {
+        let bytes = fs::read(state_dir.join(INFO_FILE)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Record it in `ingest.json`, so the workspace's other processes (the
+    /// MCP face, hooks) can hand out the URL and a restarted server can take
+    /// the same port again.
+    pub fn record(&self, state_dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(state_dir)?;
+        // Written whole and renamed, so a reader never sees half of it.
+        // Unique per call: two threads of one process may record at once.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = state_dir.join(format!(".{INFO_FILE}.{}-{n}.tmp", std::process::id()));
+        fs::write(&temp, serde_json::to_vec(self).map_err(io::Error::other)?)?;
+        fs::rename(&temp, state_dir.join(INFO_FILE))
+    }
+
+    /// Whether the process that wrote it still runs (always true where
+    /// that cannot be told).
+    pub fn is_alive(&self) -> bool {
+        if cfg!(target_os = "linux") {
+            Path::new(&format!("/proc/{}", self.pid)).exists()
+        } else {
+            true
+        }
+    }
+}
+
+/// A token file the sidecar minted for this user: a regular file (not a
+/// link), owned by this user, readable by nobody else (mode 0600), holding a
+/// token. A token that arrived with the directory (committed to a
+/// repository, where git keeps no such mode, or unpacked from elsewhere) is
+/// never honoured: the sidecar mints a new one.
+pub(super) fn trusted_token(file: &Path) -> Option<String> {
+    let handle = crate::workspace::runlog::open_own(file).ok()?;
+    let meta = handle.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o077 != 0 {
+            return None;
+        }
+    }
+    let mut text = String::new();
+    handle.take(128).read_to_string(&mut text).ok()?;
+    let token = text.trim();
+    is_token(token).then(|| token.to_string())
+}
+
+/// The session's token, made on first use (and made again when the one
+/// there is not trusted).
+pub fn session_token(state_dir: &Path, session_id: &str) -> io::Result<String> {
+    let dir = state_dir.join(SESSIONS_DIR).join(session_id);
+    let file = dir.join(TOKEN_FILE);
+    if let Some(token) = trusted_token(&file) {
+        return Ok(token);
+    }
+    match fs::remove_file(&file) {
+        Ok(()) => tracing::warn!(
+            "{} was not minted here; a new token replaces it",
+            file.display()
+        ),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    fs::create_dir_all(&dir)?;
+    let token = random_token()?;
+    let temp = dir.join(format!(".{TOKEN_FILE}.{}.tmp", std::process::id()));
+    let _ = fs::remove_file(&temp);
+    {
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options.open(&temp)?.write_all(token.as_bytes())?;
+    }
+    // Two processes making one at once: the first link wins for both.
+    match fs::hard_link(&temp, &file) {
+        Ok(()) => {
+            let _ = fs::remove_file(&temp);
+            Ok(token)
+        }
+        Err(_) => {
+            let _ = fs::remove_file(&temp);
+            trusted_token(&file).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} is not a token this user's sidecar minted",
+                        file.display()
+                    ),
+                )
+            })
+        }
+    }
+}
+
+pub(super) fn is_token(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn random_token() -> io::Result<String> {
+    let mut bytes = [0u8; 16];
+    fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The session's token when one was minted; never mints one.
+pub fn existing_token(state_dir: &Path, session_id: &str) -> Option<String> {
+    trusted_token(
+        &state_dir
+            .join(SESSIONS_DIR)
+            .join(session_id)
+            .join(TOKEN_FILE),
+    )
+}
+
+/// The URL probes of the session post to, when a server runs for the workspace.
+pub fn ingest_url(state_dir: &Path, info: &IngestInfo, session_id: &str) -> Option<String> {
+    let token = session_token(state_dir, session_id).ok()?;
+    Some(format!("http://127.0.0.1:{}/ingest/{token}", info.port))
+}
+
+/// The default address: loopback only.
+pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_made_once_and_kept() {
+        let dir = std::env::temp_dir().join(format!("ds-ingest-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let first = session_token(&dir, "s").unwrap();
+        assert!(is_token(&first));
+        assert_eq!(session_token(&dir, "s").unwrap(), first);
+        assert_ne!(session_token(&dir, "t").unwrap(), first);
+        fs::remove_dir_all(dir).unwrap();
+    }
+}
