@@ -5,6 +5,7 @@
 
 use crate::core::escape::{inline, inline_cut};
 use crate::engine::{Engine, EngineConfig};
+use crate::workspace::committed::{tracked_files, warning};
 use crate::workspace::scan::{leftovers, scan_paths};
 use crate::workspace::store::FileStore;
 use serde_json::json;
@@ -19,6 +20,10 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
         }
     }
     let config = EngineConfig::for_workspace(root.clone(), None);
+    // A state directory committed to git is a leftover too (and is not read).
+    let (named, committed) = tracked_files(&root, &config.state_dir);
+    let committed = (committed > 0).then(|| warning(&root, &config.state_dir, &named, committed));
+    let state_dir = config_relative(&root, &config.state_dir);
     let store = FileStore::new(&config.state_dir);
     let mut target = Engine::new(config, Box::new(store)).check_target();
     // Paths given narrow the check to them; without any, the files the
@@ -31,16 +36,21 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     };
     let findings = scan_paths(&root, &paths, &target.tracked, &target.clues);
     let found = leftovers(&findings);
+    let clean = found.is_empty() && committed.is_none();
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "clean": found.is_empty(),
+                "clean": clean,
                 "filesRead": findings.files_read,
                 "leftovers": found,
+                "committedState": committed,
             }))?
         );
     } else {
+        if let Some(committed) = &committed {
+            println!("{}: {committed}", inline(&state_dir));
+        }
         for leftover in &found {
             // File names and the marked text are the repository's: escaped.
             println!(
@@ -62,9 +72,16 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    Ok(if found.is_empty() {
+    Ok(if clean {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+fn config_relative(root: &std::path::Path, dir: &std::path::Path) -> String {
+    dir.strip_prefix(root)
+        .unwrap_or(dir)
+        .to_string_lossy()
+        .into_owned()
 }

@@ -172,8 +172,8 @@ impl Where {
             None => std::env::current_dir()?,
         };
         let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir);
-        let store = crate::workspace::store::FileStore::new(&config.state_dir);
-        let mut engine = crate::engine::Engine::new(config, Box::new(store));
+        let store = crate::workspace::committed::open_store(&config.root, &config.state_dir);
+        let mut engine = crate::engine::Engine::new(config, store);
         let session = engine.resolve(self.session.as_deref())?;
         Ok((engine, session))
     }

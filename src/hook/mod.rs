@@ -10,7 +10,7 @@ use crate::core::harness::{HarnessEvent, HarnessEventKind};
 use crate::core::machine::{StopDecision, TurnSource};
 use crate::engine::owner::now_ms;
 use crate::engine::{Engine, EngineConfig};
-use crate::workspace::store::FileStore;
+use crate::workspace::committed;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -70,8 +70,8 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
         anyhow::bail!("`cwd` {} is not a directory", cwd.display());
     }
     let config = EngineConfig::for_agent(workspace_root(&cwd));
-    let store = FileStore::new(&config.state_dir);
-    let mut engine = Engine::new(config, Box::new(store));
+    let store = committed::open_store(&config.root, &config.state_dir);
+    let mut engine = Engine::new(config, store);
     let session = engine.resolve(None)?;
     let now = now_ms();
     let harness = |kind, tool: Option<String>, source| HarnessEvent { kind, tool, source };

@@ -16,7 +16,6 @@ use crate::protocol::{
     RecordHypothesesParams, SessionParams,
 };
 use crate::workspace::logread::LogQuery;
-use crate::workspace::store::FileStore;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
@@ -47,10 +46,10 @@ impl DebugMcp {
     /// The server for the workspace at `root` (its state directory as usual).
     pub fn new(root: PathBuf) -> Self {
         let config = EngineConfig::for_agent(root);
-        let store = FileStore::new(&config.state_dir);
+        let store = crate::workspace::committed::open_store(&config.root, &config.state_dir);
         let (changes, _) = tokio::sync::mpsc::unbounded_channel();
         DebugMcp {
-            owner: Owner::spawn(Engine::new(config, Box::new(store)), changes),
+            owner: Owner::spawn(Engine::new(config, store), changes),
             subscriber: Arc::new(Mutex::new(None)),
         }
     }

@@ -7,8 +7,8 @@ use crate::core::session_id::check_session_id;
 use crate::engine::owner::Owner;
 use crate::engine::{Change, Engine, EngineConfig};
 use crate::protocol::{self, *};
+use crate::workspace::committed;
 use crate::workspace::ingest;
-use crate::workspace::store::FileStore;
 use crate::workspace::watch::{watch_state_dir, StateWatch, Watched};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -69,8 +69,8 @@ impl LanguageServer for Backend {
         );
         let (changes, published) = mpsc::unbounded_channel();
         let state_dir = config.state_dir.clone();
-        let store = FileStore::new(&state_dir);
-        let owner = Owner::spawn(Engine::new(config, Box::new(store)), changes);
+        let store = committed::open_store(&config.root, &state_dir);
+        let owner = Owner::spawn(Engine::new(config, store), changes);
         if self.owner.set(owner.clone()).is_err() {
             return Err(errors::internal("initialize was already handled"));
         }

@@ -3,6 +3,7 @@
 
 pub mod artifacts;
 pub mod breadcrumb;
+pub mod committed;
 pub mod ingest;
 pub mod logread;
 pub mod runlog;

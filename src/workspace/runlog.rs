@@ -28,6 +28,21 @@ pub fn open_own_append(file: &Path) -> io::Result<File> {
         .map_err(|e| refused_link(file, e))
 }
 
+/// Creates (or truncates) a small file of the state directory, owner-only,
+/// never through a symlink.
+pub fn create_own(file: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    own_options(&mut options)
+        .open(file)
+        .map_err(|e| refused_link(file, e))
+}
+
 fn own_options(options: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
     {
