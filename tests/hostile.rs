@@ -412,3 +412,48 @@ fn run_hook_in(root: &Path, event: &str, input: &str) -> String {
         .unwrap();
     String::from_utf8_lossy(&child.wait_with_output().unwrap().stdout).into_owned()
 }
+
+/// The peak resident memory of `command` in KiB, sampled from
+/// `/proc/<pid>/status` until it exits; and its exit code.
+fn peak_memory(mut command: std::process::Command) -> (u64, Option<i32>) {
+    let mut child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(text) = fs::read_to_string(&status) {
+            if let Some(kib) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kib);
+            }
+        }
+        if let Some(exit) = child.try_wait().unwrap() {
+            return (peak, exit.code());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn a_huge_one_line_file_is_scanned_in_bounded_memory_and_its_probe_found() {
+    let workspace = Workspace::new("hostile-huge-line");
+    // 100 MB of minified code on one line, a probe call at its very end.
+    let mut line = "x".repeat(100 << 20);
+    line.push_str(";fetch('http://127.0.0.1:7777/ingest/0123abcd',{method:'POST'})\n");
+    fs::write(workspace.root.join("bundle.min.js"), line).unwrap();
+    let mut check = std::process::Command::new(BIN);
+    check.arg("check").current_dir(&workspace.root);
+    let (peak, code) = peak_memory(check);
+    assert_eq!(
+        code,
+        Some(1),
+        "the ingest call at the end of the line was missed"
+    );
+    assert!(peak < 40 * 1024, "check held {peak} KiB for a 100 MB file");
+}

@@ -179,7 +179,21 @@ pub fn may_hold_findings(bytes: &[u8]) -> bool {
 
 /// Everything `text` holds, in line order.
 pub fn find(file: &str, text: &str, clues: &Clues) -> Vec<Finding> {
-    let noted = note_lines(text, clues);
+    let lines = text
+        .lines()
+        .enumerate()
+        .map(|(index, line)| (u32::try_from(index + 1).unwrap_or(u32::MAX), line));
+    find_lines(file, lines, clues)
+}
+
+/// Everything these numbered lines hold (a file's lines, or only those of
+/// them that `may_hold_findings`: the others can add nothing), in order.
+pub fn find_lines<'a>(
+    file: &str,
+    lines: impl IntoIterator<Item = (u32, &'a str)>,
+    clues: &Clues,
+) -> Vec<Finding> {
+    let noted = note_lines(lines, clues);
     if noted.is_empty() {
         return Vec::new();
     }
@@ -470,10 +484,9 @@ fn lone_start(id: String, tag: String, start: usize) -> Group {
 
 /// The lines worth keeping: markers on comment lines, fingerprints and
 /// foreign probes on code lines (Cursor's marker is a comment by nature).
-fn note_lines(text: &str, clues: &Clues) -> Vec<Noted> {
+fn note_lines<'a>(lines: impl IntoIterator<Item = (u32, &'a str)>, clues: &Clues) -> Vec<Noted> {
     let mut noted = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
+    for (number, line) in lines {
         let trimmed = line.trim();
         if trimmed.is_empty() {
             continue;

@@ -10,13 +10,13 @@
 //! files that held something last time and what changed since.
 
 pub mod index;
+mod stream;
 
-use crate::core::findings::{self, Clues, Finding, FindingKind};
+use crate::core::findings::{Clues, Finding, FindingKind};
 use crate::core::machine::{FoundProbe, ScanReport, ScanScope};
 use crate::core::model::Placement;
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -24,8 +24,6 @@ pub use index::{ScanIndex, Stamp};
 
 /// Directories that never hold the user's code.
 const SKIPPED_DIRS: &[&str] = &[".git", ".debug-sidecar"];
-/// Bytes looked at to tell a binary file (a NUL among them), as ripgrep does.
-const BINARY_SNIFF: usize = 8 * 1024;
 
 /// A lone marker of ours (a start without its end, or an end without its
 /// start) that is not attributed to the session asking.
@@ -292,9 +290,7 @@ fn walk(
             if !kind.is_file() {
                 return WalkState::Continue;
             }
-            let found = read_text_file(entry.path())
-                .map(|bytes| find_in(&file, &bytes, clues))
-                .unwrap_or_default();
+            let found = stream::scan_file(entry.path(), &file, clues).unwrap_or_default();
             if let Ok(mut all) = all.lock() {
                 let (findings, index) = &mut *all;
                 if let Some(stamp) = stamp {
@@ -374,20 +370,13 @@ pub fn placement(root: &Path, file: &str, state_dir: Option<&Path>) -> Placement
 pub fn read_files(root: &Path, files: &[String], clues: &Clues) -> Findings {
     let mut findings = Findings::default();
     for file in files {
-        let Some(bytes) = read_text_file(&root.join(file)) else {
+        let Some(found) = stream::scan_file(&root.join(file), file, clues) else {
             continue; // a deleted file holds no probe
         };
         findings.files_read += 1;
-        findings.found.extend(find_in(file, &bytes, clues));
+        findings.found.extend(found);
     }
     findings.sorted()
-}
-
-fn find_in(file: &str, bytes: &[u8], clues: &Clues) -> Vec<Finding> {
-    if !findings::may_hold_findings(bytes) {
-        return Vec::new();
-    }
-    findings::find(file, &String::from_utf8_lossy(bytes), clues)
 }
 
 /// One thing `check` reports: anything a commit should not contain.
@@ -459,30 +448,6 @@ pub fn leftovers(findings: &Findings) -> Vec<Leftover> {
     out
 }
 
-/// A file's bytes, unless it is binary (a NUL in its first 8 KiB, read
-/// before the rest so a large binary file costs no more than that).
-fn read_text_file(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut file = fs::File::open(path).ok()?;
-    let mut head = vec![0u8; BINARY_SNIFF];
-    let mut filled = 0;
-    while filled < head.len() {
-        match file.read(&mut head[filled..]) {
-            Ok(0) => break,
-            Ok(read) => filled += read,
-            Err(_) => return None,
-        }
-    }
-    head.truncate(filled);
-    if memchr::memchr(0, &head).is_some() {
-        return None;
-    }
-    if filled == BINARY_SNIFF {
-        file.read_to_end(&mut head).ok()?;
-    }
-    Some(head)
-}
-
 fn relative(root: &Path, path: &Path) -> String {
     path.strip_prefix(root)
         .unwrap_or(path)
@@ -493,6 +458,7 @@ fn relative(root: &Path, path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn target(root: &Path, tracked: &[&str]) -> ScanTarget {
         ScanTarget {
