@@ -1,72 +1,9 @@
-//! Our own reading of the LSP base framing. tower-lsp-server's codec stops
-//! reading at the first malformed frame and has no size limit, so stdin is
-//! read here: well-formed messages are passed on to the server unchanged,
-//! and each bad frame becomes one injected request that `guard` answers with
-//! the error it describes. The process keeps serving either way.
+//! The frame reader: header blocks, `Content-Length`, resync after a bad
+//! header, and oversized bodies skipped without being kept.
 
-use serde_json::{json, Value};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tower_lsp_server::jsonrpc::{Request, Response};
-
-/// The largest message body accepted (documented in `protocol/README.md`).
-pub const MAX_BODY: usize = 8 * 1024 * 1024;
-/// The largest header block accepted.
-pub const MAX_HEADER: usize = 8 * 1024;
-/// The method of an injected frame error; never sent by a client.
-pub const FRAME_ERROR_METHOD: &str = "$/debugSidecar/frameError";
-
-const CHUNK: usize = 64 * 1024;
-
-/// Copies frames from `input` to `output` until `input` ends.
-pub async fn reframe<R, W>(mut input: R, mut output: W, max_body: usize) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut reader = FrameReader::new(max_body);
-    let mut chunk = vec![0u8; CHUNK];
-    loop {
-        match reader.next_frame() {
-            Some(Ok(body)) => forward(&mut output, &body).await?,
-            Some(Err(bad)) => inject(&mut output, bad).await?,
-            None => {
-                let read = input.read(&mut chunk).await?;
-                if read == 0 {
-                    return Ok(());
-                }
-                reader.push(&chunk[..read]);
-            }
-        }
-    }
-}
-
-/// What was wrong with a frame, as the JSON-RPC error to answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BadFrame {
-    pub id: Value,
-    pub code: i64,
-    pub message: String,
-}
-
-impl BadFrame {
-    fn parse(message: impl Into<String>) -> Self {
-        BadFrame {
-            id: Value::Null,
-            code: super::errors::PARSE_ERROR,
-            message: message.into(),
-        }
-    }
-
-    fn invalid(id: Value, message: impl Into<String>) -> Self {
-        BadFrame {
-            // Our answer must itself parse as a message: an id the server's
-            // types refuse becomes null.
-            id: if valid_id(&id) { id } else { Value::Null },
-            code: super::errors::INVALID_REQUEST,
-            message: message.into(),
-        }
-    }
-}
+use super::check::check_body;
+use super::{BadFrame, CHUNK, MAX_HEADER};
+use serde_json::Value;
 
 /// A buffer that yields whole frames as bytes arrive: pure, so every framing
 /// case is a unit test.
@@ -197,79 +134,6 @@ fn content_length(header: &str) -> Result<usize, String> {
     length.ok_or_else(|| "missing Content-Length header".to_string())
 }
 
-/// A body the server can take: UTF-8, JSON, one JSON-RPC 2.0 message that
-/// tower-lsp-server itself will parse. It is parsed here with the server's
-/// own types, because a body the server fails to parse ends its input
-/// stream (an id that is not an i64, a lone surrogate, deep nesting).
-fn check_body(body: Vec<u8>) -> Result<Vec<u8>, BadFrame> {
-    let text = std::str::from_utf8(&body)
-        .map_err(|e| BadFrame::parse(format!("message body is not UTF-8: {e}")))?;
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| BadFrame::parse(format!("message body is not JSON: {e}")))?;
-    let Some(object) = value.as_object() else {
-        let what = if value.is_array() {
-            "batches are not supported"
-        } else {
-            "a message must be a JSON object"
-        };
-        return Err(BadFrame::invalid(Value::Null, what));
-    };
-    let id = object.get("id").cloned().unwrap_or(Value::Null);
-    if object.get("jsonrpc") != Some(&json!("2.0")) {
-        return Err(BadFrame::invalid(id, "`jsonrpc` must be \"2.0\""));
-    }
-    match object.get("method") {
-        Some(Value::String(method)) if method == FRAME_ERROR_METHOD => {
-            Err(BadFrame::invalid(id, "reserved method name"))
-        }
-        Some(Value::String(_)) => match serde_json::from_str::<Request>(text) {
-            Ok(_) => Ok(body),
-            Err(e) if !valid_id(&id) => Err(BadFrame::invalid(
-                Value::Null,
-                format!("`id` must be an integer, a string or null ({e})"),
-            )),
-            Err(e) => Err(BadFrame::invalid(
-                id,
-                format!("not a JSON-RPC 2.0 request: {e}"),
-            )),
-        },
-        Some(_) => Err(BadFrame::invalid(id, "`method` must be a string")),
-        // A response to a request of ours.
-        None if object.contains_key("result") || object.contains_key("error") => {
-            serde_json::from_str::<Response>(text)
-                .map(|_| body)
-                .map_err(|e| {
-                    BadFrame::invalid(Value::Null, format!("not a JSON-RPC 2.0 response: {e}"))
-                })
-        }
-        None => Err(BadFrame::invalid(id, "neither a request nor a response")),
-    }
-}
-
-/// The ids the server's own types accept.
-fn valid_id(id: &Value) -> bool {
-    id.is_null() || id.is_string() || id.as_i64().is_some()
-}
-
-async fn forward<W: AsyncWrite + Unpin>(output: &mut W, body: &[u8]) -> std::io::Result<()> {
-    output
-        .write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())
-        .await?;
-    output.write_all(body).await?;
-    output.flush().await
-}
-
-async fn inject<W: AsyncWrite + Unpin>(output: &mut W, bad: BadFrame) -> std::io::Result<()> {
-    tracing::warn!("bad frame ({}): {}", bad.code, bad.message);
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": bad.id,
-        "method": FRAME_ERROR_METHOD,
-        "params": { "code": bad.code, "message": bad.message },
-    });
-    forward(output, body.to_string().as_bytes()).await
-}
-
 /// Where a `Content-Length` header begins, in any letter case.
 fn find_header_name(haystack: &[u8]) -> Option<usize> {
     const NAME: &[u8] = b"content-length";
@@ -284,7 +148,10 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{FRAME_ERROR_METHOD, MAX_BODY};
     use super::*;
+    use serde_json::json;
+    use tower_lsp_server::jsonrpc::{Request, Response};
 
     fn frame(body: &str) -> Vec<u8> {
         format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
