@@ -6,16 +6,22 @@ use super::{BadFrame, CHUNK, MAX_HEADER};
 use serde_json::Value;
 
 /// A buffer that yields whole frames as bytes arrive: pure, so every framing
-/// case is a unit test.
+/// case is a unit test. What it yields depends only on the bytes, never on
+/// how they were split into pushes: every decision waits until the bytes it
+/// rests on are there.
 pub struct FrameReader {
     buffer: Vec<u8>,
     /// Where the unread bytes begin; consumed bytes are dropped in bulk.
     start: usize,
     max_body: usize,
+    max_header: usize,
     /// Bytes of an oversized body still to throw away.
     discard: usize,
     /// After a bad header: skip to the next `Content-Length`.
     resync: bool,
+    /// How many unread bytes are known to hold no blank line, so a header
+    /// arriving in small pieces is searched once, not once per piece.
+    scanned: usize,
 }
 
 impl FrameReader {
@@ -24,9 +30,18 @@ impl FrameReader {
             buffer: Vec::with_capacity(CHUNK),
             start: 0,
             max_body,
+            max_header: MAX_HEADER,
             discard: 0,
             resync: false,
+            scanned: 0,
         }
+    }
+
+    /// A reader with a smaller header limit, so tests can try every split.
+    #[cfg(test)]
+    pub fn with_max_header(mut self, max_header: usize) -> Self {
+        self.max_header = max_header;
+        self
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
@@ -45,6 +60,7 @@ impl FrameReader {
 
     fn consume(&mut self, count: usize) {
         self.start = (self.start + count).min(self.buffer.len());
+        self.scanned = self.scanned.saturating_sub(count);
         if self.start == self.buffer.len() {
             self.buffer.clear();
             self.start = 0;
@@ -61,29 +77,32 @@ impl FrameReader {
                 }
                 None => {
                     // Keep a tail that may be the start of the header name.
-                    let keep = b"Content-Length".len();
+                    let keep = b"Content-Length".len() - 1;
                     self.consume(self.unread().len().saturating_sub(keep));
                     return None;
                 }
             }
         }
-        let Some(header_end) = find(self.unread(), b"\r\n\r\n") else {
-            if self.unread().len() > MAX_HEADER {
-                self.consume(self.unread().len());
-                self.resync = true;
-                return Some(Err(BadFrame::parse(format!(
-                    "header block longer than {MAX_HEADER} bytes"
-                ))));
+        // The blank line must begin within `max_header` bytes: only that
+        // window is searched, and a header is refused only once the whole
+        // window is here, so its verdict never depends on where a read ended.
+        let window = self.unread().len().min(self.max_header + 4);
+        let from = self.scanned.saturating_sub(3);
+        let found = find(&self.unread()[from..window], b"\r\n\r\n").map(|at| from + at);
+        let Some(header_end) = found else {
+            if window < self.max_header + 4 {
+                self.scanned = window;
+                return None;
             }
-            return None;
-        };
-        if header_end > MAX_HEADER {
-            self.consume(header_end + 4);
+            // Resume at the next `Content-Length` after this block's first
+            // byte: a good frame right behind a runaway header is kept.
+            self.consume(1);
             self.resync = true;
             return Some(Err(BadFrame::parse(format!(
-                "header block longer than {MAX_HEADER} bytes"
+                "header block longer than {} bytes",
+                self.max_header
             ))));
-        }
+        };
         let header = String::from_utf8_lossy(&self.unread()[..header_end]).into_owned();
         let length = match content_length(&header) {
             Ok(length) => length,
@@ -310,11 +329,109 @@ mod tests {
     }
 
     #[test]
-    fn a_runaway_header_is_cut_off() {
+    fn a_runaway_header_is_cut_off_once_the_whole_window_is_here() {
         let mut reader = FrameReader::new(MAX_BODY);
-        reader.push(&vec![b'a'; MAX_HEADER + 1]);
+        // The blank line may still begin at the limit: no verdict yet.
+        reader.push(&vec![b'a'; MAX_HEADER + 3]);
+        assert_eq!(reader.next_frame(), None);
+        reader.push(b"a");
         assert_eq!(reader.next_frame().unwrap().unwrap_err().code, -32700);
         reader.push(&frame(PING));
         assert_eq!(frames(&mut reader), vec![Ok(PING.into())]);
+    }
+
+    /// Everything a reader yields for `bytes` pushed in `pieces`, draining
+    /// after each push as `reframe` does.
+    fn read_in<'a>(
+        make: &dyn Fn() -> FrameReader,
+        pieces: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<Result<String, BadFrame>> {
+        let mut reader = make();
+        let mut out = Vec::new();
+        for piece in pieces {
+            reader.push(piece);
+            out.extend(frames(&mut reader));
+        }
+        out
+    }
+
+    /// The same stream read whole, split at every point, and in pieces of
+    /// every size yields the same frames and errors.
+    fn assert_chunking_does_not_matter(
+        make: &dyn Fn() -> FrameReader,
+        stream: &[u8],
+        splits: impl Iterator<Item = usize>,
+        sizes: impl Iterator<Item = usize>,
+    ) -> Vec<Result<String, BadFrame>> {
+        let whole = read_in(make, [stream]);
+        for at in splits {
+            let (a, b) = stream.split_at(at);
+            assert_eq!(read_in(make, [a, b]), whole, "split at {at}");
+        }
+        for size in sizes {
+            assert_eq!(
+                read_in(make, stream.chunks(size)),
+                whole,
+                "pieces of {size}"
+            );
+        }
+        whole
+    }
+
+    #[test]
+    fn what_a_hostile_stream_yields_does_not_depend_on_how_it_arrives() {
+        const HEADER: usize = 40;
+        let make = || FrameReader::new(64).with_max_header(HEADER);
+        let pad = |total: usize, length: &str| {
+            let rest = format!("\r\nContent-Length: {length}");
+            format!(
+                "X-Pad: {}{rest}",
+                "p".repeat(total - "X-Pad: ".len() - rest.len())
+            )
+        };
+        let exact = format!("{}\r\n\r\n{PING}", pad(HEADER, &PING.len().to_string()));
+        let over = format!("{}\r\n\r\n{PING}", pad(HEADER + 1, &PING.len().to_string()));
+        let stream = [
+            frame(PING),
+            vec![b'a'; HEADER + 10],
+            frame(PING),
+            exact.into_bytes(),
+            over.into_bytes(),
+            frame(PING),
+            b"Content-Length: x\r\n\r\ngarbage".to_vec(),
+            b"Content-Type: y\r\n\r\n".to_vec(),
+            frame(PING),
+            b"Content-Length: 100\r\n\r\n".to_vec(),
+            vec![b'z'; 100],
+            frame("{not json"),
+            format!("content-length: {}\r\n\r\n{PING}", PING.len()).into_bytes(),
+            vec![b'a'; HEADER + 4],
+            frame(PING),
+        ]
+        .concat();
+        let whole =
+            assert_chunking_does_not_matter(&make, &stream, 0..=stream.len(), 1..=stream.len());
+        // Eight: reading resumes inside the over-long block, at its own
+        // `Content-Length`, so that frame's body is read after the error.
+        let good = whole.iter().filter(|f| **f == Ok(PING.into())).count();
+        assert_eq!(good, 8, "every good frame arrives: {whole:?}");
+        let errors = whole.iter().filter(|f| f.is_err()).count();
+        assert_eq!(errors, 6, "each bad frame is reported once: {whole:?}");
+    }
+
+    #[test]
+    fn a_good_frame_behind_a_runaway_header_arrives_however_it_is_read() {
+        let make = || FrameReader::new(MAX_BODY);
+        let stream = [vec![b'a'; MAX_HEADER + 1], frame(PING), frame(PING)].concat();
+        let near_the_limit = MAX_HEADER - 8..MAX_HEADER + 40;
+        let whole = assert_chunking_does_not_matter(
+            &make,
+            &stream,
+            near_the_limit.chain([1, 100, 4096]),
+            [1, 2, 3, 7, 64, 4096, MAX_HEADER + 1, MAX_HEADER + 4, CHUNK].into_iter(),
+        );
+        assert_eq!(whole.len(), 3, "{whole:?}");
+        assert_eq!(whole[0].clone().unwrap_err().code, -32700);
+        assert_eq!(whole[1..], [Ok(PING.into()), Ok(PING.into())]);
     }
 }

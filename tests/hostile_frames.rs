@@ -1,0 +1,102 @@
+//! Hostile frames on `serve` (issue 13), against the built binary: requests
+//! that must be answered although tower-lsp-server would drop them, byte
+//! streams whose meaning must not depend on how they are chunked, headers
+//! that disagree about a body's length, cursors from nowhere, and a frame
+//! whose parse would cost far more memory than its size.
+
+mod support;
+
+use debug_sidecar::rpc::client::Connection;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use support::*;
+
+/// How long an answer that should come is waited for.
+const WAIT: Duration = Duration::from_secs(5);
+
+/// An answer as `(id, error code)`; the code is `None` for a result.
+type Outcome = (Value, Option<i64>);
+
+fn outcome(answer: &Value) -> Outcome {
+    (answer["id"].clone(), answer["error"]["code"].as_i64())
+}
+
+/// Answers (never notifications) until `expected` of them arrived, or
+/// `WAIT` passed; then whatever else comes within `QUIET`. Sorted, since
+/// the server may answer concurrent requests in any order.
+fn answers(server: &mut Connection, expected: usize) -> Vec<Value> {
+    let deadline = Instant::now() + WAIT;
+    let mut got = Vec::new();
+    while got.len() < expected {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match server.next_message(left) {
+            Some(message) if message.get("method").is_none() => got.push(message),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    got.extend(
+        server
+            .drain(QUIET)
+            .into_iter()
+            .filter(|m| m.get("method").is_none()),
+    );
+    got.sort_by_key(|m| format!("{}|{}", m["id"], m["error"]["code"]));
+    got
+}
+
+fn status(id: i64) -> Vec<u8> {
+    frame(
+        json!({"jsonrpc": "2.0", "id": id, "method": "debug/status"})
+            .to_string()
+            .as_bytes(),
+    )
+}
+
+/// The server still answers a good request after whatever came before.
+fn still_serving(server: &mut Connection) {
+    let status = server
+        .request("debug/status", json!({}))
+        .expect("debug/status still answers");
+    assert_eq!(status["sessionId"], "default");
+}
+
+/// One fresh server fed `pieces`, each written after a pause so the server
+/// reads it on its own: the answers to what they hold.
+fn fed_in(pieces: &[Vec<u8>], expected: usize) -> Vec<Outcome> {
+    let workspace = Workspace::new("chunks");
+    let mut server = initialized(&workspace.root);
+    still_serving(&mut server);
+    for piece in pieces {
+        server.send_raw(piece).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let got: Vec<Outcome> = answers(&mut server, expected).iter().map(outcome).collect();
+    still_serving(&mut server);
+    got
+}
+
+#[test]
+fn what_follows_a_long_header_does_not_depend_on_how_the_bytes_arrive() {
+    const MAX_HEADER: usize = 8 * 1024;
+    // A runaway header, then a good frame.
+    let runaway = vec![b'a'; MAX_HEADER + 1];
+    let whole = [runaway.clone(), status(5)].concat();
+    let at_once = fed_in(std::slice::from_ref(&whole), 2);
+    let in_two = fed_in(&[runaway, status(5)], 2);
+    assert_eq!(at_once, [(json!(5), None), (Value::Null, Some(-32700))]);
+    assert_eq!(in_two, at_once);
+
+    // A header block of exactly the limit, its blank line split off.
+    let body = json!({"jsonrpc": "2.0", "id": 6, "method": "debug/status"}).to_string();
+    let length = format!("\r\nContent-Length: {}", body.len());
+    let pad = MAX_HEADER - "X-Pad: ".len() - length.len();
+    let header = format!("X-Pad: {}{length}", "p".repeat(pad));
+    assert_eq!(header.len(), MAX_HEADER);
+    let first = format!("{header}\r");
+    let rest = format!("\n\r\n{body}");
+    let at_once = fed_in(&[format!("{first}{rest}").into_bytes()], 1);
+    let in_two = fed_in(&[first.into_bytes(), rest.into_bytes()], 1);
+    assert_eq!(at_once, [(json!(6), None)]);
+    assert_eq!(in_two, at_once);
+}
