@@ -100,3 +100,25 @@ fn what_follows_a_long_header_does_not_depend_on_how_the_bytes_arrive() {
     assert_eq!(at_once, [(json!(6), None)]);
     assert_eq!(in_two, at_once);
 }
+
+#[test]
+fn duplicate_content_length_is_refused_and_the_next_frame_still_arrives() {
+    let workspace = Workspace::new("duplicate-length");
+    let mut server = initialized(&workspace.root);
+    for (first, second) in [(2, 200), (200, 2), (2, 2)] {
+        let bad = format!("Content-Length: {first}\r\ncontent-length: {second}\r\n\r\n{{}}");
+        server
+            .send_raw(&[bad.into_bytes(), status(5)].concat())
+            .unwrap();
+        let got = answers(&mut server, 2);
+        let outcomes: Vec<Outcome> = got.iter().map(outcome).collect();
+        assert_eq!(
+            outcomes,
+            [(json!(5), None), (Value::Null, Some(-32700))],
+            "{first}, {second}: {got:?}"
+        );
+        let message = got[1]["error"]["message"].as_str().unwrap();
+        assert!(message.contains("Content-Length"), "{message}");
+        still_serving(&mut server);
+    }
+}

@@ -135,6 +135,9 @@ impl FrameReader {
     }
 }
 
+/// The body length a header block states. Two `Content-Length` headers are
+/// refused even when they agree: whichever one wins, a reader that picks
+/// the other would cut the stream elsewhere.
 fn content_length(header: &str) -> Result<usize, String> {
     let mut length = None;
     for line in header.split("\r\n") {
@@ -142,6 +145,9 @@ fn content_length(header: &str) -> Result<usize, String> {
             return Err(format!("malformed header line {line:?}"));
         };
         if name.trim().eq_ignore_ascii_case("content-length") {
+            if length.is_some() {
+                return Err("duplicate Content-Length header".to_string());
+            }
             length = Some(
                 value
                     .trim()
@@ -206,6 +212,16 @@ mod tests {
                 b"Content-Type: x\r\n\r\n".to_vec(),
                 -32700,
                 "missing Content-Length",
+            ),
+            (
+                b"Content-Length: 2\r\ncontent-length: 90\r\n\r\n{}".to_vec(),
+                -32700,
+                "duplicate Content-Length",
+            ),
+            (
+                b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}".to_vec(),
+                -32700,
+                "duplicate Content-Length",
             ),
             (frame("{not json"), -32700, "not JSON"),
             (
@@ -401,6 +417,8 @@ mod tests {
             b"Content-Length: x\r\n\r\ngarbage".to_vec(),
             b"Content-Type: y\r\n\r\n".to_vec(),
             frame(PING),
+            b"Content-Length: 2\r\nContent-Length: 60\r\n\r\n{}".to_vec(),
+            frame(PING),
             b"Content-Length: 100\r\n\r\n".to_vec(),
             vec![b'z'; 100],
             frame("{not json"),
@@ -411,12 +429,12 @@ mod tests {
         .concat();
         let whole =
             assert_chunking_does_not_matter(&make, &stream, 0..=stream.len(), 1..=stream.len());
-        // Eight: reading resumes inside the over-long block, at its own
+        // Nine: reading resumes inside the over-long block, at its own
         // `Content-Length`, so that frame's body is read after the error.
         let good = whole.iter().filter(|f| **f == Ok(PING.into())).count();
-        assert_eq!(good, 8, "every good frame arrives: {whole:?}");
+        assert_eq!(good, 9, "every good frame arrives: {whole:?}");
         let errors = whole.iter().filter(|f| f.is_err()).count();
-        assert_eq!(errors, 6, "each bad frame is reported once: {whole:?}");
+        assert_eq!(errors, 7, "each bad frame is reported once: {whole:?}");
     }
 
     #[test]
