@@ -61,6 +61,40 @@ fn still_serving(server: &mut Connection) {
     assert_eq!(status["sessionId"], "default");
 }
 
+#[test]
+fn dollar_requests_with_an_id_are_answered_method_not_found() {
+    let workspace = Workspace::new("dollar-requests");
+    let mut server = initialized(&workspace.root);
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 7, "method": "$/setTrace", "params": {"value": "off"}}),
+        json!({"jsonrpc": "2.0", "id": "u", "method": "$/unknownThing"}),
+        // Notifications stay unanswered, and cancelling still works.
+        json!({"jsonrpc": "2.0", "method": "$/setTrace", "params": {"value": "off"}}),
+        json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 99}}),
+        json!({"jsonrpc": "2.0", "method": "$/unknownThing"}),
+    ];
+    let bytes: Vec<u8> = messages
+        .iter()
+        .flat_map(|m| frame(m.to_string().as_bytes()))
+        .collect();
+    server.send_raw(&bytes).unwrap();
+    let got = answers(&mut server, 2);
+    let outcomes: Vec<Outcome> = got.iter().map(outcome).collect();
+    assert_eq!(
+        outcomes,
+        [(json!("u"), Some(-32601)), (json!(7), Some(-32601))],
+        "{got:?}"
+    );
+    for answer in &got {
+        let method = answer["error"]["data"].as_str().unwrap_or_default();
+        assert!(
+            method.starts_with("$/"),
+            "the answer names the method: {answer}"
+        );
+    }
+    still_serving(&mut server);
+}
+
 /// One fresh server fed `pieces`, each written after a pause so the server
 /// reads it on its own: the answers to what they hold.
 fn fed_in(pieces: &[Vec<u8>], expected: usize) -> Vec<Outcome> {
