@@ -6,7 +6,7 @@
 
 mod support;
 
-use debug_sidecar::rpc::client::Connection;
+use debug_sidecar::rpc::client::{ClientError, Connection};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use support::*;
@@ -155,4 +155,50 @@ fn duplicate_content_length_is_refused_and_the_next_frame_still_arrives() {
         assert!(message.contains("Content-Length"), "{message}");
         still_serving(&mut server);
     }
+}
+
+#[test]
+fn a_cursor_out_of_range_is_invalid_params_naming_cursor() {
+    let workspace = Workspace::new("cursor-range");
+    let mut server = initialized(&workspace.root);
+    let started = server
+        .request("debug/start", json!({ "problem": "p" }))
+        .unwrap();
+    let run = started["runId"].as_str().unwrap().to_string();
+    let log = started["logFile"].as_str().unwrap().to_string();
+    std::fs::write(
+        &log,
+        "{\"probeId\":\"p1\",\"n\":1}\n{\"probeId\":\"p1\",\"n\":2}\n",
+    )
+    .unwrap();
+    // Page size 1, so there is a cursor this server gave out.
+    let first = server
+        .request("debug/logs", json!({ "run": run, "limit": 1 }))
+        .unwrap();
+    let given = first["nextCursor"].as_str().unwrap().to_string();
+    let next = server
+        .request("debug/logs", json!({ "run": run, "cursor": given }))
+        .unwrap();
+    assert_eq!(
+        next["entries"][0]["line"], 2,
+        "a given cursor still reads on"
+    );
+
+    for cursor in [
+        "18446744073709551615:0", // past what a file offset can be
+        "9223372036854775807:1",
+        "4096:1",                 // past the end of this log
+        "1:0",                    // inside the first line
+        "0:18446744073709551615", // more lines than bytes before it
+        "x",
+    ] {
+        let answer = server.request("debug/logs", json!({ "run": run, "cursor": cursor }));
+        let Err(ClientError::Rpc(error)) = answer else {
+            panic!("{cursor}: expected an error, got {answer:?}");
+        };
+        assert_eq!(error.code, -32602, "{cursor}: {error:?}");
+        assert!(error.message.contains("`cursor`"), "{cursor}: {error:?}");
+        assert_eq!(error.data, Some(json!({"field": "cursor"})), "{cursor}");
+    }
+    still_serving(&mut server);
 }
