@@ -8,6 +8,7 @@ mod support;
 
 use debug_sidecar::rpc::client::{ClientError, Connection};
 use serde_json::{json, Value};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -201,4 +202,45 @@ fn a_cursor_out_of_range_is_invalid_params_naming_cursor() {
         assert_eq!(error.data, Some(json!({"field": "cursor"})), "{cursor}");
     }
     still_serving(&mut server);
+}
+
+/// `serve` with its address space capped at `limit_kib`.
+fn spawn_capped(root: &std::path::Path, limit_kib: u64) -> Connection {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!("ulimit -v {limit_kib} && exec \"$0\" serve"))
+        .arg(BIN)
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .stderr(Stdio::null());
+    Connection::start(command).expect("sh starts")
+}
+
+#[test]
+fn an_8_mib_frame_of_small_objects_is_refused_within_a_memory_cap() {
+    let workspace = Workspace::new("memory-cap");
+    // An idle server maps about 400 MiB (thread stacks, malloc arenas); the
+    // frame parsed into JSON values needs over 1 GiB more.
+    let mut server = spawn_capped(&workspace.root, 1024 * 1024);
+    server.initialize(&workspace.root, json!({})).unwrap();
+    let head = r#"{"jsonrpc":"2.0","id":2,"method":"debug/status","params":{"x":["#;
+    let tail = "]}}";
+    let unit = r#"{"a":0},"#;
+    let count = (8 * 1024 * 1024 - head.len() - tail.len()) / unit.len();
+    let mut body = String::with_capacity(8 * 1024 * 1024);
+    body.push_str(head);
+    body.push_str(&unit.repeat(count));
+    body.pop();
+    body.push_str(tail);
+    assert!(body.len() <= 8 * 1024 * 1024);
+    server.send_raw(&frame(body.as_bytes())).unwrap();
+    drop(body);
+    let got = answers(&mut server, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(outcome(&got[0]), (json!(2), Some(-32600)), "{got:?}");
+    let message = got[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("arrays and objects"), "{message}");
+    still_serving(&mut server);
+    assert_eq!(server.shutdown().unwrap().code(), Some(0));
 }

@@ -2,10 +2,13 @@
 //! reading at the first malformed frame and has no size limit, so stdin is
 //! read here: well-formed messages are passed on to the server unchanged,
 //! and each bad frame becomes one injected request that `guard` answers with
-//! the error it describes. The process keeps serving either way.
+//! the error it describes. The process keeps serving either way. A body is
+//! judged without building its JSON tree, and one whose tree would cost far
+//! more than its bytes (`shape`) is refused before the server parses it.
 
 mod check;
 mod reader;
+pub mod shape;
 
 pub use reader::FrameReader;
 
