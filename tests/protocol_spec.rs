@@ -146,6 +146,22 @@ fn the_documented_ingest_limits_are_the_real_ones() {
     }
 }
 
+#[test]
+fn the_documented_shape_limits_are_the_real_ones() {
+    use debug_sidecar::rpc::framing::shape::{MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS};
+    let readme = readme();
+    for (what, limit) in [
+        ("arrays and objects", MAX_CONTAINERS),
+        ("array elements and object members", MAX_ITEMS),
+        ("deep", MAX_DEPTH),
+    ] {
+        assert!(
+            readme.contains(&format!("**{}**", group(limit))),
+            "protocol/README.md does not state the limit on {what} ({limit})"
+        );
+    }
+}
+
 fn group(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();

@@ -130,7 +130,7 @@ impl Engine {
             });
         }
         let page = logread::read_page(&target.file, query).map_err(|error| match error {
-            logread::ReadError::BadCursor(_) => {
+            logread::ReadError::BadCursor { .. } => {
                 EngineError::Domain(DomainError::invalid("cursor", error.to_string()))
             }
             logread::ReadError::Io(io) => EngineError::Io(io),

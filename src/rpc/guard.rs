@@ -1,8 +1,8 @@
 //! A tower layer around the LSP service that keeps the server serving:
 //! a panicking handler is answered with `-32603` (its id released for reuse),
-//! injected frame errors are answered, params-less calls of our methods get
-//! `{}` so every field's own default applies, and `exit` is recorded for
-//! the exit code.
+//! injected frame errors are answered, so is a request for an unknown `$/`
+//! method (`-32601`), params-less calls of our methods get `{}` so every
+//! field's own default applies, and `exit` is recorded for the exit code.
 
 use super::errors;
 use super::framing::FRAME_ERROR_METHOD;
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tower::Service;
-use tower_lsp_server::jsonrpc::{Id, Request, Response};
+use tower_lsp_server::jsonrpc::{Error, Id, Request, Response};
 
 /// Method prefixes of protocol v1; their params default to `{}`.
 const OUR_PREFIXES: &[&str] = &["debug/", "turn/", "progress/", "agents/"];
@@ -67,6 +67,12 @@ where
         let call = self.inner.call(request);
         async move {
             match AssertUnwindSafe(call).catch_unwind().await {
+                // tower-lsp-server drops the "method not found" answer of
+                // every `$/` method, even a request's: a request is always
+                // answered.
+                Ok(Ok(None)) if method.starts_with("$/") && id.is_some() => {
+                    Ok(id.map(|id| Response::from_error(id, method_not_found(&method))))
+                }
                 Ok(response) => response,
                 Err(panic) => {
                     let message = panic_message(&*panic);
@@ -103,6 +109,13 @@ where
             let _ = self.inner.call(cancel).now_or_never();
         }
     }
+}
+
+/// The answer tower-lsp-server gives any other unknown method.
+fn method_not_found(method: &str) -> Error {
+    let mut error = Error::method_not_found();
+    error.data = Some(Value::String(method.to_string()));
+    error
 }
 
 fn frame_error_response(request: Request) -> Response {

@@ -80,20 +80,64 @@ pub struct LogPage {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("`cursor` {0:?} is not a cursor this server gave out")]
-    BadCursor(String),
+    /// Answered `-32602` naming `cursor`, which the message leaves to it.
+    #[error("{cursor:?} {why}")]
+    BadCursor { cursor: String, why: String },
     #[error(transparent)]
     Io(#[from] io::Error),
 }
 
+fn bad_cursor(cursor: &str, why: impl Into<String>) -> ReadError {
+    ReadError::BadCursor {
+        cursor: cursor.to_string(),
+        why: why.into(),
+    }
+}
+
 /// Where to go on from: the byte offset of a line and its number.
 fn parse_cursor(cursor: &str) -> Result<(u64, u64), ReadError> {
-    let bad = || ReadError::BadCursor(cursor.to_string());
+    let bad = || bad_cursor(cursor, "is not a cursor this server gave out");
     let (offset, line) = cursor.split_once(':').ok_or_else(bad)?;
     Ok((
         offset.parse().map_err(|_| bad())?,
         line.parse().map_err(|_| bad())?,
     ))
+}
+
+/// A cursor this server gave out for `file` points at the start of a line
+/// inside it, after at least as many bytes as lines. Anything else is the
+/// caller's mistake, not a failing disk: checked before the seek, which
+/// would fail past what a file offset can be.
+fn check_cursor(
+    cursor: &str,
+    (offset, line): (u64, u64),
+    handle: Option<&mut std::fs::File>,
+) -> Result<(), ReadError> {
+    let length = match &handle {
+        Some(handle) => handle.metadata()?.len(),
+        None => 0,
+    };
+    if offset > length {
+        return Err(bad_cursor(
+            cursor,
+            format!("is past the end of the run's log ({length} bytes)"),
+        ));
+    }
+    if line > offset {
+        return Err(bad_cursor(
+            cursor,
+            "counts more lines than there are bytes before it",
+        ));
+    }
+    if let (Some(handle), true) = (handle, offset > 0) {
+        let mut before = [0u8];
+        handle.seek(SeekFrom::Start(offset - 1))?;
+        io::Read::read_exact(handle, &mut before)?;
+        if before != *b"\n" {
+            return Err(bad_cursor(cursor, "does not point at the start of a line"));
+        }
+    }
+    Ok(())
 }
 
 /// One page of the entries matching `query`, from its cursor on.
@@ -109,9 +153,15 @@ pub fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
         .clamp(256, MAX_MAX_BYTES);
     let mut page = LogPage::default();
     let mut handle = match crate::workspace::runlog::open_own(file) {
-        Ok(handle) => handle,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(page),
+        Ok(handle) => Some(handle),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e.into()),
+    };
+    if let Some(cursor) = &query.cursor {
+        check_cursor(cursor, (offset, line), handle.as_mut())?;
+    }
+    let Some(mut handle) = handle else {
+        return Ok(page);
     };
     handle.seek(SeekFrom::Start(offset))?;
     let mut reader = BufReader::with_capacity(64 * 1024, handle);
@@ -519,7 +569,60 @@ mod tests {
                     ..LogQuery::default()
                 }
             ),
-            Err(ReadError::BadCursor(_))
+            Err(ReadError::BadCursor { .. })
+        ));
+    }
+
+    #[test]
+    fn a_cursor_not_given_out_for_this_file_is_refused_before_any_seek() {
+        let file = log("range.jsonl", "{\"n\":1}\n{\"n\":2}\n");
+        let page = |cursor: &str| {
+            read_page(
+                &file,
+                &LogQuery {
+                    cursor: Some(cursor.into()),
+                    ..LogQuery::default()
+                },
+            )
+        };
+        let lines = |cursor| {
+            page(cursor)
+                .unwrap()
+                .entries
+                .iter()
+                .map(|e| e.line)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines("0:0"), [1, 2]);
+        assert_eq!(lines("8:1"), [2]);
+        assert_eq!(lines("16:2"), Vec::<u64>::new(), "the end is a cursor too");
+        for (cursor, why) in [
+            ("18446744073709551615:0", "past the end"),
+            ("17:2", "past the end"),
+            ("3:0", "start of a line"),
+            ("8:9", "more lines than"),
+            ("0:18446744073709551615", "more lines than"),
+            ("-1:0", "not a cursor"),
+        ] {
+            let error = page(cursor).unwrap_err();
+            assert!(
+                matches!(error, ReadError::BadCursor { .. }),
+                "{cursor}: {error:?}"
+            );
+            assert!(error.to_string().contains(why), "{cursor}: {error}");
+        }
+        let missing = file.with_file_name("missing.jsonl");
+        let query = |cursor: &str| LogQuery {
+            cursor: Some(cursor.into()),
+            ..LogQuery::default()
+        };
+        assert!(read_page(&missing, &query("0:0"))
+            .unwrap()
+            .entries
+            .is_empty());
+        assert!(matches!(
+            read_page(&missing, &query("8:1")),
+            Err(ReadError::BadCursor { .. })
         ));
     }
 

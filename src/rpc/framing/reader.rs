@@ -1,84 +1,27 @@
-//! Our own reading of the LSP base framing. tower-lsp-server's codec stops
-//! reading at the first malformed frame and has no size limit, so stdin is
-//! read here: well-formed messages are passed on to the server unchanged,
-//! and each bad frame becomes one injected request that `guard` answers with
-//! the error it describes. The process keeps serving either way.
+//! The frame reader: header blocks, `Content-Length`, resync after a bad
+//! header, and oversized bodies skipped without being kept.
 
-use serde_json::{json, Value};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tower_lsp_server::jsonrpc::{Request, Response};
-
-/// The largest message body accepted (documented in `protocol/README.md`).
-pub const MAX_BODY: usize = 8 * 1024 * 1024;
-/// The largest header block accepted.
-pub const MAX_HEADER: usize = 8 * 1024;
-/// The method of an injected frame error; never sent by a client.
-pub const FRAME_ERROR_METHOD: &str = "$/debugSidecar/frameError";
-
-const CHUNK: usize = 64 * 1024;
-
-/// Copies frames from `input` to `output` until `input` ends.
-pub async fn reframe<R, W>(mut input: R, mut output: W, max_body: usize) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut reader = FrameReader::new(max_body);
-    let mut chunk = vec![0u8; CHUNK];
-    loop {
-        match reader.next_frame() {
-            Some(Ok(body)) => forward(&mut output, &body).await?,
-            Some(Err(bad)) => inject(&mut output, bad).await?,
-            None => {
-                let read = input.read(&mut chunk).await?;
-                if read == 0 {
-                    return Ok(());
-                }
-                reader.push(&chunk[..read]);
-            }
-        }
-    }
-}
-
-/// What was wrong with a frame, as the JSON-RPC error to answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BadFrame {
-    pub id: Value,
-    pub code: i64,
-    pub message: String,
-}
-
-impl BadFrame {
-    fn parse(message: impl Into<String>) -> Self {
-        BadFrame {
-            id: Value::Null,
-            code: super::errors::PARSE_ERROR,
-            message: message.into(),
-        }
-    }
-
-    fn invalid(id: Value, message: impl Into<String>) -> Self {
-        BadFrame {
-            // Our answer must itself parse as a message: an id the server's
-            // types refuse becomes null.
-            id: if valid_id(&id) { id } else { Value::Null },
-            code: super::errors::INVALID_REQUEST,
-            message: message.into(),
-        }
-    }
-}
+use super::check::check_body;
+use super::{BadFrame, CHUNK, MAX_HEADER};
+use serde_json::Value;
 
 /// A buffer that yields whole frames as bytes arrive: pure, so every framing
-/// case is a unit test.
+/// case is a unit test. What it yields depends only on the bytes, never on
+/// how they were split into pushes: every decision waits until the bytes it
+/// rests on are there.
 pub struct FrameReader {
     buffer: Vec<u8>,
     /// Where the unread bytes begin; consumed bytes are dropped in bulk.
     start: usize,
     max_body: usize,
+    max_header: usize,
     /// Bytes of an oversized body still to throw away.
     discard: usize,
     /// After a bad header: skip to the next `Content-Length`.
     resync: bool,
+    /// How many unread bytes are known to hold no blank line, so a header
+    /// arriving in small pieces is searched once, not once per piece.
+    scanned: usize,
 }
 
 impl FrameReader {
@@ -87,9 +30,18 @@ impl FrameReader {
             buffer: Vec::with_capacity(CHUNK),
             start: 0,
             max_body,
+            max_header: MAX_HEADER,
             discard: 0,
             resync: false,
+            scanned: 0,
         }
+    }
+
+    /// A reader with a smaller header limit, so tests can try every split.
+    #[cfg(test)]
+    pub fn with_max_header(mut self, max_header: usize) -> Self {
+        self.max_header = max_header;
+        self
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
@@ -108,6 +60,7 @@ impl FrameReader {
 
     fn consume(&mut self, count: usize) {
         self.start = (self.start + count).min(self.buffer.len());
+        self.scanned = self.scanned.saturating_sub(count);
         if self.start == self.buffer.len() {
             self.buffer.clear();
             self.start = 0;
@@ -124,29 +77,32 @@ impl FrameReader {
                 }
                 None => {
                     // Keep a tail that may be the start of the header name.
-                    let keep = b"Content-Length".len();
+                    let keep = b"Content-Length".len() - 1;
                     self.consume(self.unread().len().saturating_sub(keep));
                     return None;
                 }
             }
         }
-        let Some(header_end) = find(self.unread(), b"\r\n\r\n") else {
-            if self.unread().len() > MAX_HEADER {
-                self.consume(self.unread().len());
-                self.resync = true;
-                return Some(Err(BadFrame::parse(format!(
-                    "header block longer than {MAX_HEADER} bytes"
-                ))));
+        // The blank line must begin within `max_header` bytes: only that
+        // window is searched, and a header is refused only once the whole
+        // window is here, so its verdict never depends on where a read ended.
+        let window = self.unread().len().min(self.max_header + 4);
+        let from = self.scanned.saturating_sub(3);
+        let found = find(&self.unread()[from..window], b"\r\n\r\n").map(|at| from + at);
+        let Some(header_end) = found else {
+            if window < self.max_header + 4 {
+                self.scanned = window;
+                return None;
             }
-            return None;
-        };
-        if header_end > MAX_HEADER {
-            self.consume(header_end + 4);
+            // Resume at the next `Content-Length` after this block's first
+            // byte: a good frame right behind a runaway header is kept.
+            self.consume(1);
             self.resync = true;
             return Some(Err(BadFrame::parse(format!(
-                "header block longer than {MAX_HEADER} bytes"
+                "header block longer than {} bytes",
+                self.max_header
             ))));
-        }
+        };
         let header = String::from_utf8_lossy(&self.unread()[..header_end]).into_owned();
         let length = match content_length(&header) {
             Ok(length) => length,
@@ -179,6 +135,9 @@ impl FrameReader {
     }
 }
 
+/// The body length a header block states. Two `Content-Length` headers are
+/// refused even when they agree: whichever one wins, a reader that picks
+/// the other would cut the stream elsewhere.
 fn content_length(header: &str) -> Result<usize, String> {
     let mut length = None;
     for line in header.split("\r\n") {
@@ -186,6 +145,9 @@ fn content_length(header: &str) -> Result<usize, String> {
             return Err(format!("malformed header line {line:?}"));
         };
         if name.trim().eq_ignore_ascii_case("content-length") {
+            if length.is_some() {
+                return Err("duplicate Content-Length header".to_string());
+            }
             length = Some(
                 value
                     .trim()
@@ -195,79 +157,6 @@ fn content_length(header: &str) -> Result<usize, String> {
         }
     }
     length.ok_or_else(|| "missing Content-Length header".to_string())
-}
-
-/// A body the server can take: UTF-8, JSON, one JSON-RPC 2.0 message that
-/// tower-lsp-server itself will parse. It is parsed here with the server's
-/// own types, because a body the server fails to parse ends its input
-/// stream (an id that is not an i64, a lone surrogate, deep nesting).
-fn check_body(body: Vec<u8>) -> Result<Vec<u8>, BadFrame> {
-    let text = std::str::from_utf8(&body)
-        .map_err(|e| BadFrame::parse(format!("message body is not UTF-8: {e}")))?;
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| BadFrame::parse(format!("message body is not JSON: {e}")))?;
-    let Some(object) = value.as_object() else {
-        let what = if value.is_array() {
-            "batches are not supported"
-        } else {
-            "a message must be a JSON object"
-        };
-        return Err(BadFrame::invalid(Value::Null, what));
-    };
-    let id = object.get("id").cloned().unwrap_or(Value::Null);
-    if object.get("jsonrpc") != Some(&json!("2.0")) {
-        return Err(BadFrame::invalid(id, "`jsonrpc` must be \"2.0\""));
-    }
-    match object.get("method") {
-        Some(Value::String(method)) if method == FRAME_ERROR_METHOD => {
-            Err(BadFrame::invalid(id, "reserved method name"))
-        }
-        Some(Value::String(_)) => match serde_json::from_str::<Request>(text) {
-            Ok(_) => Ok(body),
-            Err(e) if !valid_id(&id) => Err(BadFrame::invalid(
-                Value::Null,
-                format!("`id` must be an integer, a string or null ({e})"),
-            )),
-            Err(e) => Err(BadFrame::invalid(
-                id,
-                format!("not a JSON-RPC 2.0 request: {e}"),
-            )),
-        },
-        Some(_) => Err(BadFrame::invalid(id, "`method` must be a string")),
-        // A response to a request of ours.
-        None if object.contains_key("result") || object.contains_key("error") => {
-            serde_json::from_str::<Response>(text)
-                .map(|_| body)
-                .map_err(|e| {
-                    BadFrame::invalid(Value::Null, format!("not a JSON-RPC 2.0 response: {e}"))
-                })
-        }
-        None => Err(BadFrame::invalid(id, "neither a request nor a response")),
-    }
-}
-
-/// The ids the server's own types accept.
-fn valid_id(id: &Value) -> bool {
-    id.is_null() || id.is_string() || id.as_i64().is_some()
-}
-
-async fn forward<W: AsyncWrite + Unpin>(output: &mut W, body: &[u8]) -> std::io::Result<()> {
-    output
-        .write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())
-        .await?;
-    output.write_all(body).await?;
-    output.flush().await
-}
-
-async fn inject<W: AsyncWrite + Unpin>(output: &mut W, bad: BadFrame) -> std::io::Result<()> {
-    tracing::warn!("bad frame ({}): {}", bad.code, bad.message);
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": bad.id,
-        "method": FRAME_ERROR_METHOD,
-        "params": { "code": bad.code, "message": bad.message },
-    });
-    forward(output, body.to_string().as_bytes()).await
 }
 
 /// Where a `Content-Length` header begins, in any letter case.
@@ -284,7 +173,10 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{FRAME_ERROR_METHOD, MAX_BODY};
     use super::*;
+    use serde_json::json;
+    use tower_lsp_server::jsonrpc::{Request, Response};
 
     fn frame(body: &str) -> Vec<u8> {
         format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
@@ -320,6 +212,16 @@ mod tests {
                 b"Content-Type: x\r\n\r\n".to_vec(),
                 -32700,
                 "missing Content-Length",
+            ),
+            (
+                b"Content-Length: 2\r\ncontent-length: 90\r\n\r\n{}".to_vec(),
+                -32700,
+                "duplicate Content-Length",
+            ),
+            (
+                b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}".to_vec(),
+                -32700,
+                "duplicate Content-Length",
             ),
             (frame("{not json"), -32700, "not JSON"),
             (
@@ -443,11 +345,111 @@ mod tests {
     }
 
     #[test]
-    fn a_runaway_header_is_cut_off() {
+    fn a_runaway_header_is_cut_off_once_the_whole_window_is_here() {
         let mut reader = FrameReader::new(MAX_BODY);
-        reader.push(&vec![b'a'; MAX_HEADER + 1]);
+        // The blank line may still begin at the limit: no verdict yet.
+        reader.push(&vec![b'a'; MAX_HEADER + 3]);
+        assert_eq!(reader.next_frame(), None);
+        reader.push(b"a");
         assert_eq!(reader.next_frame().unwrap().unwrap_err().code, -32700);
         reader.push(&frame(PING));
         assert_eq!(frames(&mut reader), vec![Ok(PING.into())]);
+    }
+
+    /// Everything a reader yields for `bytes` pushed in `pieces`, draining
+    /// after each push as `reframe` does.
+    fn read_in<'a>(
+        make: &dyn Fn() -> FrameReader,
+        pieces: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<Result<String, BadFrame>> {
+        let mut reader = make();
+        let mut out = Vec::new();
+        for piece in pieces {
+            reader.push(piece);
+            out.extend(frames(&mut reader));
+        }
+        out
+    }
+
+    /// The same stream read whole, split at every point, and in pieces of
+    /// every size yields the same frames and errors.
+    fn assert_chunking_does_not_matter(
+        make: &dyn Fn() -> FrameReader,
+        stream: &[u8],
+        splits: impl Iterator<Item = usize>,
+        sizes: impl Iterator<Item = usize>,
+    ) -> Vec<Result<String, BadFrame>> {
+        let whole = read_in(make, [stream]);
+        for at in splits {
+            let (a, b) = stream.split_at(at);
+            assert_eq!(read_in(make, [a, b]), whole, "split at {at}");
+        }
+        for size in sizes {
+            assert_eq!(
+                read_in(make, stream.chunks(size)),
+                whole,
+                "pieces of {size}"
+            );
+        }
+        whole
+    }
+
+    #[test]
+    fn what_a_hostile_stream_yields_does_not_depend_on_how_it_arrives() {
+        const HEADER: usize = 40;
+        let make = || FrameReader::new(64).with_max_header(HEADER);
+        let pad = |total: usize, length: &str| {
+            let rest = format!("\r\nContent-Length: {length}");
+            format!(
+                "X-Pad: {}{rest}",
+                "p".repeat(total - "X-Pad: ".len() - rest.len())
+            )
+        };
+        let exact = format!("{}\r\n\r\n{PING}", pad(HEADER, &PING.len().to_string()));
+        let over = format!("{}\r\n\r\n{PING}", pad(HEADER + 1, &PING.len().to_string()));
+        let stream = [
+            frame(PING),
+            vec![b'a'; HEADER + 10],
+            frame(PING),
+            exact.into_bytes(),
+            over.into_bytes(),
+            frame(PING),
+            b"Content-Length: x\r\n\r\ngarbage".to_vec(),
+            b"Content-Type: y\r\n\r\n".to_vec(),
+            frame(PING),
+            b"Content-Length: 2\r\nContent-Length: 60\r\n\r\n{}".to_vec(),
+            frame(PING),
+            b"Content-Length: 100\r\n\r\n".to_vec(),
+            vec![b'z'; 100],
+            frame("{not json"),
+            format!("content-length: {}\r\n\r\n{PING}", PING.len()).into_bytes(),
+            vec![b'a'; HEADER + 4],
+            frame(PING),
+        ]
+        .concat();
+        let whole =
+            assert_chunking_does_not_matter(&make, &stream, 0..=stream.len(), 1..=stream.len());
+        // Nine: reading resumes inside the over-long block, at its own
+        // `Content-Length`, so that frame's body is read after the error.
+        let good = whole.iter().filter(|f| **f == Ok(PING.into())).count();
+        assert_eq!(good, 9, "every good frame arrives: {whole:?}");
+        let errors = whole.iter().filter(|f| f.is_err()).count();
+        assert_eq!(errors, 7, "each bad frame is reported once: {whole:?}");
+    }
+
+    #[test]
+    fn a_good_frame_behind_a_runaway_header_arrives_however_it_is_read() {
+        let make = || FrameReader::new(MAX_BODY);
+        let stream = [vec![b'a'; MAX_HEADER + 1], frame(PING), frame(PING)].concat();
+        let near_the_limit = MAX_HEADER - 8..MAX_HEADER + 40;
+        let whole = assert_chunking_does_not_matter(
+            &make,
+            &stream,
+            near_the_limit.chain([1, 100, 4096]),
+            [1, 2, 3, 7, 64, 4096, MAX_HEADER + 1, MAX_HEADER + 4, CHUNK].into_iter(),
+        );
+        assert_eq!(whole.len(), 3, "{whole:?}");
+        assert_eq!(whole[0].clone().unwrap_err().code, -32700);
+        assert_eq!(whole[1..], [Ok(PING.into()), Ok(PING.into())]);
     }
 }
