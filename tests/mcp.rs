@@ -262,3 +262,30 @@ async fn an_mcp_server_started_first_learns_the_ingest_address_later() {
     drop(editor);
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn started_in_a_subfolder_the_mcp_server_works_on_the_hooks_workspace() {
+    let workspace = Workspace::new("mcp-subfolder");
+    let root = workspace.root.clone();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let sub = root.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg("mcp")
+        .current_dir(&sub)
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .env_remove("DEBUG_SIDECAR_DIR");
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let started = prompt(&client, "debug", json!({"problem": "the total is wrong"})).await;
+    assert!(started.starts_with("Debug Mode is on."), "{started}");
+    client.cancel().await.unwrap();
+    assert!(!sub.join(".debug-sidecar").exists(), "a stray state directory");
+    assert!(root.join(".debug-sidecar/sessions").is_dir());
+    // A hook from the same subfolder sees that session.
+    let input = json!({"session_id": "h", "cwd": sub, "hook_event_name": "UserPromptSubmit",
+                       "prompt": "go", "transcript_path": "/tmp/t.jsonl"});
+    let output = support::run_hook("claude", "UserPromptSubmit", &input.to_string(), None);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("the total is wrong"), "{text}");
+}

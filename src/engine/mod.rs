@@ -80,6 +80,19 @@ pub const STATE_DIR_ENV: &str = "DEBUG_SIDECAR_DIR";
 /// one an editor started or shows.
 pub const SESSION_ENV: &str = "DEBUG_SIDECAR_SESSION";
 
+/// The workspace a process started in `cwd` works on: the nearest ancestor
+/// holding a state directory, else the nearest holding `.git`, else `cwd`.
+/// Every agent face walks up alike, so a harness started in a subfolder has
+/// one workspace for its hooks and its MCP server.
+pub fn workspace_root(cwd: &Path) -> PathBuf {
+    for marker in [STATE_DIR_NAME, ".git"] {
+        if let Some(root) = cwd.ancestors().find(|dir| dir.join(marker).exists()) {
+            return root.to_path_buf();
+        }
+    }
+    cwd.to_path_buf()
+}
+
 impl EngineConfig {
     /// The configuration of an agent's face (MCP, hooks) in `root`: the
     /// session from [`SESSION_ENV`], else whichever is most recently active.

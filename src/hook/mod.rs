@@ -13,7 +13,7 @@ use crate::engine::{Engine, EngineConfig};
 use crate::workspace::committed;
 use serde_json::{json, Value};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The largest hook input read (a `PostToolUse` can carry a whole file).
 const MAX_INPUT: u64 = 16 * 1024 * 1024;
@@ -69,7 +69,7 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
     if !cwd.is_dir() {
         anyhow::bail!("`cwd` {} is not a directory", cwd.display());
     }
-    let config = EngineConfig::for_agent(workspace_root(&cwd));
+    let config = EngineConfig::for_agent(crate::engine::workspace_root(&cwd));
     let store = committed::open_store(&config.root, &config.state_dir);
     let mut engine = Engine::new(config, store);
     let session = engine.resolve(None)?;
@@ -144,13 +144,3 @@ fn context(engine: &mut Engine, session: &str, event: &str) -> anyhow::Result<Op
     }))
 }
 
-/// The workspace a hook's `cwd` belongs to: the nearest ancestor with a
-/// state directory, else with a `.git`, else the `cwd` itself.
-fn workspace_root(cwd: &Path) -> PathBuf {
-    for marker in [crate::engine::STATE_DIR_NAME, ".git"] {
-        if let Some(root) = cwd.ancestors().find(|dir| dir.join(marker).exists()) {
-            return root.to_path_buf();
-        }
-    }
-    cwd.to_path_buf()
-}

@@ -478,7 +478,7 @@ pub fn serve_stdio() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let root = std::env::current_dir()?;
+        let root = crate::engine::workspace_root(&std::env::current_dir()?);
         let server = rmcp::serve_server(DebugMcp::new(root), rmcp::transport::stdio()).await?;
         server.waiting().await?;
         Ok(())
