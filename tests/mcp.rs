@@ -82,13 +82,21 @@ async fn a_whole_session_through_tools_and_prompts() {
         .env("DEBUG_SIDECAR_SESSION", "agent-1");
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
 
-    let tools: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let listed = client.list_all_tools().await.unwrap();
+    for tool in &listed {
+        // Annotated, or Codex refuses the call under approval "never".
+        let hints = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(hints.destructive_hint, Some(false), "{}", tool.name);
+        assert_eq!(hints.open_world_hint, Some(false), "{}", tool.name);
+        let reads = ["probe_ledger", "read_logs", "log_summary", "debug_status"];
+        assert_eq!(
+            hints.read_only_hint,
+            Some(reads.contains(&tool.name.as_ref())),
+            "{}",
+            tool.name
+        );
+    }
+    let tools: Vec<String> = listed.into_iter().map(|t| t.name.to_string()).collect();
     assert_eq!(
         tools,
         [
@@ -142,13 +150,21 @@ async fn a_whole_session_through_tools_and_prompts() {
         json!({"file": "cart.sh", "hypothesisId": "H1", "variables": ["n"]}),
     )
     .await;
-    let snippet = placed.structured_content.as_ref().unwrap()["snippet"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    // The text alone carries the answer: harnesses show the model only
+    // structured content when there is any.
+    assert!(placed.structured_content.is_none());
+    let placed_text = text(&placed);
+    let snippet = placed_text
+        .split_once("\n\n")
+        .map(|(_, block)| format!("{}\n", block.trim_end()))
+        .unwrap();
     std::fs::write(root.join("cart.sh"), format!("n=3\n{snippet}echo $n\n")).unwrap();
     let ledger = tool(&client, "probe_ledger", json!({"rescan": true})).await;
-    assert_eq!(ledger.structured_content.as_ref().unwrap()["live"], 1);
+    assert!(
+        text(&ledger).starts_with("p1 live cart.sh:"),
+        "{}",
+        text(&ledger)
+    );
     // The agent's Stop hook sees the session the MCP tools act on: the
     // round is not handed over yet, so it is sent back.
     let stop = hook_stop(&root, "agent-1");
@@ -280,7 +296,10 @@ async fn started_in_a_subfolder_the_mcp_server_works_on_the_hooks_workspace() {
     let started = prompt(&client, "debug", json!({"problem": "the total is wrong"})).await;
     assert!(started.starts_with("Debug Mode is on."), "{started}");
     client.cancel().await.unwrap();
-    assert!(!sub.join(".debug-sidecar").exists(), "a stray state directory");
+    assert!(
+        !sub.join(".debug-sidecar").exists(),
+        "a stray state directory"
+    );
     assert!(root.join(".debug-sidecar/sessions").is_dir());
     // A hook from the same subfolder sees that session.
     let input = json!({"session_id": "h", "cwd": sub, "hook_event_name": "UserPromptSubmit",

@@ -8,6 +8,7 @@ Usage: python mcp_client.py <debug-sidecar binary> <workspace>
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 
@@ -43,7 +44,8 @@ async def main(binary, workspace):
             placed = await session.call_tool(
                 "probe_snippet", {"file": "cart.sh", "variables": ["n"], "message": "n before the check"}
             )
-            snippet = placed.structured_content["snippet"]
+            # The text alone carries the answer: the block follows the first blank line.
+            snippet = text_of(placed).split("\n\n", 1)[1].rstrip() + "\n"
             with open(f"{workspace}/cart.sh", "w") as f:
                 f.write(f"n=3\n{snippet}echo $n\n")
             handed = await session.call_tool(
@@ -57,7 +59,8 @@ async def main(binary, workspace):
             seen["handOff"] = text_of(handed)
             seen["handOffError"] = handed.is_error
             subprocess.run(["sh", f"{workspace}/cart.sh"], check=True, capture_output=True)
-            run = handed.structured_content["runId"]
+            status = text_of(await session.call_tool("debug_status", {}))
+            run = re.search(r"Current run: (\S+)", status).group(1)
             seen["proceed"] = (await session.get_prompt("debug-proceed", {})).messages[0].content.text
             logs = await session.call_tool("read_logs", {"run": run})
             seen["logs"] = text_of(logs)

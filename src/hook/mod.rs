@@ -143,4 +143,3 @@ fn context(engine: &mut Engine, session: &str, event: &str) -> anyhow::Result<Op
         })
     }))
 }
-

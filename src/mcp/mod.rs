@@ -22,7 +22,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -88,7 +88,41 @@ fn schema_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
     Arc::new(object)
 }
 
+/// How a tool touches the world, so a harness can allow it without asking:
+/// every tool works on the session's own state only (never destructive,
+/// never the open world); the reading ones change nothing the user sees.
+/// Codex refuses an unannotated tool under `approval_policy = "never"`.
+fn annotated(tool: Tool, title: &str, read_only: bool) -> Tool {
+    tool.annotate(
+        ToolAnnotations::with_title(title)
+            .read_only(read_only)
+            .destructive(false)
+            .open_world(false),
+    )
+}
+
 fn tools() -> Vec<Tool> {
+    let titles = [
+        ("hand_off_to_user", "Hand the round to the user", false),
+        ("probe_snippet", "Register a probe and get its block", false),
+        ("probe_ledger", "Probe ledger", true),
+        ("read_logs", "Read run logs", true),
+        ("log_summary", "Summarise a run's log", true),
+        ("record_hypotheses", "Record hypotheses", false),
+        ("debug_status", "Debug session status", true),
+    ];
+    tool_list()
+        .into_iter()
+        .map(
+            |tool| match titles.iter().find(|(name, ..)| *name == tool.name) {
+                Some((_, title, read_only)) => annotated(tool, title, *read_only),
+                None => tool,
+            },
+        )
+        .collect()
+}
+
+fn tool_list() -> Vec<Tool> {
     vec![
         Tool::new(
             "hand_off_to_user",
@@ -149,11 +183,12 @@ fn parse<T: DeserializeOwned>(arguments: Option<Map<String, Value>>) -> Result<T
     })
 }
 
-/// A tool's answer as MCP carries it.
+/// A tool's answer as MCP carries it: the text alone. Claude Code and Codex
+/// give the model only `structuredContent` when a result has it, so the
+/// text (what to do next, the insertion instructions, the fence saying log
+/// lines are data) would never reach the model beside it.
 fn answer(answer: ToolAnswer) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
-    result.structured_content = Some(answer.structured);
-    result
+    CallToolResult::success(vec![ContentBlock::text(answer.text)])
 }
 
 /// A tool's text and state, held to the budget.
