@@ -55,3 +55,48 @@ fn logs_and_probes_read_the_saved_session() {
     let (_, out, _) = run(root, &["probes", "--session", "s1"]);
     assert!(out.starts_with("p5    live"), "{out}");
 }
+
+#[test]
+fn a_person_runs_a_session_from_a_terminal_in_a_subfolder() {
+    let workspace = Workspace::new("cli-person");
+    let root = &workspace.root;
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let sub = root.join("src");
+    std::fs::create_dir_all(&sub).unwrap();
+    // Without words there is nothing to start on.
+    let (ok, _, err) = run(&sub, &["start"]);
+    assert!(!ok, "{err}");
+    let (ok, out, err) = run(&sub, &["start", "the", "total", "is", "wrong"]);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("Debug Mode is on."), "{out}");
+    assert!(out.contains("  the total is wrong"), "{out}");
+    assert!(
+        !sub.join(".debug-sidecar").exists(),
+        "a stray state directory"
+    );
+    // Proceed is the person's only once the agent handed the round over:
+    // refused with the commands that are legal now.
+    let (ok, _, err) = run(&sub, &["proceed"]);
+    assert!(!ok);
+    assert!(err.contains("Possible now:"), "{err}");
+    let mut server = initialized(root);
+    server
+        .request(
+            "debug/handOff",
+            json!({"mode": "reproduce", "steps": ["Run it."]}),
+        )
+        .unwrap();
+    let (ok, out, err) = run(&sub, &["proceed", "it", "printed", "12"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("The user reproduced and pressed Proceed."),
+        "{out}"
+    );
+    assert!(out.contains("  > it printed 12"), "{out}");
+    let (ok, out, _) = run(&sub, &["done"]);
+    assert!(ok);
+    assert!(out.contains("Clean up now"), "{out}");
+    let (ok, out, _) = run(&sub, &["abort"]);
+    assert!(ok);
+    assert!(out.contains("No probe is left on disk"), "{out}");
+}

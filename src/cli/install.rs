@@ -40,6 +40,12 @@ pub fn hooks_config(agent: Agent, program: &str) -> Value {
     json!({ "hooks": hooks })
 }
 
+/// What Claude Code needs besides the hooks: permission to call our MCP
+/// tools (in `-p` mode it denies every call without it).
+pub fn claude_permissions() -> Value {
+    json!({ "permissions": { "allow": ["mcp__debug-sidecar"] } })
+}
+
 pub fn mcp_config(program: &str) -> Value {
     json!({ "mcpServers": { "debug-sidecar": { "command": program, "args": ["mcp"] } } })
 }
@@ -79,11 +85,31 @@ pub fn merge(existing: &mut Value, ours: &Value) {
             }
             (Some(map), Some(values)) => {
                 for (name, inner) in values {
-                    map.insert(name.clone(), inner.clone());
+                    merge_value(map.entry(name.clone()).or_insert(Value::Null), inner);
                 }
             }
             _ => *slot = value.clone(),
         }
+    }
+}
+
+/// Ours into `slot`: objects key by key, lists gain what they lack (the
+/// person's `permissions.allow` entries stay), anything else is ours.
+fn merge_value(slot: &mut Value, ours: &Value) {
+    match (slot, ours) {
+        (Value::Object(map), Value::Object(values)) => {
+            for (name, inner) in values {
+                merge_value(map.entry(name.clone()).or_insert(Value::Null), inner);
+            }
+        }
+        (Value::Array(list), Value::Array(items)) => {
+            for item in items {
+                if !list.contains(item) {
+                    list.push(item.clone());
+                }
+            }
+        }
+        (slot, ours) => *slot = ours.clone(),
     }
 }
 
@@ -115,6 +141,8 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
         Agent::Claude => {
             let settings = root.join(".claude/settings.json");
             let mcp = root.join(".mcp.json");
+            let mut hooks = hooks;
+            merge(&mut hooks, &claude_permissions());
             if write {
                 write_merged(&settings, &hooks)?;
                 write_merged(&mcp, &mcp_config(program))?;
@@ -134,7 +162,15 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
             // lose comments and layout, so this part is always printed.
             println!(
                 "Add to ~/.codex/config.toml (or the project's .codex/config.toml):\n\n\
-                 [mcp_servers.debug-sidecar]\ncommand = \"{program}\"\nargs = [\"mcp\"]"
+                 [mcp_servers.debug-sidecar]\ncommand = \"{program}\"\nargs = [\"mcp\"]\n\n\
+                 Codex reads a project's .codex/ only when the project is trusted, and runs each \
+                 hook only once that hook is trusted (the TUI asks; `codex exec` skips untrusted \
+                 hooks without a word, and a hook edited later is untrusted again). Trust the \
+                 project in ~/.codex/config.toml:\n\n\
+                 [projects.\"{}\"]\ntrust_level = \"trusted\"\n\n\
+                 then start `codex` once in this folder and accept its hooks. Codex calls no MCP \
+                 prompts: start a session with `{program} start <the problem>` and tell Codex to go on.",
+                root.display()
             );
         }
     }
@@ -177,6 +213,13 @@ mod tests {
             "debug-sidecar hook claude Stop"
         );
         assert_eq!(existing["hooks"]["PostToolUse"][0]["matcher"], "*");
+        let mut settings = json!({"permissions": {"allow": ["Bash(ls)"], "deny": ["Read(.env)"]}});
+        merge(&mut settings, &claude_permissions());
+        merge(&mut settings, &claude_permissions());
+        assert_eq!(
+            settings["permissions"],
+            json!({"allow": ["Bash(ls)", "mcp__debug-sidecar"], "deny": ["Read(.env)"]})
+        );
         let mut mcp = json!({"mcpServers": {"other": {"command": "x"}}});
         merge(&mut mcp, &mcp_config("debug-sidecar"));
         assert_eq!(mcp["mcpServers"]["other"]["command"], "x");

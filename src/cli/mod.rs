@@ -4,6 +4,7 @@ mod check;
 mod demo;
 mod evidence;
 mod install;
+mod session;
 mod status;
 
 use clap::{Parser, Subcommand};
@@ -92,6 +93,35 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Start a debug session on a problem (the words that follow), and print
+    /// the text the agent's first turn starts from.
+    Start {
+        #[command(flatten)]
+        place: Where,
+        /// What is wrong, as you see it.
+        #[arg(required = true, trailing_var_arg = true)]
+        problem: Vec<String>,
+    },
+    /// You reproduced it (Proceed): the round goes back to the agent with what
+    /// you saw (the words that follow, optional).
+    Proceed {
+        #[command(flatten)]
+        place: Where,
+        #[arg(trailing_var_arg = true)]
+        note: Vec<String>,
+    },
+    /// It is fixed (Mark fixed): the agent removes every probe.
+    Done {
+        #[command(flatten)]
+        place: Where,
+        #[arg(trailing_var_arg = true)]
+        note: Vec<String>,
+    },
+    /// End the debug session now, listing any probe still on disk.
+    Abort {
+        #[command(flatten)]
+        place: Where,
+    },
     /// Run a whole scripted debug session on a bundled buggy program and show
     /// what an editor would display and what the model would be told.
     Demo {
@@ -115,6 +145,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Status { json, place }) => status::run(place, json),
+        Some(Command::Start { place, problem }) => {
+            session::run(place, session::PersonCommand::Start, problem)
+        }
+        Some(Command::Proceed { place, note }) => {
+            session::run(place, session::PersonCommand::Proceed, note)
+        }
+        Some(Command::Done { place, note }) => {
+            session::run(place, session::PersonCommand::Done, note)
+        }
+        Some(Command::Abort { place }) => {
+            session::run(place, session::PersonCommand::Abort, vec![])
+        }
         Some(Command::Logs {
             place,
             run,
@@ -153,7 +195,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// Which workspace, state directory and session a command for people reads.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Where {
-    /// The workspace (default: the current directory).
+    /// The workspace (default: the nearest folder up from here holding
+    /// `.debug-sidecar/` or `.git`, else the current directory).
     #[arg(long)]
     pub workspace: Option<std::path::PathBuf>,
     /// The state directory (default: $DEBUG_SIDECAR_DIR, else <workspace>/.debug-sidecar).
@@ -169,7 +212,8 @@ impl Where {
     fn open(self) -> anyhow::Result<(crate::engine::Engine, String)> {
         let root = match self.workspace {
             Some(root) => root,
-            None => std::env::current_dir()?,
+            // From a subfolder, the workspace the agent's faces use too.
+            None => crate::engine::workspace_root(&std::env::current_dir()?),
         };
         let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir);
         let store = crate::workspace::committed::open_store(&config.root, &config.state_dir);
