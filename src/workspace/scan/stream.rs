@@ -7,7 +7,7 @@
 
 use crate::core::findings::{self, Clues, Finding};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, Read};
 use std::path::Path;
 
 /// A file with a NUL in its first 8 KiB is binary and not read further.
@@ -17,6 +17,9 @@ const LINE_WINDOW: usize = 64 * 1024;
 /// Bytes a window keeps from the one before it: longer than any
 /// fingerprint, so none is cut in two.
 const OVERLAP: usize = 1024;
+/// Bytes of a block's seam looked at for a sign split in two: longer than
+/// any of `may_hold_findings`' needles.
+const SEAM: usize = 16;
 
 /// What `file` (read at `path`) holds, or None when it cannot be read or is
 /// binary.
@@ -41,31 +44,60 @@ fn candidate_lines(mut input: impl Read) -> io::Result<Option<Vec<(u32, String)>
     if memchr::memchr(0, &head).is_some() {
         return Ok(None);
     }
-    let mut reader = BufReader::with_capacity(LINE_WINDOW, io::Cursor::new(head).chain(input));
+    let mut reader = io::Cursor::new(head).chain(input);
+    let mut block = vec![0u8; LINE_WINDOW];
     let mut kept = Vec::new();
     let mut line = LineWindow::default();
     let mut number: u32 = 1;
+    // The end of the block before, so a sign split between two blocks is seen.
+    let mut carry: Vec<u8> = Vec::new();
     loop {
-        let available = reader.fill_buf()?;
-        if available.is_empty() {
+        let read = match reader.read(&mut block) {
+            Ok(read) => read,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if read == 0 {
             if let Some(text) = line.finish() {
                 kept.push((number, text));
             }
             return Ok(Some(kept));
         }
-        let (chunk, ends) = match memchr::memchr(b'\n', available) {
-            Some(at) => (&available[..at], true),
-            None => (available, false),
-        };
-        line.push(chunk);
-        let used = chunk.len() + usize::from(ends);
-        reader.consume(used);
-        if ends {
+        let bytes = &block[..read];
+        let mut seam = std::mem::take(&mut carry);
+        seam.extend_from_slice(&bytes[..read.min(SEAM)]);
+        if findings::may_hold_findings(bytes) || findings::may_hold_findings(&seam) {
+            // Line by line: this block may hold a finding.
+            for piece in bytes.split_inclusive(|b| *b == b'\n') {
+                let ends = piece.last() == Some(&b'\n');
+                line.push(if ends {
+                    &piece[..piece.len() - 1]
+                } else {
+                    piece
+                });
+                if ends {
+                    if let Some(text) = line.finish() {
+                        kept.push((number, text));
+                    }
+                    number = number.saturating_add(1);
+                }
+            }
+        } else if let (Some(first), Some(last)) =
+            (memchr::memchr(b'\n', bytes), memchr::memrchr(b'\n', bytes))
+        {
+            // Nothing here: end the line in progress, count the lines that
+            // pass whole, and start the one that runs on.
+            line.push(&bytes[..first]);
             if let Some(text) = line.finish() {
                 kept.push((number, text));
             }
-            number = number.saturating_add(1);
+            let ends = memchr::memchr_iter(b'\n', bytes).count();
+            number = number.saturating_add(u32::try_from(ends).unwrap_or(u32::MAX));
+            line.push(&bytes[last + 1..]);
+        } else {
+            line.push(bytes);
         }
+        carry.extend_from_slice(&bytes[read.saturating_sub(SEAM)..]);
     }
 }
 
@@ -149,6 +181,30 @@ mod tests {
         assert!(kept[0].1.contains("/ingest/abc"), "{}", kept[0].1.len());
         assert!(kept[0].1.len() <= LINE_WINDOW + OVERLAP);
         assert_eq!(kept[1], (2, "next probeId p3".to_string()));
+    }
+
+    #[test]
+    fn line_numbers_hold_across_blocks_with_and_without_signs() {
+        let mut text = String::new();
+        for i in 0..40_000 {
+            text.push_str(&format!("plain line {i}\n"));
+        }
+        text.push_str("tail probeId p9\n");
+        let kept = lines(text.as_bytes());
+        assert_eq!(kept, [(40_001, "tail probeId p9".to_string())]);
+        // A sign split by the block boundary is still seen.
+        // (The first block ends where the binary sniff did.)
+        for at in [
+            BINARY_SNIFF - 3,
+            BINARY_SNIFF - 7,
+            LINE_WINDOW - 3,
+            LINE_WINDOW,
+        ] {
+            let mut text = "\n".repeat(at);
+            text.push_str("probeId p1\n");
+            let kept = lines(text.as_bytes());
+            assert_eq!(kept, [(at as u32 + 1, "probeId p1".to_string())], "at {at}");
+        }
     }
 
     #[test]
