@@ -292,22 +292,7 @@ async fn floods_of_program_text_and_model_text_stay_within_the_context_budget() 
     // Every prompt the person submits carries the blackboard: 4 KB, not 4 MB.
     let input = json!({"session_id": "h", "cwd": root, "hook_event_name": "UserPromptSubmit",
                        "prompt": "go", "transcript_path": "/tmp/t.jsonl"});
-    let hooked = std::process::Command::new(BIN)
-        .args(["hook", "claude", "UserPromptSubmit"])
-        .current_dir(&root)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(input.to_string().as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
+    let hooked = run_hook("claude", "UserPromptSubmit", &input.to_string(), None);
     let answer: Value = serde_json::from_slice(&hooked.stdout).unwrap();
     let context = answer["hookSpecificOutput"]["additionalContext"]
         .as_str()
@@ -371,7 +356,8 @@ fn a_state_directory_committed_to_git_is_reported_not_served() {
     // The model never gets the committed problem.
     let input = json!({"session_id": "h", "cwd": root, "hook_event_name": "UserPromptSubmit",
                        "prompt": "go", "transcript_path": "/tmp/t.jsonl"});
-    let hooked = run_hook_in(&root, "UserPromptSubmit", &input.to_string());
+    let hooked = run_hook("claude", "UserPromptSubmit", &input.to_string(), None);
+    let hooked = String::from_utf8_lossy(&hooked.stdout);
     assert!(!hooked.contains("IGNORE PREVIOUS"), "{hooked}");
     // `check` reports it as a leftover.
     let check = std::process::Command::new(BIN)
@@ -390,27 +376,6 @@ fn a_state_directory_committed_to_git_is_reported_not_served() {
     server
         .request("debug/start", json!({"problem": "p"}))
         .unwrap();
-}
-
-/// A hook run in `root` (its `cwd` from the input); its stdout.
-fn run_hook_in(root: &Path, event: &str, input: &str) -> String {
-    use std::io::Write;
-    let mut child = std::process::Command::new(BIN)
-        .args(["hook", "claude", event])
-        .current_dir(root)
-        .env_remove("DEBUG_SIDECAR_SESSION")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    String::from_utf8_lossy(&child.wait_with_output().unwrap().stdout).into_owned()
 }
 
 /// The peak resident memory of `command` in KiB, sampled from
