@@ -31,7 +31,7 @@ impl Engine {
         full: bool,
         now: u64,
     ) -> Result<(Stored, ScanExtras), EngineError> {
-        let mut stored = self.store.load(session_id)?;
+        let mut stored = self.load(session_id)?;
         let Some(session) = stored.state.session() else {
             return Ok((stored, self.scan_extras(session_id)));
         };
@@ -201,7 +201,7 @@ impl Engine {
         session_id: &str,
         messages: Option<Vec<Value>>,
     ) -> Result<(Option<String>, Option<Vec<Value>>), EngineError> {
-        let stored = self.store.load(session_id)?;
+        let stored = self.load(session_id)?;
         let env = self.env(session_id);
         let content = stored
             .state

@@ -71,7 +71,7 @@ impl Engine {
         session_id: &str,
         run: Option<&str>,
     ) -> Result<LogRun, EngineError> {
-        let stored = self.store.load(session_id)?;
+        let stored = self.load(session_id)?;
         let Some(session) = stored.state.session() else {
             // After a session ends its run files stay: the one named, else the last.
             let runs = runlog::list_runs(&self.runs_dir(session_id));

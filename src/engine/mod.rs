@@ -295,7 +295,7 @@ impl Engine {
     /// Another process may have written the session: announce its state if
     /// it is newer than the last one announced.
     pub fn refresh(&mut self, session_id: &str, now: u64) -> Result<(), EngineError> {
-        let stored = self.store.load(session_id)?;
+        let stored = self.load(session_id)?;
         // Any other revision is news: after a damaged file is moved aside or
         // a session is reset, revisions start again from 1.
         let known = self.announced.get(session_id).copied().unwrap_or(0);
@@ -319,6 +319,32 @@ impl Engine {
         }
         self.recent = None;
         Ok(())
+    }
+
+    /// The session as saved. When `active.jsonl` does not link to the run
+    /// the state names (a process killed between writing the state and
+    /// switching the link), it is repaired under the session's lock, against
+    /// the state as it is then.
+    fn load(&mut self, session_id: &str) -> Result<Stored, EngineError> {
+        let stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            return Ok(stored);
+        };
+        let runs_dir = self.runs_dir(session_id);
+        let current = runlog::run_file(&runs_dir, session.run_id());
+        if runlog::active_target(&runs_dir).is_ok_and(|linked| linked == current) {
+            return Ok(stored);
+        }
+        let repaired = self.store.update_then(
+            session_id,
+            owner::now_ms(),
+            &mut |_| Err(Refused::default()),
+            &mut |durable| session_io::follow_run(&runs_dir, durable),
+        );
+        if let Err(error) = repaired {
+            tracing::warn!("could not repair the run link of session {session_id}: {error}");
+        }
+        Ok(stored)
     }
 
     fn announce(&mut self, session_id: &str, stored: &Stored) {
@@ -421,19 +447,36 @@ impl Engine {
         };
         let mut outcome: Option<Result<(Vec<Effect>, DebugState), EngineError>> = None;
         let mut halves: Option<ScanExtras> = None;
-        let update = self.store.update(session_id, now, &mut |current| {
-            let (result, facts) = io.step(current, facts, &command, now, timing, &mut halves);
-            match result {
-                Ok((next, effects)) => {
-                    outcome = Some(Ok((effects, current.clone())));
-                    Ok(next)
+        let runs_dir = io.runs_dir.clone();
+        let update = self.store.update_then(
+            session_id,
+            now,
+            &mut |current| {
+                let (result, facts) = io.step(current, facts, &command, now, timing, &mut halves);
+                match result {
+                    Ok((next, effects)) => {
+                        outcome = Some(Ok((effects, current.clone())));
+                        Ok(next)
+                    }
+                    Err(error) => {
+                        outcome = Some(Err(error));
+                        Err(Refused { keep: Some(facts) })
+                    }
                 }
-                Err(error) => {
-                    outcome = Some(Err(error));
-                    Err(Refused { keep: Some(facts) })
+            },
+            &mut |durable| session_io::follow_run(&runs_dir, durable),
+        );
+        let update = match update {
+            Ok(update) => update,
+            Err(error) => {
+                // The state naming a new run was not written: its file is
+                // nobody's (the link never left the run the state names).
+                if let Some(Ok((effects, _))) = &outcome {
+                    session_io::forget_unnamed_runs(&runs_dir, effects);
                 }
+                return Err(error.into());
             }
-        })?;
+        };
         if let Some(halves) = halves {
             self.extras.insert(session_id.to_string(), halves);
         }

@@ -1,7 +1,7 @@
 //! A store kept in this process only (tests, and a fallback nobody else
 //! can see).
 
-use super::{changed_activity, Refused, Store, StoreError, Stored, Update};
+use super::{changed_activity, decide, Decided, Refused, Store, StoreError, Stored, Update};
 use crate::core::activity::Activity;
 use crate::core::model::DebugState;
 use std::collections::HashMap;
@@ -17,18 +17,6 @@ impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
-
-    fn write(&mut self, session_id: &str, state: DebugState, now: u64) -> Stored {
-        let entry = self
-            .sessions
-            .entry(session_id.to_string())
-            .or_insert_with(Stored::empty);
-        entry.state = state;
-        entry.revision += 1;
-        entry.updated_at = now;
-        entry.warning = None;
-        entry.clone()
-    }
 }
 
 impl Store for MemoryStore {
@@ -40,23 +28,26 @@ impl Store for MemoryStore {
             .unwrap_or_else(Stored::empty))
     }
 
-    fn update(
+    fn update_then(
         &mut self,
         session_id: &str,
         now: u64,
         apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
+        then: &mut dyn FnMut(&Stored),
     ) -> Result<Update, StoreError> {
         let current = self.load(session_id)?;
-        Ok(match apply(&current.state) {
-            Ok(next) if next == current.state => Update::Unchanged(current),
-            Ok(next) => Update::Written(self.write(session_id, next, now)),
-            Err(Refused { keep }) => {
-                if let Some(kept) = keep.filter(|kept| *kept != current.state) {
-                    self.write(session_id, kept, now);
-                }
-                Update::Refused
-            }
-        })
+        let mut keep = |stored: Stored| {
+            self.sessions.insert(session_id.to_string(), stored.clone());
+            stored
+        };
+        let (update, durable) = match decide(&current, now, apply) {
+            Decided::Unchanged => (Update::Unchanged(current.clone()), current),
+            Decided::Write(stored) => (Update::Written(stored.clone()), keep(stored)),
+            Decided::Keep(stored) => (Update::Refused, keep(stored)),
+            Decided::Refused => (Update::Refused, current),
+        };
+        then(&durable);
+        Ok(update)
     }
 
     fn session_ids(&mut self) -> Result<Vec<String>, StoreError> {

@@ -101,6 +101,19 @@ pub trait Store: Send {
         session_id: &str,
         now: u64,
         apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
+    ) -> Result<Update, StoreError> {
+        self.update_then(session_id, now, apply, &mut |_| {})
+    }
+
+    /// `update`, then `then` with the state now durable (written, or as it
+    /// was), still under the session's lock: for what must follow a write
+    /// and never precede it (the run link). Not called when a write fails.
+    fn update_then(
+        &mut self,
+        session_id: &str,
+        now: u64,
+        apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
+        then: &mut dyn FnMut(&Stored),
     ) -> Result<Update, StoreError>;
 
     /// Known sessions, most recently written first.
@@ -137,6 +150,37 @@ fn changed_activity(current: &Activity, apply: &mut dyn FnMut(&mut Activity)) ->
     }
     next.revision = current.revision + 1;
     Some(next)
+}
+
+/// What `apply` decided about `current`.
+enum Decided {
+    Unchanged,
+    /// The new state, with the next revision.
+    Write(Stored),
+    /// Refused, with facts to keep written at the next revision.
+    Keep(Stored),
+    Refused,
+}
+
+fn decide(
+    current: &Stored,
+    now: u64,
+    apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
+) -> Decided {
+    let next = |state| Stored {
+        state,
+        revision: current.revision + 1,
+        updated_at: now,
+        warning: None,
+    };
+    match apply(&current.state) {
+        Ok(state) if state == current.state => Decided::Unchanged,
+        Ok(state) => Decided::Write(next(state)),
+        Err(Refused { keep }) => match keep.filter(|kept| *kept != current.state) {
+            Some(kept) => Decided::Keep(next(kept)),
+            None => Decided::Refused,
+        },
+    }
 }
 
 /// The state directory's `.gitignore`: nothing in it is ever committed.
@@ -323,11 +367,12 @@ impl Store for FileStore {
         self.read(session_id, now_stamp(), false)
     }
 
-    fn update(
+    fn update_then(
         &mut self,
         session_id: &str,
         now: u64,
         apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
+        then: &mut dyn FnMut(&Stored),
     ) -> Result<Update, StoreError> {
         // The lock is released when `lock` is dropped, on every path out.
         let lock = self.lock(session_id)?;
@@ -335,31 +380,21 @@ impl Store for FileStore {
         // inode) can repeat across versions, so the cache is not consulted.
         self.cache.forget(session_id);
         let current = self.read(session_id, now, true)?;
-        let next = match apply(&current.state) {
-            Ok(next) if next == current.state => return Ok(Update::Unchanged(current)),
-            Ok(next) => next,
-            Err(Refused { keep }) => {
-                if let Some(kept) = keep.filter(|kept| *kept != current.state) {
-                    let stored = Stored {
-                        state: kept,
-                        revision: current.revision + 1,
-                        updated_at: now,
-                        warning: None,
-                    };
-                    self.write(session_id, &stored)?;
-                }
-                return Ok(Update::Refused);
+        let (update, durable) = match decide(&current, now, apply) {
+            Decided::Unchanged => (Update::Unchanged(current.clone()), current),
+            Decided::Write(stored) => {
+                self.write(session_id, &stored)?;
+                (Update::Written(stored.clone()), stored)
             }
+            Decided::Keep(stored) => {
+                self.write(session_id, &stored)?;
+                (Update::Refused, stored)
+            }
+            Decided::Refused => (Update::Refused, current),
         };
-        let stored = Stored {
-            state: next,
-            revision: current.revision + 1,
-            updated_at: now,
-            warning: None,
-        };
-        self.write(session_id, &stored)?;
+        then(&durable);
         drop(lock);
-        Ok(Update::Written(stored))
+        Ok(update)
     }
 
     fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError> {

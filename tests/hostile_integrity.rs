@@ -1,0 +1,177 @@
+//! Hostile workspaces, the integrity half (issue 13): a state write that
+//! fails mid-command, damaged layouts, reads in a workspace that has no
+//! state, a state directory that would be the workspace itself, and files
+//! handed over as evidence. Each through the real binary.
+
+mod support;
+
+use debug_sidecar::rpc::client::{ClientError, Connection};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use support::*;
+
+fn session_dir(root: &Path) -> PathBuf {
+    root.join(".debug-sidecar/sessions/default")
+}
+
+fn read_state(root: &Path) -> Value {
+    let text = fs::read_to_string(session_dir(root).join("state.json")).expect("a state file");
+    serde_json::from_str(&text).expect("the state parses")
+}
+
+/// The rpc error of a request that must fail.
+fn refused(server: &mut Connection, method: &str, params: Value) -> (i64, String, Value) {
+    match server.request(method, params) {
+        Err(ClientError::Rpc(error)) => (error.code, error.message, error.data.unwrap_or_default()),
+        other => panic!("{method} was not refused: {other:?}"),
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().unwrap().stdout == b"0\n"
+}
+
+/// `serve` in `root` as a user that file modes bind: root may write
+/// anywhere, so then as `nobody`, who is given the workspace.
+fn spawn_bound_by_modes(root: &Path) -> Connection {
+    let mut command = if is_root() {
+        let owned = Command::new("chown")
+            .args(["-R", "65534:65534", root.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(owned.success());
+        let mut command = Command::new("setpriv");
+        command.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            BIN,
+            "serve",
+        ]);
+        command
+    } else {
+        let mut command = Command::new(BIN);
+        command.arg("serve");
+        command
+    };
+    command
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .stderr(Stdio::null());
+    let mut server = Connection::start(command).expect("the binary starts");
+    server.initialize(root, json!({})).expect("initialize");
+    server
+}
+
+fn chmod(mode: &str, path: &Path) {
+    let status = Command::new("chmod")
+        .args([mode, path.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Appends a line through `active.jsonl`, as a probe does.
+fn append_through_link(runs: &Path, line: &str) {
+    use std::io::Write;
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(runs.join("active.jsonl"))
+        .expect("active.jsonl opens");
+    writeln!(file, "{line}").unwrap();
+}
+
+fn lines_of(runs: &Path, run: &str) -> String {
+    fs::read_to_string(runs.join(format!("{run}.jsonl"))).unwrap_or_default()
+}
+
+#[test]
+fn a_proceed_whose_state_write_fails_leaves_the_link_on_the_run_the_state_names() {
+    let workspace = Workspace::new("integrity-proceed");
+    let mut server = spawn_bound_by_modes(&workspace.root);
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    server
+        .request(
+            "debug/handOff",
+            json!({"mode": "reproduce", "steps": ["Run it."]}),
+        )
+        .unwrap();
+    let session = session_dir(&workspace.root);
+    let runs = session.join("runs");
+    // The session's directory refuses the state's temporary file; runs/
+    // stays writable, so only the state write fails.
+    chmod("a-w", &session);
+    let (code, message, _) = refused(&mut server, "debug/proceed", json!({}));
+    chmod("u+w", &session);
+    assert_eq!(code, -32051, "{message}");
+    let named = read_state(&workspace.root)["rounds"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    append_through_link(&runs, "{\"probeId\":\"p1\",\"after\":\"refused\"}");
+    assert!(
+        lines_of(&runs, &named).contains("refused"),
+        "the line did not land in the run state.json names ({named}): {:?}",
+        fs::read_link(runs.join("active.jsonl"))
+    );
+    let run_files: Vec<String> = fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "active.jsonl")
+        .collect();
+    assert_eq!(
+        run_files,
+        [format!("{named}.jsonl")],
+        "an unnamed run was left"
+    );
+    // The person presses Proceed again, and the next run takes the lines.
+    let proceeded = server.request("debug/proceed", json!({})).unwrap();
+    let next = proceeded["runId"].as_str().unwrap().to_string();
+    append_through_link(&runs, "{\"probeId\":\"p1\",\"after\":\"proceed\"}");
+    assert!(lines_of(&runs, &next).contains("proceed"));
+}
+
+#[test]
+fn a_link_left_on_an_older_run_is_repaired_to_the_run_the_state_names() {
+    let workspace = Workspace::new("integrity-relink");
+    let mut server = initialized(&workspace.root);
+    let first = server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap()["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server
+        .request(
+            "debug/handOff",
+            json!({"mode": "reproduce", "steps": ["Run it."]}),
+        )
+        .unwrap();
+    let second = server.request("debug/proceed", json!({})).unwrap()["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    drop(server);
+    // A process killed after the state was renamed into place and before
+    // the link was switched leaves it on the closed run.
+    let runs = session_dir(&workspace.root).join("runs");
+    let staged = runs.join("relink.tmp");
+    std::os::unix::fs::symlink(format!("{first}.jsonl"), &staged).unwrap();
+    fs::rename(&staged, runs.join("active.jsonl")).unwrap();
+
+    let mut server = initialized(&workspace.root);
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["runId"], second.as_str());
+    append_through_link(&runs, "{\"probeId\":\"p1\"}");
+    assert!(lines_of(&runs, &second).contains("p1"), "not repaired");
+    assert!(!lines_of(&runs, &first).contains("p1"));
+}
