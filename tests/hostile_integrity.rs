@@ -175,3 +175,158 @@ fn a_link_left_on_an_older_run_is_repaired_to_the_run_the_state_names() {
     assert!(lines_of(&runs, &second).contains("p1"), "not repaired");
     assert!(!lines_of(&runs, &first).contains("p1"));
 }
+
+/// The layouts a hostile or broken checkout can bring instead of files.
+#[test]
+fn a_state_that_is_a_directory_is_moved_aside_and_the_session_starts_afresh() {
+    let workspace = Workspace::new("integrity-state-dir");
+    fs::create_dir_all(session_dir(&workspace.root).join("state.json/inner")).unwrap();
+    let status = Command::new(BIN)
+        .arg("status")
+        .current_dir(&workspace.root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "status: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let mut server = initialized(&workspace.root);
+    let snapshot = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(snapshot["active"], false);
+    let warning = snapshot["warning"].as_str().expect("a warning");
+    assert!(warning.contains("moved to"), "{warning}");
+    let started = server
+        .request("debug/start", json!({"problem": "afresh"}))
+        .unwrap();
+    assert_eq!(started["stage"], "investigating");
+    assert_eq!(read_state(&workspace.root)["problem"], "afresh");
+    let aside: Vec<String> = fs::read_dir(session_dir(&workspace.root))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("state.json.corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert!(session_dir(&workspace.root)
+        .join(&aside[0])
+        .join("inner")
+        .is_dir());
+}
+
+#[test]
+fn a_session_that_is_a_file_is_moved_aside_and_the_session_starts_afresh() {
+    let workspace = Workspace::new("integrity-session-file");
+    let sessions = workspace.root.join(".debug-sidecar/sessions");
+    fs::create_dir_all(&sessions).unwrap();
+    fs::write(sessions.join("default"), "not a directory").unwrap();
+    let status = Command::new(BIN)
+        .args(["status", "--json"])
+        .current_dir(&workspace.root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "status: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let mut server = initialized(&workspace.root);
+    let snapshot = server
+        .request("debug/status", json!({"sessionId": "default"}))
+        .unwrap();
+    assert_eq!(snapshot["active"], false);
+    assert!(
+        snapshot["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("moved to")),
+        "{snapshot}"
+    );
+    server
+        .request(
+            "debug/start",
+            json!({"sessionId": "default", "problem": "afresh"}),
+        )
+        .unwrap();
+    assert_eq!(read_state(&workspace.root)["problem"], "afresh");
+    let aside = fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .find(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("default.corrupt-")
+        })
+        .expect("the file moved aside");
+    assert_eq!(
+        fs::read_to_string(aside.path()).unwrap(),
+        "not a directory",
+        "what was there is kept"
+    );
+}
+
+/// `command` run to its end, killed when it takes over 10 s.
+fn output_within_10s(command: &mut Command) -> std::process::Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{command:?} still ran after 10 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_fifo_a_lock_directory_and_files_where_directories_should_be_are_moved_aside() {
+    let workspace = Workspace::new("integrity-layouts");
+    let session = session_dir(&workspace.root);
+    fs::create_dir_all(session.join(".lock/inner")).unwrap();
+    fs::create_dir_all(session.join("activity.json/inner")).unwrap();
+    fs::write(session.join("runs"), "not a directory").unwrap();
+    let fifo = Command::new("mkfifo")
+        .arg(session.join("state.json"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let status = output_within_10s(
+        Command::new(BIN)
+            .arg("status")
+            .current_dir(&workspace.root)
+            .env_remove("DEBUG_SIDECAR_DIR"),
+    );
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let mut server = initialized(&workspace.root);
+    let started = server
+        .request("debug/start", json!({"problem": "afresh"}))
+        .unwrap();
+    assert_eq!(started["stage"], "investigating");
+    server
+        .notify("turn/event", json!({"kind": "turnStart", "source": "user"}))
+        .unwrap();
+    let turn = server.request("turn/state", json!({})).unwrap();
+    assert_eq!(turn["state"], "connecting");
+    let runs = session.join("runs");
+    append_through_link(&runs, "{\"probeId\":\"p1\"}");
+    let run = started["runId"].as_str().unwrap();
+    assert!(lines_of(&runs, run).contains("p1"));
+    let mut aside: Vec<String> = fs::read_dir(&session)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|name| Some(name.split_once(".corrupt-")?.0.to_string()))
+        .collect();
+    aside.sort();
+    assert_eq!(aside, [".lock", "activity.json", "runs", "state.json"]);
+}

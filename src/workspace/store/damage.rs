@@ -1,22 +1,152 @@
-//! Damaged state: a `state.json` that cannot be read as a state is moved
-//! aside as `state.json.corrupt-<time>`, and every process says so until
-//! the session is written again.
+//! Damaged state: a `state.json` that cannot be read as a state (torn,
+//! not JSON, a link, a directory, a FIFO) is moved aside as
+//! `state.json.corrupt-<time>`, and every process says so until the session
+//! is written again. A layout the store did not make (a file where a
+//! session's directory should be, a linked lock) is moved aside the same
+//! way, so one damaged entry never locks the whole workspace.
 
 use super::files::{is_link, read_own};
-use super::{FileStore, StoreError, Stored, STATE_FILE};
+use super::{FileStore, StoreError, Stored, SESSIONS_DIR, STATE_FILE};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// What is where a file of the store should be.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Found {
+    Missing,
+    /// A regular file's bytes.
+    Bytes(Vec<u8>),
+    /// Something else (a link, a directory, a FIFO), never opened.
+    NotAFile(&'static str),
+}
+
+/// What `path` holds, without following a link or opening anything that is
+/// not a regular file (a FIFO would block the read).
+pub(super) fn inspect(path: &Path) -> io::Result<Found> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::Missing),
+        Err(e) => return Err(e),
+        Ok(meta) if !meta.is_file() => return Ok(Found::NotAFile(kind(&meta.file_type()))),
+        Ok(_) => {}
+    }
+    match read_own(path) {
+        Ok(bytes) => Ok(Found::Bytes(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Found::Missing),
+        // Replaced by a link since it was looked at.
+        Err(_) if is_link(path) => Ok(Found::NotAFile("a symbolic link")),
+        Err(e) => Err(e),
+    }
+}
+
+fn kind(file_type: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_block_device() || file_type.is_char_device() {
+            return "a device";
+        }
+    }
+    if file_type.is_symlink() {
+        "a symbolic link"
+    } else if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_file() {
+        "a file"
+    } else {
+        "not a file"
+    }
+}
+
+/// What a directory of the store must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    Directory,
+    File,
+}
+
+/// Moves whatever is at `path` aside as `<name>.corrupt-<now>` unless it is
+/// what the store expects there (or nothing): a file where a directory
+/// should be, a link (never followed out of the state directory), a FIFO.
+/// Returns where it went and what it was; `None` when nothing was moved.
+pub fn set_aside_unless(
+    path: &Path,
+    expected: Expected,
+    now: u64,
+) -> io::Result<Option<(PathBuf, &'static str)>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let fits = match expected {
+        Expected::Directory => meta.is_dir(),
+        Expected::File => meta.is_file(),
+    };
+    if fits {
+        return Ok(None);
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let aside = path.with_file_name(format!("{name}.corrupt-{now}"));
+    match fs::rename(path, &aside) {
+        Ok(()) => {
+            let what = kind(&meta.file_type());
+            tracing::warn!(
+                "{} was {what}, not what the sidecar keeps there; moved to {}",
+                path.display(),
+                aside.display()
+            );
+            Ok(Some((aside, what)))
+        }
+        // Another process moved it first.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 impl FileStore {
-    /// `path` holds `text`, which is not a state: move it aside (under the
+    /// `sessions/` and the session's directory must be directories of the
+    /// store's own: anything else there is moved aside (the session then
+    /// starts inactive with a warning). `Some` when the damage cannot be
+    /// moved (a read-only state directory): the state to answer with.
+    pub(super) fn mend_layout(&mut self, session_id: &str, now: u64) -> Option<Stored> {
+        let sessions = self.dir.join(SESSIONS_DIR);
+        for dir in [sessions.clone(), sessions.join(session_id)] {
+            let warning = match set_aside_unless(&dir, Expected::Directory, now) {
+                Ok(None) => continue,
+                Ok(Some((aside, what))) => format!(
+                    "The saved state of session {session_id} was damaged ({} was {what}); it was moved to {} and the session starts inactive.",
+                    dir.display(),
+                    aside.display()
+                ),
+                Err(e) => {
+                    let warning = format!(
+                        "The saved state of session {session_id} is damaged ({} is not a directory and could not be moved: {e}); the session starts inactive.",
+                        dir.display()
+                    );
+                    self.warnings.insert(session_id.to_string(), warning);
+                    return Some(self.with_warning(session_id, Stored::empty()));
+                }
+            };
+            self.warnings.insert(session_id.to_string(), warning);
+        }
+        None
+    }
+
+    /// `path` holds `found`, which is not a state: move it aside (under the
     /// session's lock; `locked` when the caller holds it) and start the
     /// session inactive with a warning.
     pub(super) fn set_aside(
         &mut self,
         session_id: &str,
         path: &Path,
-        text: &[u8],
+        found: &Found,
         now: u64,
         locked: bool,
     ) -> Result<Stored, StoreError> {
@@ -27,16 +157,8 @@ impl FileStore {
         } else {
             self.lock(session_id).ok()
         };
-        let still = match read_own(path) {
-            Ok(now) => now == text,
-            // Still the link it was (a link reads as nothing).
-            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && is_link(path) => {
-                text.is_empty()
-            }
-            // Gone (another process moved it) or unreadable: look again.
-            Err(_) => false,
-        };
-        if !still {
+        // Gone (another process moved it), replaced or unreadable: look again.
+        if inspect(path).ok().as_ref() != Some(found) {
             return self.read_file(session_id, path, now, true);
         }
         let aside = path.with_file_name(format!("{STATE_FILE}.corrupt-{now}"));
@@ -65,16 +187,25 @@ pub(super) fn moved_aside_warning(session_id: &str, aside: &Path) -> String {
     )
 }
 
-/// The latest damaged state file moved aside next to `state` (which is gone).
+/// The latest damage moved aside for the session whose `state` is gone: a
+/// state file beside it, or what stood where the session's directory is.
 pub(super) fn moved_aside(state: &Path) -> Option<PathBuf> {
-    let prefix = format!("{STATE_FILE}.corrupt-");
-    fs::read_dir(state.parent()?)
-        .ok()?
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let stamp: u64 = name.strip_prefix(&prefix)?.parse().ok()?;
-            Some((stamp, entry.path()))
+    let session_dir = state.parent()?;
+    let session = session_dir.file_name()?.to_string_lossy();
+    let beside = (session_dir, format!("{STATE_FILE}.corrupt-"));
+    let above = (session_dir.parent()?, format!("{session}.corrupt-"));
+    [beside, above]
+        .iter()
+        .flat_map(|(dir, prefix)| {
+            fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(move |entry| {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    let stamp: u64 = name.strip_prefix(prefix.as_str())?.parse().ok()?;
+                    Some((stamp, entry.path()))
+                })
         })
         .max()
         .map(|(_, path)| path)

@@ -2,26 +2,46 @@
 //! file, waited for at most `LOCK_WAIT`.
 
 use super::files::remove_stale_temps;
-use super::{write_error, FileStore, StoreError, LOCK_FILE};
+use super::{set_aside_unless, write_error, Expected, FileStore, StoreError, LOCK_FILE};
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 impl FileStore {
     /// The session's exclusive lock, held until the returned file is dropped.
-    pub(super) fn lock(&self, session_id: &str) -> Result<File, StoreError> {
+    pub(super) fn lock(&mut self, session_id: &str) -> Result<File, StoreError> {
+        let now = super::now_stamp();
+        if let Some(unmendable) = self.mend_layout(session_id, now) {
+            let dir = self.session_dir(session_id);
+            let reason = unmendable.warning.unwrap_or_default();
+            return Err(write_error(&dir)(io::Error::other(reason)));
+        }
         let dir = self.prepare(session_id)?;
         let lock_path = dir.join(LOCK_FILE);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
+        // A lock that is not a file of ours (a directory, a link, a FIFO)
+        // would refuse or block every command: moved aside, never followed.
+        set_aside_unless(&lock_path, Expected::File, now).map_err(write_error(&lock_path))?;
+        let lock = lock_options()
             .open(&lock_path)
             .map_err(write_error(&lock_path))?;
         wait_for_lock(&lock).map_err(write_error(&lock_path))?;
         remove_stale_temps(&dir);
         Ok(lock)
     }
+}
+
+/// The lock file, made when missing, never through a link, never waiting
+/// for a reader (a FIFO put there).
+fn lock_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        options.custom_flags(flags.bits() as i32);
+    }
+    options
 }
 
 /// How long a command waits for another process's hold on a session.

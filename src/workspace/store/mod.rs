@@ -20,7 +20,9 @@ pub use memory::MemoryStore;
 use crate::core::activity::Activity;
 use crate::core::model::DebugState;
 use crate::core::revival;
-use files::{read_own, replace_file, FileStamp, StampCache};
+use damage::Found;
+pub use damage::{set_aside_unless, Expected};
+use files::{replace_file, FileStamp, StampCache};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fs;
@@ -253,6 +255,9 @@ impl FileStore {
     /// The session's state; `locked` when the caller holds the session's
     /// lock (a second lock on the same file would wait for the first).
     fn read(&mut self, session_id: &str, now: u64, locked: bool) -> Result<Stored, StoreError> {
+        if let Some(unmendable) = self.mend_layout(session_id, now) {
+            return Ok(unmendable);
+        }
         let path = self.file(session_id);
         let stamp = match FileStamp::of(&path) {
             Ok(stamp) => Some(stamp),
@@ -276,31 +281,26 @@ impl FileStore {
         now: u64,
         locked: bool,
     ) -> Result<Stored, StoreError> {
-        let path = path.to_path_buf();
-        let text = match read_own(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        let found = damage::inspect(path).map_err(read_error(path))?;
+        let data = match &found {
+            Found::Missing => {
                 let mut stored = self.with_warning(session_id, Stored::empty());
                 // Another process may have found the damage: what it moved
                 // aside tells every process, until the session is written again.
                 if stored.warning.is_none() {
-                    stored.warning = damage::moved_aside(&path)
+                    stored.warning = damage::moved_aside(path)
                         .map(|aside| damage::moved_aside_warning(session_id, &aside));
                 }
                 return Ok(stored);
             }
-            // A link where the state should be is damage like a torn file:
-            // moved aside below, never followed.
-            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && files::is_link(&path) => {
-                Vec::new()
-            }
-            Err(e) => return Err(read_error(&path)(e)),
+            Found::Bytes(text) => serde_json::from_slice::<Value>(text)
+                .ok()
+                .filter(Value::is_object),
+            // Not a file (a link is never followed): damage like a torn file.
+            Found::NotAFile(_) => None,
         };
-        let Some(data) = serde_json::from_slice::<Value>(&text)
-            .ok()
-            .filter(Value::is_object)
-        else {
-            return self.set_aside(session_id, &path, &text, now, locked);
+        let Some(data) = data else {
+            return self.set_aside(session_id, path, &found, now, locked);
         };
         // A readable state: whatever damage this process found earlier was
         // mended by another process's write.
@@ -340,13 +340,17 @@ impl FileStore {
 
     fn read_activity(&self, session_id: &str) -> Result<Activity, StoreError> {
         let path = self.activity_file(session_id);
-        match fs::read(&path) {
-            Ok(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+        match damage::inspect(&path).map_err(read_error(&path))? {
+            Found::Bytes(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_else(|error| {
                 tracing::warn!("{} is damaged ({error}); starting afresh", path.display());
                 Activity::default()
             })),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Activity::default()),
-            Err(e) => Err(read_error(&path)(e)),
+            Found::Missing => Ok(Activity::default()),
+            // Moved aside by the next write (under the lock).
+            Found::NotAFile(what) => {
+                tracing::warn!("{} is {what}; starting afresh", path.display());
+                Ok(Activity::default())
+            }
         }
     }
 }
@@ -400,7 +404,8 @@ impl Store for FileStore {
     fn sessions(&mut self) -> Result<Vec<(String, Stored)>, StoreError> {
         let mut all = Vec::new();
         for id in self.session_ids()? {
-            if self.file(&id).exists() {
+            // Whatever is there, even a link (moved aside when read).
+            if fs::symlink_metadata(self.file(&id)).is_ok() {
                 let stored = self.load(&id)?;
                 all.push((id, stored));
             }
@@ -419,7 +424,8 @@ impl Store for FileStore {
         };
         Ok(entries
             .flatten()
-            .filter(|entry| entry.path().is_dir())
+            // Never through a link: a linked session is not one of ours.
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
             .map(|entry| entry.file_name().to_string_lossy().into_owned())
             .filter(|id| crate::core::session_id::check_session_id(id).is_ok())
             .collect())
@@ -434,6 +440,9 @@ impl Store for FileStore {
         };
         let mut newest: Option<(std::time::SystemTime, String)> = None;
         for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
             let id = entry.file_name().to_string_lossy().into_owned();
             let Ok(modified) =
                 fs::metadata(entry.path().join(STATE_FILE)).and_then(|m| m.modified())
@@ -476,6 +485,8 @@ impl Store for FileStore {
             return Ok(current);
         };
         let path = self.activity_file(session_id);
+        // A directory there would refuse the rename of every write.
+        set_aside_unless(&path, Expected::File, now_stamp()).map_err(write_error(&path))?;
         let bytes = serde_json::to_vec(&next).map_err(|e| write_error(&path)(e.into()))?;
         replace_file(&path, &bytes, false).map_err(write_error(&path))?;
         Ok(next)
@@ -483,7 +494,7 @@ impl Store for FileStore {
 }
 
 /// A stamp for names of files moved aside.
-fn now_stamp() -> u64 {
+pub(super) fn now_stamp() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
