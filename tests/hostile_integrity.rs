@@ -330,3 +330,45 @@ fn a_fifo_a_lock_directory_and_files_where_directories_should_be_are_moved_aside
     aside.sort();
     assert_eq!(aside, [".lock", "activity.json", "runs", "state.json"]);
 }
+
+#[test]
+fn reads_and_refused_commands_leave_a_fresh_workspace_untouched() {
+    let workspace = Workspace::new("integrity-untouched");
+    let state_dir = workspace.root.join(".debug-sidecar");
+    let mut server = initialized(&workspace.root);
+    server.request("debug/stop", json!({})).unwrap();
+    server.request("debug/probes", json!({})).unwrap();
+    server
+        .request("debug/probes", json!({"rescan": true}))
+        .unwrap();
+    for method in ["debug/done", "debug/proceed", "debug/abort"] {
+        let (code, message, _) = refused(&mut server, method, json!({}));
+        assert_eq!(code, -32050, "{method}: {message}");
+    }
+    let (code, _, _) = refused(
+        &mut server,
+        "debug/handOff",
+        json!({"mode": "reproduce", "steps": ["x"]}),
+    );
+    assert_eq!(code, -32050);
+    assert!(
+        !state_dir.exists(),
+        "the server made {}",
+        state_dir.display()
+    );
+}
+
+#[test]
+fn a_stop_hook_with_no_session_leaves_a_fresh_workspace_untouched() {
+    let workspace = Workspace::new("integrity-untouched-hook");
+    let state_dir = workspace.root.join(".debug-sidecar");
+    let input = json!({"cwd": workspace.root, "hook_event_name": "Stop", "session_id": "c1"});
+    let output = run_hook("claude", "Stop", &input.to_string(), None);
+    assert!(output.status.success());
+    assert!(
+        !state_dir.exists(),
+        "the Stop hook made {}: {}",
+        state_dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -378,6 +378,24 @@ impl Store for FileStore {
         apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
         then: &mut dyn FnMut(&Stored),
     ) -> Result<Update, StoreError> {
+        // A session never made takes no lock (its lock file would be the
+        // first file of a fresh workspace): a command that writes nothing
+        // (a refusal, a stop with no session) is answered as "no session".
+        // One that writes is applied again under the lock below.
+        if fs::symlink_metadata(self.session_dir(session_id)).is_err() {
+            let none = self.read(session_id, now, false)?;
+            match decide(&none, now, apply) {
+                Decided::Unchanged => {
+                    then(&none);
+                    return Ok(Update::Unchanged(none));
+                }
+                Decided::Refused => {
+                    then(&none);
+                    return Ok(Update::Refused);
+                }
+                Decided::Write(_) | Decided::Keep(_) => {}
+            }
+        }
         // The lock is released when `lock` is dropped, on every path out.
         let lock = self.lock(session_id)?;
         // Under the lock the file itself is the truth: a stamp (time, size,
@@ -498,4 +516,35 @@ pub(super) fn now_stamp() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::model::DebugSession;
+
+    #[test]
+    fn a_session_never_made_is_locked_only_by_a_command_that_writes() {
+        let dir = std::env::temp_dir().join(format!("ds-store-none-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let mut store = FileStore::new(&dir);
+        let refused = store.update("s", 1, &mut |_| Err(Refused::default()));
+        assert_eq!(refused.unwrap(), Update::Refused);
+        let unchanged = store.update("s", 1, &mut |state| Ok(state.clone()));
+        assert!(matches!(unchanged.unwrap(), Update::Unchanged(_)));
+        assert!(!dir.exists(), "nothing is made for no session");
+        let mut applied = 0;
+        let active = DebugState::Active(Box::new(DebugSession::new("p".into(), "r1-a".into(), 1)));
+        let written = store.update("s", 2, &mut |_| {
+            applied += 1;
+            Ok(active.clone())
+        });
+        assert!(matches!(
+            written.unwrap(),
+            Update::Written(Stored { revision: 1, .. })
+        ));
+        assert_eq!(applied, 2, "looked at without the lock, applied under it");
+        assert!(dir.join(".gitignore").exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
 }
