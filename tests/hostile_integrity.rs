@@ -372,3 +372,87 @@ fn a_stop_hook_with_no_session_leaves_a_fresh_workspace_untouched() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// `serve` in `root` with `DEBUG_SIDECAR_DIR` set to `state_dir`.
+fn spawn_with_state_env(root: &Path, state_dir: &str) -> Connection {
+    let mut command = Command::new(BIN);
+    command
+        .arg("serve")
+        .current_dir(root)
+        .env("DEBUG_SIDECAR_DIR", state_dir)
+        .stderr(Stdio::null());
+    Connection::start(command).expect("the binary starts")
+}
+
+#[test]
+fn a_state_dir_that_is_the_workspace_or_above_it_is_refused() {
+    let workspace = Workspace::new("integrity-state-root");
+    let parent = workspace
+        .root
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    for state_dir in ["", ".", "./", "..", parent.as_str()] {
+        let mut server = spawn(&workspace.root);
+        let error = match server.initialize(&workspace.root, json!({"stateDir": state_dir})) {
+            Err(ClientError::Rpc(error)) => error,
+            other => panic!("stateDir {state_dir:?} was taken: {other:?}"),
+        };
+        assert_eq!(error.code, -32602, "{state_dir:?}: {error:?}");
+        assert!(error.message.contains("`stateDir`"), "{}", error.message);
+        assert_eq!(error.data.unwrap()["field"], "stateDir");
+    }
+    // From the environment: refused by serve, the CLI and the hooks alike.
+    let mut server = spawn_with_state_env(&workspace.root, ".");
+    match server.initialize(&workspace.root, json!({})) {
+        Err(ClientError::Rpc(error)) => {
+            assert_eq!(error.code, -32051, "{error:?}");
+            assert!(
+                error.message.contains("DEBUG_SIDECAR_DIR"),
+                "{}",
+                error.message
+            );
+        }
+        other => panic!("DEBUG_SIDECAR_DIR=. was taken: {other:?}"),
+    }
+    let output = Command::new(BIN)
+        .arg("status")
+        .current_dir(&workspace.root)
+        .env("DEBUG_SIDECAR_DIR", ".")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("DEBUG_SIDECAR_DIR"), "{stderr}");
+    let mut hook = Command::new(BIN);
+    hook.args(["hook", "claude", "UserPromptSubmit"])
+        .env("DEBUG_SIDECAR_DIR", ".")
+        .stdin(Stdio::piped());
+    let mut child = hook
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    let input = json!({"cwd": workspace.root, "prompt": "hi", "session_id": "c1"});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "a hook never fails the agent");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("DEBUG_SIDECAR_DIR"));
+    assert!(!workspace.root.join(".gitignore").exists());
+
+    // An empty variable counts as unset (as `DEBUG_SIDECAR_DIR= cmd` means).
+    let mut server = spawn_with_state_env(&workspace.root, "");
+    server.initialize(&workspace.root, json!({})).unwrap();
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    assert!(!workspace.root.join(".gitignore").exists());
+    assert!(workspace.root.join(".debug-sidecar/.gitignore").exists());
+}

@@ -18,7 +18,7 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{} does not exist", path.display());
         }
     }
-    let config = EngineConfig::for_workspace(root.clone(), None);
+    let config = EngineConfig::for_workspace(root.clone(), None)?;
     let store = FileStore::new(&config.state_dir);
     let mut target = Engine::new(config, Box::new(store)).check_target();
     // Paths given narrow the check to them; without any, the files the

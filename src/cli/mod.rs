@@ -171,7 +171,7 @@ impl Where {
             Some(root) => root,
             None => std::env::current_dir()?,
         };
-        let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir);
+        let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir)?;
         let store = crate::workspace::store::FileStore::new(&config.state_dir);
         let mut engine = crate::engine::Engine::new(config, Box::new(store));
         let session = engine.resolve(self.session.as_deref())?;

@@ -16,7 +16,9 @@ mod probes;
 mod session_io;
 pub mod tool_results;
 
-pub use config::{EngineConfig, SESSION_ENV, STATE_DIR_ENV, STATE_DIR_NAME};
+pub use config::{
+    EngineConfig, StateDirError, StateDirOrigin, SESSION_ENV, STATE_DIR_ENV, STATE_DIR_NAME,
+};
 use session_io::SessionIo;
 
 use crate::core::activity::{activity_changes, Activity, ActivityChange};
