@@ -456,3 +456,118 @@ fn a_state_dir_that_is_the_workspace_or_above_it_is_refused() {
     assert!(!workspace.root.join(".gitignore").exists());
     assert!(workspace.root.join(".debug-sidecar/.gitignore").exists());
 }
+
+/// `serve` in `root` with `HOME` set to `home`.
+fn spawn_with_home(root: &Path, home: &Path) -> Connection {
+    let mut command = Command::new(BIN);
+    command
+        .arg("serve")
+        .current_dir(root)
+        .env("HOME", home)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .stderr(Stdio::null());
+    let mut server = Connection::start(command).expect("the binary starts");
+    server.initialize(root, json!({})).expect("initialize");
+    server
+}
+
+fn refused_path(server: &mut Connection, method: &str, params: Value) -> String {
+    let (code, message, data) = refused(server, method, params);
+    assert_eq!(code, -32602, "{method}: {message}");
+    assert!(
+        data["field"].as_str().is_some_and(|f| f.ends_with("path")),
+        "{data}"
+    );
+    message
+}
+
+#[test]
+fn attach_and_proceed_take_only_files_a_person_could_hand_over() {
+    let workspace = Workspace::new("integrity-artifacts");
+    // HOME=/ made the whole file system "the user's home".
+    let mut server = spawn_with_home(&workspace.root, Path::new("/"));
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    for path in ["/etc/passwd", "/proc/self/environ", "/etc/hostname"] {
+        let message = refused_path(&mut server, "debug/attach", json!({"path": path}));
+        assert!(message.contains("path"), "{message}");
+    }
+    // A link inside the workspace to a file outside it.
+    std::os::unix::fs::symlink("/etc/passwd", workspace.root.join("innocent.png")).unwrap();
+    refused_path(&mut server, "debug/attach", json!({"path": "innocent.png"}));
+    // Not a regular file.
+    fs::create_dir(workspace.root.join("shots")).unwrap();
+    refused_path(&mut server, "debug/attach", json!({"path": "shots"}));
+    // Over the size cap: a sparse file, so the test writes nothing big.
+    let big = fs::File::create(workspace.root.join("huge.har")).unwrap();
+    big.set_len(64 * 1024 * 1024).unwrap();
+    let message = refused_path(&mut server, "debug/attach", json!({"path": "huge.har"}));
+    assert!(message.contains("MiB"), "{message}");
+    let artifacts = session_dir(&workspace.root).join("artifacts");
+    assert!(
+        fs::read_dir(&artifacts).map_or(true, |mut d| d.next().is_none()),
+        "a refused file was copied"
+    );
+    // A file in the workspace is taken.
+    fs::write(workspace.root.join("shot.png"), b"png").unwrap();
+    server
+        .request("debug/attach", json!({"path": "shot.png"}))
+        .unwrap();
+}
+
+#[test]
+fn proceed_artifacts_pass_the_check_attach_applies() {
+    let workspace = Workspace::new("integrity-proceed-artifacts");
+    let mut server = spawn_with_home(&workspace.root, Path::new("/"));
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    let artifacts = session_dir(&workspace.root).join("artifacts");
+    fs::write(workspace.root.join("shot.png"), b"png").unwrap();
+    server
+        .request(
+            "debug/handOff",
+            json!({"mode": "reproduce", "steps": ["Run it."]}),
+        )
+        .unwrap();
+    let message = refused_path(
+        &mut server,
+        "debug/proceed",
+        json!({"artifacts": [{"path": "/etc/shadow"}]}),
+    );
+    assert!(message.contains("artifacts[0].path"), "{message}");
+    // One refused, none taken.
+    let message = refused_path(
+        &mut server,
+        "debug/proceed",
+        json!({"artifacts": [{"path": "shot.png"}, {"path": "/proc/self/environ"}]}),
+    );
+    assert!(message.contains("artifacts[1].path"), "{message}");
+    assert!(
+        !artifacts.exists(),
+        "a file of a refused proceed was copied"
+    );
+    assert_eq!(read_state(&workspace.root)["stage"], "user_turn");
+    let proceeded = server
+        .request(
+            "debug/proceed",
+            json!({"artifacts": [{"path": "shot.png", "kind": "screenshot"}]}),
+        )
+        .unwrap();
+    assert_eq!(proceeded["stage"], "investigating");
+    let recorded = read_state(&workspace.root)["artifacts"].clone();
+    let paths: Vec<&str> = recorded
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 1, "{recorded}");
+    assert!(
+        paths
+            .iter()
+            .all(|p| p.starts_with(artifacts.to_str().unwrap())),
+        "artifacts are kept as copies: {paths:?}"
+    );
+}
