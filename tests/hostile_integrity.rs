@@ -571,3 +571,38 @@ fn proceed_artifacts_pass_the_check_attach_applies() {
         "artifacts are kept as copies: {paths:?}"
     );
 }
+
+#[test]
+fn a_state_at_the_largest_revision_still_takes_commands_and_is_announced() {
+    let workspace = Workspace::new("integrity-revision");
+    let mut server = initialized(&workspace.root);
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    drop(server);
+    let path = session_dir(&workspace.root).join("state.json");
+    let mut saved = read_state(&workspace.root);
+    saved["revision"] = u64::MAX.into();
+    fs::write(&path, saved.to_string()).unwrap();
+    let mut server = initialized(&workspace.root);
+    let mut watcher = initialized(&workspace.root);
+    let recorded = server
+        .request(
+            "debug/recordHypotheses",
+            json!({"hypotheses": [{"id": "H1", "statement": "t", "status": "open"}]}),
+        )
+        .unwrap();
+    assert_eq!(recorded["hypotheses"][0]["id"], "H1");
+    let revision = recorded["revision"].as_u64().unwrap();
+    assert!(
+        revision < 1 << 53,
+        "a revision every JSON client reads: {revision}"
+    );
+    watcher
+        .wait_for(
+            "debug/stateChanged",
+            std::time::Duration::from_secs(10),
+            |s| s["hypotheses"].as_array().is_some_and(|h| h.len() == 1),
+        )
+        .expect("the other server hears the write");
+}

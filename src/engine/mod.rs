@@ -34,6 +34,7 @@ use crate::core::machine::{
 };
 use crate::core::model::{DebugState, Hypothesis, Placement, Probe, ProbeState};
 use crate::core::progress::{Bubble, BubbleChange};
+use crate::core::revision;
 use crate::core::session_id::{check_session_id, DEFAULT_SESSION};
 use crate::core::snapshot::{snapshot, Snapshot};
 use crate::core::text::{self, RenderEnv};
@@ -213,9 +214,9 @@ pub struct Engine {
     ingest_recorded: Cell<bool>,
     changes: Vec<Change>,
     scan_requests: Vec<ScanRequest>,
-    /// The last revision announced per session, so a write seen again
-    /// (through the watcher) is not announced twice.
-    announced: HashMap<String, u64>,
+    /// The last revision announced per session, with its write time, so a
+    /// write seen again (through the watcher) is not announced twice.
+    announced: HashMap<String, (u64, u64)>,
     /// The most recently written session, once known: kept current by this
     /// process's writes and the ones the watcher reports, so resolving a
     /// request without a session id does not list the directory each time.
@@ -248,14 +249,15 @@ impl Engine {
     pub fn refresh(&mut self, session_id: &str, now: u64) -> Result<(), EngineError> {
         let stored = self.load(session_id)?;
         // Any other revision is news: after a damaged file is moved aside or
-        // a session is reset, revisions start again from 1.
-        let known = self.announced.get(session_id).copied().unwrap_or(0);
-        if stored.revision != known {
+        // a session is reset, revisions start again from 1. A saturated one
+        // is told apart by its write time.
+        let known = self.announced.get(session_id).copied().unwrap_or((0, 0));
+        if revision::changed(known, (stored.revision, stored.updated_at)) {
             self.announce(session_id, &stored);
         }
         let saved = self.store.load_activity(session_id)?;
         let heard = self.activities.get(session_id).cloned().unwrap_or_default();
-        if saved.revision != heard.revision {
+        if saved.news_to(&heard) {
             self.announce_activity(session_id, &heard, saved, now);
         }
         Ok(())
@@ -300,7 +302,7 @@ impl Engine {
 
     fn announce(&mut self, session_id: &str, stored: &Stored) {
         self.announced
-            .insert(session_id.to_string(), stored.revision);
+            .insert(session_id.to_string(), (stored.revision, stored.updated_at));
         self.recent = Some(Some(session_id.to_string()));
         let snapshot = self.snapshot_of(session_id, stored);
         self.changes.push(Change::State(snapshot));

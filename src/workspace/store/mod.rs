@@ -19,6 +19,7 @@ pub use memory::MemoryStore;
 
 use crate::core::activity::Activity;
 use crate::core::model::DebugState;
+use crate::core::revision::{next_revision, revived_revision};
 use crate::core::revival;
 use damage::Found;
 pub use damage::{set_aside_unless, Expected};
@@ -150,7 +151,7 @@ fn changed_activity(current: &Activity, apply: &mut dyn FnMut(&mut Activity)) ->
     if next.same_as(current) {
         return None;
     }
-    next.revision = current.revision + 1;
+    next.revision = next_revision(current.revision);
     Some(next)
 }
 
@@ -171,7 +172,7 @@ fn decide(
 ) -> Decided {
     let next = |state| Stored {
         state,
-        revision: current.revision + 1,
+        revision: next_revision(current.revision),
         updated_at: now,
         warning: None,
     };
@@ -307,7 +308,7 @@ impl FileStore {
         self.warnings.remove(session_id);
         let stored = Stored {
             state: revival::load_live(&data),
-            revision: data.get("revision").and_then(Value::as_u64).unwrap_or(0),
+            revision: revived_revision(data.get("revision").and_then(Value::as_u64).unwrap_or(0)),
             updated_at: data.get("updatedAt").and_then(Value::as_u64).unwrap_or(0),
             warning: None,
         };
@@ -341,10 +342,15 @@ impl FileStore {
     fn read_activity(&self, session_id: &str) -> Result<Activity, StoreError> {
         let path = self.activity_file(session_id);
         match damage::inspect(&path).map_err(read_error(&path))? {
-            Found::Bytes(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-                tracing::warn!("{} is damaged ({error}); starting afresh", path.display());
-                Activity::default()
-            })),
+            Found::Bytes(bytes) => {
+                let mut activity: Activity =
+                    serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+                        tracing::warn!("{} is damaged ({error}); starting afresh", path.display());
+                        Activity::default()
+                    });
+                activity.revision = revived_revision(activity.revision);
+                Ok(activity)
+            }
             Found::Missing => Ok(Activity::default()),
             // Moved aside by the next write (under the lock).
             Found::NotAFile(what) => {
@@ -545,6 +551,32 @@ mod tests {
         ));
         assert_eq!(applied, 2, "looked at without the lock, applied under it");
         assert!(dir.join(".gitignore").exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_state_saved_at_a_revision_no_sidecar_writes_still_takes_commands() {
+        let dir = std::env::temp_dir().join(format!("ds-store-revision-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let mut store = FileStore::new(&dir);
+        let active = DebugState::Active(Box::new(DebugSession::new("p".into(), "r1-a".into(), 1)));
+        store.update("s", 1, &mut |_| Ok(active.clone())).unwrap();
+        let mut saved: Value = serde_json::from_slice(&fs::read(store.file("s")).unwrap()).unwrap();
+        saved["revision"] = u64::MAX.into();
+        fs::write(store.file("s"), saved.to_string()).unwrap();
+        let mut store = FileStore::new(&dir);
+        assert_eq!(
+            store.load("s").unwrap().revision,
+            0,
+            "the count starts over"
+        );
+        let update = store
+            .update("s", 2, &mut |_| Ok(DebugState::Inactive))
+            .unwrap();
+        assert!(
+            matches!(update, Update::Written(Stored { revision: 1, .. })),
+            "{update:?}"
+        );
         let _ = fs::remove_dir_all(&dir);
     }
 }
