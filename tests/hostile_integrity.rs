@@ -29,42 +29,6 @@ fn refused(server: &mut Connection, method: &str, params: Value) -> (i64, String
     }
 }
 
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().unwrap().stdout == b"0\n"
-}
-
-/// `serve` in `root` as a user that file modes bind: root may write
-/// anywhere, so then as `nobody`, who is given the workspace.
-fn spawn_bound_by_modes(root: &Path) -> Connection {
-    let mut command = if is_root() {
-        let owned = Command::new("chown")
-            .args(["-R", "65534:65534", root.to_str().unwrap()])
-            .status()
-            .unwrap();
-        assert!(owned.success());
-        let mut command = Command::new("setpriv");
-        command.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            BIN,
-            "serve",
-        ]);
-        command
-    } else {
-        let mut command = Command::new(BIN);
-        command.arg("serve");
-        command
-    };
-    command
-        .current_dir(root)
-        .env_remove("DEBUG_SIDECAR_DIR")
-        .stderr(Stdio::null());
-    let mut server = Connection::start(command).expect("the binary starts");
-    server.initialize(root, json!({})).expect("initialize");
-    server
-}
-
 fn chmod(mode: &str, path: &Path) {
     let status = Command::new("chmod")
         .args([mode, path.to_str().unwrap()])
@@ -266,24 +230,6 @@ fn a_session_that_is_a_file_is_moved_aside_and_the_session_starts_afresh() {
     );
 }
 
-/// `command` run to its end, killed when it takes over 10 s.
-fn output_within_10s(command: &mut Command) -> std::process::Output {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("{command:?} still ran after 10 s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 #[test]
 fn a_fifo_a_lock_directory_and_files_where_directories_should_be_are_moved_aside() {
     let workspace = Workspace::new("integrity-layouts");
@@ -482,7 +428,7 @@ fn refused_path(server: &mut Connection, method: &str, params: Value) -> String 
 }
 
 #[test]
-fn attach_and_proceed_take_only_files_a_person_could_hand_over() {
+fn attach_takes_only_files_a_person_could_hand_over() {
     let workspace = Workspace::new("integrity-artifacts");
     // HOME=/ made the whole file system "the user's home".
     let mut server = spawn_with_home(&workspace.root, Path::new("/"));
