@@ -165,6 +165,7 @@ mod tests {
     #[test]
     fn a_state_directory_is_never_the_workspace_or_above_it() {
         let base = std::env::temp_dir().join(format!("ds-config-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
         let root = base.join("work");
         std::fs::create_dir_all(&root).unwrap();
         std::os::unix::fs::symlink(&root, base.join("link")).unwrap();

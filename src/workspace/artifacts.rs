@@ -215,6 +215,7 @@ mod tests {
     #[test]
     fn files_inside_the_workspace_or_the_places_evidence_lands_only() {
         let base = std::env::temp_dir().join(format!("ds-artifacts-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
         let root = base.join("work");
         let home = base.join("home");
         let temp = base.join("temp");
