@@ -19,7 +19,7 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{} does not exist", path.display());
         }
     }
-    let config = EngineConfig::for_workspace(root.clone(), None);
+    let config = EngineConfig::for_workspace(root.clone(), None)?;
     // A state directory committed to git is a leftover too (and is not read).
     let (named, committed) = tracked_files(&root, &config.state_dir);
     let committed = (committed > 0).then(|| warning(&root, &config.state_dir, &named, committed));

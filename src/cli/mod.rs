@@ -215,7 +215,7 @@ impl Where {
             // From a subfolder, the workspace the agent's faces use too.
             None => crate::engine::workspace_root(&std::env::current_dir()?),
         };
-        let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir);
+        let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir)?;
         let store = crate::workspace::committed::open_store(&config.root, &config.state_dir);
         let mut engine = crate::engine::Engine::new(config, store);
         let session = engine.resolve(self.session.as_deref())?;

@@ -34,6 +34,13 @@ impl Activity {
     pub fn same_as(&self, other: &Activity) -> bool {
         self.turn == other.turn && self.progress == other.progress && self.agents == other.agents
     }
+
+    /// Whether this (saved) activity is news to one who heard `heard`: its
+    /// revision differs, or, saturated, its content does.
+    pub fn news_to(&self, heard: &Activity) -> bool {
+        self.revision != heard.revision
+            || (self.revision == super::revision::MAX_REVISION && !self.same_as(heard))
+    }
 }
 
 /// What changed from `before` to `after`, as observers see it at `now`: a

@@ -14,6 +14,7 @@ pub mod machine;
 pub mod markers;
 pub mod model;
 pub mod progress;
+pub mod revision;
 pub mod revival;
 pub mod run_id;
 pub mod session_id;

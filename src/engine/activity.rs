@@ -197,7 +197,7 @@ impl Engine {
         let mut candidate = saved.clone();
         apply(&mut candidate);
         if candidate.same_as(&saved) {
-            if saved.revision != known.revision {
+            if saved.news_to(&known) {
                 self.announce_activity(session_id, &known, saved, now);
             }
             return Ok(());

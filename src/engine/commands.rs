@@ -31,7 +31,7 @@ impl Engine {
         full: bool,
         now: u64,
     ) -> Result<(Stored, ScanExtras), EngineError> {
-        let mut stored = self.store.load(session_id)?;
+        let mut stored = self.load(session_id)?;
         let Some(session) = stored.state.session() else {
             return Ok((stored, self.scan_extras(session_id)));
         };
@@ -88,13 +88,31 @@ impl Engine {
         Ok((self.snapshot_of(session_id, &applied.after), tool_result))
     }
 
+    /// Proceed: the person's notes, observations and artifacts (admitted
+    /// and copied as `attach` does) close the round, and the next begins.
     pub fn proceed(
         &mut self,
         session_id: &str,
-        input: ProceedInput,
+        mut input: ProceedInput,
         now: u64,
     ) -> Result<(Snapshot, Option<String>), EngineError> {
-        let applied = self.apply(session_id, Command::Proceed(input), now, ScanTiming::Inline)?;
+        let mut copies = Vec::new();
+        if !input.artifacts.is_empty() {
+            // Refused before anything is copied when the stage forbids it.
+            let state = self.store.load(session_id)?.state;
+            machine::check_legal(&state, CommandName::Proceed)?;
+            let given = std::mem::take(&mut input.artifacts);
+            input.artifacts =
+                self.take_artifacts(session_id, given, |i| format!("artifacts[{i}].path"))?;
+            copies = input
+                .artifacts
+                .iter()
+                .map(|a| PathBuf::from(&a.path))
+                .collect();
+        }
+        let applied = self
+            .apply(session_id, Command::Proceed(input), now, ScanTiming::Inline)
+            .inspect_err(|_| artifacts::forget_copies(&copies))?;
         Ok(self.with_kickoff(session_id, applied))
     }
 
@@ -201,7 +219,7 @@ impl Engine {
         session_id: &str,
         messages: Option<Vec<Value>>,
     ) -> Result<(Option<String>, Option<Vec<Value>>), EngineError> {
-        let stored = self.store.load(session_id)?;
+        let stored = self.load(session_id)?;
         let env = self.env(session_id);
         let content = stored
             .state

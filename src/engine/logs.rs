@@ -71,7 +71,7 @@ impl Engine {
         session_id: &str,
         run: Option<&str>,
     ) -> Result<LogRun, EngineError> {
-        let stored = self.store.load(session_id)?;
+        let stored = self.load(session_id)?;
         let Some(session) = stored.state.session() else {
             // After a session ends its run files stay: the one named, else the last.
             let runs = runlog::list_runs(&self.runs_dir(session_id));
@@ -170,21 +170,59 @@ impl Engine {
         // Refuse early when no session could take it, before copying anything.
         let state = self.store.load(session_id)?.state;
         machine::check_legal(&state, CommandName::Attach)?;
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let source = artifacts::admissible(path, &self.config.root, home.as_deref())?;
+        let input = ArtifactInput {
+            path: path.to_string(),
+            request_id,
+            kind,
+        };
+        let mut inputs = self.take_artifacts(session_id, vec![input], |_| "path".into())?;
+        let input = inputs.remove(0);
+        let copy = PathBuf::from(&input.path);
+        let applied = self
+            .apply(session_id, Command::Attach(input), now, ScanTiming::Inline)
+            .inspect_err(|_| artifacts::forget_copies(&[copy]))?;
+        Ok(self.snapshot_of(session_id, &applied.after))
+    }
+
+    /// The files a person hands over, each admitted by the one check every
+    /// way in applies (`field` names each in a refusal) and copied into the
+    /// session's `artifacts/`: the inputs naming the copies. Nothing is
+    /// copied unless every file is admitted.
+    pub(super) fn take_artifacts(
+        &self,
+        session_id: &str,
+        inputs: Vec<ArtifactInput>,
+        field: impl Fn(usize) -> String,
+    ) -> Result<Vec<ArtifactInput>, EngineError> {
+        let sources = artifacts::Sources::from_env(&self.config.root);
+        let admitted = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| artifacts::admissible(&input.path, &field(i), &sources))
+            .collect::<Result<Vec<_>, _>>()?;
         let dir = self
             .config
             .state_dir
             .join(SESSIONS_DIR)
             .join(session_id)
             .join("artifacts");
-        let copy = artifacts::copy_in(&source, &dir)?;
-        let input = ArtifactInput {
-            path: copy.to_string_lossy().into_owned(),
-            request_id,
-            kind,
-        };
-        let applied = self.apply(session_id, Command::Attach(input), now, ScanTiming::Inline)?;
-        Ok(self.snapshot_of(session_id, &applied.after))
+        let mut copies = Vec::new();
+        for source in &admitted {
+            match artifacts::copy_in(source, &dir) {
+                Ok(copy) => copies.push(copy),
+                Err(error) => {
+                    artifacts::forget_copies(&copies);
+                    return Err(error.into());
+                }
+            }
+        }
+        Ok(inputs
+            .into_iter()
+            .zip(copies)
+            .map(|(input, copy)| ArtifactInput {
+                path: copy.to_string_lossy().into_owned(),
+                ..input
+            })
+            .collect())
     }
 }

@@ -9,12 +9,17 @@
 
 mod activity;
 mod commands;
+mod config;
 mod logs;
 pub mod owner;
 mod probes;
 mod session_io;
 pub mod tool_results;
 
+pub use config::{
+    workspace_root, EngineConfig, StateDirError, StateDirOrigin, SESSION_ENV, STATE_DIR_ENV,
+    STATE_DIR_NAME,
+};
 use session_io::SessionIo;
 
 use crate::core::activity::{activity_changes, Activity, ActivityChange};
@@ -30,6 +35,7 @@ use crate::core::machine::{
 };
 use crate::core::model::{DebugState, Hypothesis, Placement, Probe, ProbeState};
 use crate::core::progress::{Bubble, BubbleChange};
+use crate::core::revision;
 use crate::core::session_id::{check_session_id, DEFAULT_SESSION};
 use crate::core::snapshot::{snapshot, Snapshot};
 use crate::core::text::{self, RenderEnv};
@@ -58,72 +64,6 @@ pub enum EngineError {
     Io(#[from] io::Error),
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// Where the engine works.
-#[derive(Debug, Clone)]
-pub struct EngineConfig {
-    /// The workspace root: scans walk it, probe files are relative to it.
-    pub root: PathBuf,
-    /// The state directory (`<root>/.debug-sidecar` unless overridden).
-    pub state_dir: PathBuf,
-    /// The session of requests that name none (from `initialize`).
-    pub default_session: Option<String>,
-}
-
-/// The state directory's name under the workspace root.
-pub const STATE_DIR_NAME: &str = ".debug-sidecar";
-/// Overrides the state directory when no option names one.
-pub const STATE_DIR_ENV: &str = "DEBUG_SIDECAR_DIR";
-/// Names the session an agent's processes (the MCP face, hooks) act on;
-/// without it they act on the workspace's most recently active session, the
-/// one an editor started or shows.
-pub const SESSION_ENV: &str = "DEBUG_SIDECAR_SESSION";
-
-/// The workspace a process started in `cwd` works on: the nearest ancestor
-/// holding a state directory, else the nearest holding `.git`, else `cwd`.
-/// Every agent face walks up alike, so a harness started in a subfolder has
-/// one workspace for its hooks and its MCP server.
-pub fn workspace_root(cwd: &Path) -> PathBuf {
-    for marker in [STATE_DIR_NAME, ".git"] {
-        if let Some(root) = cwd.ancestors().find(|dir| dir.join(marker).exists()) {
-            return root.to_path_buf();
-        }
-    }
-    cwd.to_path_buf()
-}
-
-impl EngineConfig {
-    /// The configuration of an agent's face (MCP, hooks) in `root`: the
-    /// session from [`SESSION_ENV`], else whichever is most recently active.
-    /// The harness's own session id is never the debug session's: the
-    /// person may have started the debug session in an editor.
-    pub fn for_agent(root: PathBuf) -> Self {
-        let mut config = EngineConfig::for_workspace(root, None);
-        config.default_session = std::env::var(SESSION_ENV).ok().filter(|s| !s.is_empty());
-        config
-    }
-
-    /// The state directory for a workspace: the one given, else
-    /// `$DEBUG_SIDECAR_DIR`, else `<root>/.debug-sidecar`; a relative one is
-    /// taken from the root.
-    pub fn for_workspace(root: PathBuf, state_dir: Option<PathBuf>) -> Self {
-        let state_dir = state_dir
-            .or_else(|| std::env::var_os(STATE_DIR_ENV).map(PathBuf::from))
-            .map(|dir| {
-                if dir.is_relative() {
-                    root.join(dir)
-                } else {
-                    dir
-                }
-            })
-            .unwrap_or_else(|| root.join(STATE_DIR_NAME));
-        EngineConfig {
-            root,
-            state_dir,
-            default_session: None,
-        }
-    }
 }
 
 /// One session as a listing shows it.
@@ -275,9 +215,9 @@ pub struct Engine {
     ingest_recorded: Cell<bool>,
     changes: Vec<Change>,
     scan_requests: Vec<ScanRequest>,
-    /// The last revision announced per session, so a write seen again
-    /// (through the watcher) is not announced twice.
-    announced: HashMap<String, u64>,
+    /// The last revision announced per session, with its write time, so a
+    /// write seen again (through the watcher) is not announced twice.
+    announced: HashMap<String, (u64, u64)>,
     /// The most recently written session, once known: kept current by this
     /// process's writes and the ones the watcher reports, so resolving a
     /// request without a session id does not list the directory each time.
@@ -308,16 +248,17 @@ impl Engine {
     /// Another process may have written the session: announce its state if
     /// it is newer than the last one announced.
     pub fn refresh(&mut self, session_id: &str, now: u64) -> Result<(), EngineError> {
-        let stored = self.store.load(session_id)?;
+        let stored = self.load(session_id)?;
         // Any other revision is news: after a damaged file is moved aside or
-        // a session is reset, revisions start again from 1.
-        let known = self.announced.get(session_id).copied().unwrap_or(0);
-        if stored.revision != known {
+        // a session is reset, revisions start again from 1. A saturated one
+        // is told apart by its write time.
+        let known = self.announced.get(session_id).copied().unwrap_or((0, 0));
+        if revision::changed(known, (stored.revision, stored.updated_at)) {
             self.announce(session_id, &stored);
         }
         let saved = self.store.load_activity(session_id)?;
         let heard = self.activities.get(session_id).cloned().unwrap_or_default();
-        if saved.revision != heard.revision {
+        if saved.news_to(&heard) {
             self.announce_activity(session_id, &heard, saved, now);
         }
         Ok(())
@@ -334,9 +275,35 @@ impl Engine {
         Ok(())
     }
 
+    /// The session as saved. When `active.jsonl` does not link to the run
+    /// the state names (a process killed between writing the state and
+    /// switching the link), it is repaired under the session's lock, against
+    /// the state as it is then.
+    fn load(&mut self, session_id: &str) -> Result<Stored, EngineError> {
+        let stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            return Ok(stored);
+        };
+        let runs_dir = self.runs_dir(session_id);
+        let current = runlog::run_file(&runs_dir, session.run_id());
+        if runlog::active_target(&runs_dir).is_ok_and(|linked| linked == current) {
+            return Ok(stored);
+        }
+        let repaired = self.store.update_then(
+            session_id,
+            owner::now_ms(),
+            &mut |_| Err(Refused::default()),
+            &mut |durable| session_io::follow_run(&runs_dir, durable),
+        );
+        if let Err(error) = repaired {
+            tracing::warn!("could not repair the run link of session {session_id}: {error}");
+        }
+        Ok(stored)
+    }
+
     fn announce(&mut self, session_id: &str, stored: &Stored) {
         self.announced
-            .insert(session_id.to_string(), stored.revision);
+            .insert(session_id.to_string(), (stored.revision, stored.updated_at));
         self.recent = Some(Some(session_id.to_string()));
         let snapshot = self.snapshot_of(session_id, stored);
         self.changes.push(Change::State(snapshot));
@@ -434,19 +401,36 @@ impl Engine {
         };
         let mut outcome: Option<Result<(Vec<Effect>, DebugState), EngineError>> = None;
         let mut halves: Option<ScanExtras> = None;
-        let update = self.store.update(session_id, now, &mut |current| {
-            let (result, facts) = io.step(current, facts, &command, now, timing, &mut halves);
-            match result {
-                Ok((next, effects)) => {
-                    outcome = Some(Ok((effects, current.clone())));
-                    Ok(next)
+        let runs_dir = io.runs_dir.clone();
+        let update = self.store.update_then(
+            session_id,
+            now,
+            &mut |current| {
+                let (result, facts) = io.step(current, facts, &command, now, timing, &mut halves);
+                match result {
+                    Ok((next, effects)) => {
+                        outcome = Some(Ok((effects, current.clone())));
+                        Ok(next)
+                    }
+                    Err(error) => {
+                        outcome = Some(Err(error));
+                        Err(Refused { keep: Some(facts) })
+                    }
                 }
-                Err(error) => {
-                    outcome = Some(Err(error));
-                    Err(Refused { keep: Some(facts) })
+            },
+            &mut |durable| session_io::follow_run(&runs_dir, durable),
+        );
+        let update = match update {
+            Ok(update) => update,
+            Err(error) => {
+                // The state naming a new run was not written: its file is
+                // nobody's (the link never left the run the state names).
+                if let Some(Ok((effects, _))) = &outcome {
+                    session_io::forget_unnamed_runs(&runs_dir, effects);
                 }
+                return Err(error.into());
             }
-        })?;
+        };
         if let Some(halves) = halves {
             self.extras.insert(session_id.to_string(), halves);
         }

@@ -69,7 +69,9 @@ impl SessionIo<'_> {
         for effect in transition.effects {
             match effect {
                 Effect::RunStarted { ref run_id } => {
-                    runlog::start_run(&self.runs_dir, run_id)?;
+                    // Only the file: `active.jsonl` points at it once the
+                    // state naming the run is durable (`follow_run`).
+                    runlog::create_run(&self.runs_dir, run_id)?;
                     effects.push(effect);
                 }
                 Effect::Rescan if timing == ScanTiming::Inline => {
@@ -139,5 +141,40 @@ impl SessionIo<'_> {
             Err(error) => return Err(error.into()),
         };
         Ok(machine::apply(state, Command::LogLines { run_id, lines }, now)?.state)
+    }
+}
+
+/// Keeps `active.jsonl` on the run the durable state names; called under
+/// the session's lock. A link that cannot be made is said, not fatal: the
+/// state is written, and the next command tries again.
+pub(super) fn follow_run(runs_dir: &Path, stored: &Stored) {
+    let Some(session) = stored.state.session() else {
+        return;
+    };
+    match runlog::follow_run(runs_dir, session.run_id()) {
+        Ok(true) => tracing::info!(
+            "pointed {} at the current run {}",
+            runs_dir.join(text::ACTIVE_LOG).display(),
+            session.run_id()
+        ),
+        Ok(false) => {}
+        Err(error) => tracing::warn!(
+            "{} could not be pointed at the current run {}: {error}",
+            runs_dir.join(text::ACTIVE_LOG).display(),
+            session.run_id()
+        ),
+    }
+}
+
+/// Removes the (still empty) files of runs that `effects` started, after the
+/// state that would have named them failed to be written.
+pub(super) fn forget_unnamed_runs(runs_dir: &Path, effects: &[Effect]) {
+    for effect in effects {
+        if let Effect::RunStarted { run_id } = effect {
+            let file = runlog::run_file(runs_dir, run_id);
+            if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                let _ = std::fs::remove_file(&file);
+            }
+        }
     }
 }

@@ -69,7 +69,7 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
     if !cwd.is_dir() {
         anyhow::bail!("`cwd` {} is not a directory", cwd.display());
     }
-    let config = EngineConfig::for_agent(crate::engine::workspace_root(&cwd));
+    let config = EngineConfig::for_agent(crate::engine::workspace_root(&cwd))?;
     let store = committed::open_store(&config.root, &config.state_dir);
     let mut engine = Engine::new(config, store);
     let session = engine.resolve(None)?;

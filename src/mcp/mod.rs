@@ -10,7 +10,7 @@ use crate::core::machine::HandOff;
 use crate::core::text;
 use crate::engine::owner::Owner;
 use crate::engine::tool_results::{self, ToolAnswer};
-use crate::engine::{Engine, EngineConfig, EngineError, SnippetRequest};
+use crate::engine::{Engine, EngineConfig, EngineError, SnippetRequest, StateDirError};
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
     RecordHypothesesParams, SessionParams,
@@ -44,14 +44,14 @@ pub struct DebugMcp {
 
 impl DebugMcp {
     /// The server for the workspace at `root` (its state directory as usual).
-    pub fn new(root: PathBuf) -> Self {
-        let config = EngineConfig::for_agent(root);
+    pub fn new(root: PathBuf) -> Result<Self, StateDirError> {
+        let config = EngineConfig::for_agent(root)?;
         let store = crate::workspace::committed::open_store(&config.root, &config.state_dir);
         let (changes, _) = tokio::sync::mpsc::unbounded_channel();
-        DebugMcp {
+        Ok(DebugMcp {
             owner: Owner::spawn(Engine::new(config, store), changes),
             subscriber: Arc::new(Mutex::new(None)),
-        }
+        })
     }
 
     /// Tell a subscribed client the blackboard changed.
@@ -514,7 +514,7 @@ pub fn serve_stdio() -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async {
         let root = crate::engine::workspace_root(&std::env::current_dir()?);
-        let server = rmcp::serve_server(DebugMcp::new(root), rmcp::transport::stdio()).await?;
+        let server = rmcp::serve_server(DebugMcp::new(root)?, rmcp::transport::stdio()).await?;
         server.waiting().await?;
         Ok(())
     })

@@ -3,7 +3,7 @@
 
 use crate::core::error::DomainError;
 use crate::engine::owner::JobFailed;
-use crate::engine::EngineError;
+use crate::engine::{EngineError, StateDirError, StateDirOrigin};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
@@ -78,6 +78,22 @@ pub fn engine_error(e: EngineError) -> Error {
             Some(json!({ "field": field })),
         ),
         EngineError::Io(_) | EngineError::Store(_) => error(WORKSPACE_ERROR, e.to_string(), None),
+    }
+}
+
+/// A state directory that would be the workspace: `-32602` naming
+/// `stateDir` when the client gave it, `-32051` when the environment did.
+pub fn state_dir_error(e: StateDirError) -> Error {
+    match e.origin {
+        StateDirOrigin::Given => error(
+            INVALID_PARAMS,
+            format!(
+                "invalid initializationOptions: `stateDir`: {:?} {}",
+                e.given, e.reason
+            ),
+            Some(json!({ "field": "stateDir" })),
+        ),
+        StateDirOrigin::Env => error(WORKSPACE_ERROR, e.to_string(), None),
     }
 }
 

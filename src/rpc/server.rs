@@ -142,7 +142,8 @@ fn engine_config(params: &InitializeParams) -> jsonrpc::Result<EngineConfig> {
             errors::internal(format!("no workspace given and no current directory: {e}"))
         })?,
     };
-    let mut config = EngineConfig::for_workspace(root, options.state_dir);
+    let mut config =
+        EngineConfig::for_workspace(root, options.state_dir).map_err(errors::state_dir_error)?;
     config.default_session = options.session_id;
     Ok(config)
 }

@@ -164,16 +164,21 @@ impl Store for Committed {
         Ok(self.stored())
     }
 
-    fn update(
+    fn update_then(
         &mut self,
         _: &str,
         _: u64,
         apply: &mut dyn FnMut(&DebugState) -> Result<DebugState, Refused>,
+        then: &mut dyn FnMut(&Stored),
     ) -> Result<Update, StoreError> {
         // A command that changes nothing (a refused one) is answered as
         // usual; one that would write is refused with the reason.
         match apply(&DebugState::Inactive) {
-            Ok(DebugState::Inactive) => Ok(Update::Unchanged(self.stored())),
+            Ok(DebugState::Inactive) => {
+                let stored = self.stored();
+                then(&stored);
+                Ok(Update::Unchanged(stored))
+            }
             Ok(_) => Err(self.refused()),
             Err(_) => Ok(Update::Refused),
         }

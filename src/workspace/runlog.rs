@@ -2,6 +2,7 @@
 //! always points at the current run's file, for probes to append to.
 
 use crate::core::text::ACTIVE_LOG;
+use crate::workspace::store::{set_aside_unless, Expected};
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -15,9 +16,16 @@ pub fn run_file(runs_dir: &Path, run_id: &str) -> PathBuf {
 /// symlink: a state directory may come from elsewhere (committed, unpacked),
 /// and a run file linked to `~/.ssh/id_rsa` must not reach the model.
 pub fn open_own(file: &Path) -> io::Result<File> {
-    own_options(OpenOptions::new().read(true))
-        .open(file)
-        .map_err(|e| refused_link(file, e))
+    let mut options = OpenOptions::new();
+    options.read(true);
+    // A FIFO put where a file should be must not block the reader.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        options.custom_flags(flags.bits() as i32);
+    }
+    options.open(file).map_err(|e| refused_link(file, e))
 }
 
 /// Opens a run file for appending, never through a symlink and never
@@ -110,20 +118,54 @@ pub fn list_runs(runs_dir: &Path) -> Vec<String> {
     runs
 }
 
-/// Create the run's file and point `active.jsonl` at it. The link is swapped
-/// by renaming a fresh one over it, so a probe never sees it missing.
+/// Create the run's file and point `active.jsonl` at it.
 pub fn start_run(runs_dir: &Path, run_id: &str) -> io::Result<PathBuf> {
+    let file = create_run(runs_dir, run_id)?;
+    point_active(runs_dir, run_id)?;
+    Ok(file)
+}
+
+/// The run's file, made when missing: a regular file of the sidecar's own
+/// (never one reached through a symlink).
+pub fn create_run(runs_dir: &Path, run_id: &str) -> io::Result<PathBuf> {
+    // A file or a link where `runs/` should be (never followed out of the
+    // state directory) is moved aside, so a session can always start.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    set_aside_unless(runs_dir, Expected::Directory, now)?;
     fs::create_dir_all(runs_dir)?;
     let file = run_file(runs_dir, run_id);
     own_options(OpenOptions::new().create(true).append(true))
         .open(&file)
         .map_err(|e| refused_link(&file, e))?;
+    Ok(file)
+}
+
+/// Point `active.jsonl` at the run's file. The link is swapped by renaming
+/// a fresh one over it, so a probe never sees it missing. Only once the
+/// state naming the run is durable: a link ahead of the state sends lines
+/// to a run nobody reads.
+pub fn point_active(runs_dir: &Path, run_id: &str) -> io::Result<()> {
     let active = runs_dir.join(ACTIVE_LOG);
     let staged = runs_dir.join(format!(".{ACTIVE_LOG}.{run_id}.tmp"));
     let _ = fs::remove_file(&staged);
     link(Path::new(&format!("{run_id}.jsonl")), &staged)?;
-    fs::rename(&staged, &active)?;
-    Ok(file)
+    fs::rename(&staged, &active).inspect_err(|_| {
+        let _ = fs::remove_file(&staged);
+    })
+}
+
+/// Make `active.jsonl` the sidecar's own link to the run's file when it is
+/// not (a process killed between writing the state and switching the link,
+/// a link that failed to switch). Whether it had to be repaired.
+pub fn follow_run(runs_dir: &Path, run_id: &str) -> io::Result<bool> {
+    if active_target(runs_dir).is_ok_and(|target| target == run_file(runs_dir, run_id)) {
+        return Ok(false);
+    }
+    create_run(runs_dir, run_id)?;
+    point_active(runs_dir, run_id)?;
+    Ok(true)
 }
 
 #[cfg(unix)]

@@ -5,7 +5,7 @@
 use debug_sidecar::rpc::client::Connection;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -155,7 +155,6 @@ pub fn run_hook(
     session: Option<&str>,
 ) -> std::process::Output {
     use std::io::Write;
-    use std::process::Stdio;
     let mut command = Command::new(BIN);
     command
         .env_remove("DEBUG_SIDECAR_SESSION")
@@ -195,4 +194,58 @@ pub fn post(url: &str, headers: &str, body: &str) -> u16 {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     answer[9..12].parse().unwrap()
+}
+
+pub fn is_root() -> bool {
+    Command::new("id").arg("-u").output().unwrap().stdout == b"0\n"
+}
+
+/// `serve` in `root` as a user that file modes bind: root may write
+/// anywhere, so then as `nobody`, who is given the workspace.
+pub fn spawn_bound_by_modes(root: &Path) -> Connection {
+    let mut command = if is_root() {
+        let owned = Command::new("chown")
+            .args(["-R", "65534:65534", root.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(owned.success());
+        let mut command = Command::new("setpriv");
+        command.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            BIN,
+            "serve",
+        ]);
+        command
+    } else {
+        let mut command = Command::new(BIN);
+        command.arg("serve");
+        command
+    };
+    command
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .stderr(Stdio::null());
+    let mut server = Connection::start(command).expect("the binary starts");
+    server.initialize(root, json!({})).expect("initialize");
+    server
+}
+
+/// `command` run to its end, killed when it takes over 10 s.
+pub fn output_within_10s(command: &mut Command) -> std::process::Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{command:?} still ran after 10 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }

@@ -96,8 +96,13 @@ fn append_to_open_run(runs: &Path, state: &DebugState, lines: &[u8]) -> Result<(
     if session.stage == Stage::CleaningUp {
         return Err(NotAppended::CleaningUp);
     }
+    // A link left on an older run (a process killed before switching it)
+    // is repaired first: the state, read under the lock, is the truth.
+    if let Err(error) = runlog::follow_run(runs, session.run_id()) {
+        tracing::warn!("{error}");
+    }
     // Only through the sidecar's own link, to the run the state names:
-    // never created here, never followed out of `runs/`.
+    // never followed out of `runs/`.
     let file = runlog::active_target(runs).map_err(NotAppended::NoRun)?;
     if file != runlog::run_file(runs, session.run_id()) {
         return Err(NotAppended::NoRun(io::Error::other(format!(
@@ -299,11 +304,23 @@ mod tests {
             runlog::count_lines(&runlog::run_file(&runs, &first)).unwrap(),
             1
         );
-        // The link moved on without the state (a command that failed to
-        // save): no run to append to.
+        // The link moved on without the state (a process killed between
+        // the two): the state is the truth, and the link is put back.
         runlog::start_run(&runs, &second).unwrap();
+        append_to_open_run(&runs, &state(&session), b"{}\n").unwrap();
+        assert_eq!(
+            runlog::count_lines(&runlog::run_file(&runs, &first)).unwrap(),
+            2
+        );
+        // A run file that is a link is never linked to, nor written.
+        let outside = runs.with_extension("outside");
+        fs::write(&outside, "").unwrap();
+        fs::remove_file(runlog::run_file(&runs, &first)).unwrap();
+        std::os::unix::fs::symlink(&outside, runlog::run_file(&runs, &first)).unwrap();
         let refused = append_to_open_run(&runs, &state(&session), b"{}\n");
         assert!(matches!(refused, Err(NotAppended::NoRun(_))), "{refused:?}");
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "");
+        let _ = fs::remove_file(&outside);
         session.stage = Stage::CleaningUp;
         let refused = append_to_open_run(&runs, &state(&session), b"{}\n");
         assert!(
