@@ -443,7 +443,7 @@ impl Store for FileStore {
         let root = self.dir.join(SESSIONS_DIR);
         let entries = match fs::read_dir(&root) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if no_sessions(&e) => return Ok(Vec::new()),
             Err(e) => return Err(read_error(&root)(e)),
         };
         Ok(entries
@@ -459,7 +459,7 @@ impl Store for FileStore {
         let root = self.dir.join(SESSIONS_DIR);
         let entries = match fs::read_dir(&root) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if no_sessions(&e) => return Ok(None),
             Err(e) => return Err(read_error(&root)(e)),
         };
         let mut newest: Option<(std::time::SystemTime, String)> = None;
@@ -515,6 +515,15 @@ impl Store for FileStore {
         replace_file(&path, &bytes, false).map_err(write_error(&path))?;
         Ok(next)
     }
+}
+
+/// Listing `sessions/` found none: it is missing, or the state directory
+/// is a file (reads then say so per session, writes fail naming the path).
+fn no_sessions(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
 }
 
 /// A stamp for names of files moved aside.
@@ -578,5 +587,25 @@ mod tests {
             "{update:?}"
         );
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_state_directory_that_is_a_file_lists_no_sessions_and_refuses_writes_by_name() {
+        let dir = std::env::temp_dir().join(format!("ds-store-file-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::write(&dir, "not a directory").unwrap();
+        let mut store = FileStore::new(&dir);
+        assert!(store.sessions().unwrap().is_empty());
+        assert_eq!(store.most_recent().unwrap(), None);
+        assert!(store.load("s").unwrap().warning.is_some());
+        let active = DebugState::Active(Box::new(DebugSession::new("p".into(), "r1-a".into(), 1)));
+        let refused = store
+            .update("s", 1, &mut |_| Ok(active.clone()))
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains(&*dir.to_string_lossy()),
+            "{refused}"
+        );
+        let _ = fs::remove_file(&dir);
     }
 }
