@@ -4,16 +4,10 @@
 //! wrote. Caps are in bytes of UTF-8; a cut never splits a character and
 //! always says how much it left out.
 
-use serde_json::{Map, Value};
-
 /// The blackboard, in every stage.
 pub const BLACKBOARD: usize = 4 * 1024;
 /// Any tool result, kickoff, nudge or notice as a whole.
 pub const TOOL_RESULT: usize = 16 * 1024;
-
-/// The structured part of a tool result may reach this size even when its
-/// text is shorter.
-pub const STRUCTURED_FLOOR: usize = 1024;
 
 // The blackboard's shares. Its fixed text (header, briefing, section
 // headings, paths) takes up to ~1.6 KB in the longest stage; the sections
@@ -100,40 +94,6 @@ pub fn fit(text: String, cap: usize, hint: &str) -> String {
     out
 }
 
-/// The structured companion of a tool result, never bigger than the text it
-/// accompanies, both measured as sent (JSON-encoded, so the escapes a quote
-/// costs in either count alike), or than `STRUCTURED_FLOOR` when the text is
-/// shorter (a one-line answer keeps its few fields): the largest fields are
-/// dropped first and named under `omitted`, so a client still gets every
-/// small field.
-pub fn fit_structured(text: &str, structured: Value) -> Value {
-    let Value::Object(mut object) = structured else {
-        return structured;
-    };
-    let size = |object: &Map<String, Value>| serde_json::to_vec(object).map_or(0, |v| v.len());
-    let limit = serde_json::to_vec(text)
-        .map_or(text.len(), |v| v.len())
-        .max(STRUCTURED_FLOOR);
-    let mut omitted = Vec::new();
-    while size(&object) > limit {
-        let largest = object
-            .iter()
-            .filter(|(key, _)| key.as_str() != "omitted")
-            .map(|(key, value)| {
-                (
-                    serde_json::to_vec(value).map_or(0, |v| v.len()),
-                    key.clone(),
-                )
-            })
-            .max();
-        let Some((_, key)) = largest else { break };
-        object.remove(&key);
-        omitted.push(Value::String(key));
-        object.insert("omitted".into(), Value::Array(omitted.clone()));
-    }
-    Value::Object(object)
-}
-
 /// The first `max` bytes of `text` (at a character boundary): what a cut
 /// can show, taken before any work on the whole text.
 pub fn head(text: &str, max: usize) -> &str {
@@ -151,7 +111,6 @@ fn floor_char_boundary(text: &str, at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn cuts_keep_characters_whole_and_say_what_they_dropped() {
@@ -170,17 +129,5 @@ mod tests {
         let kept = fitted.lines().rev().nth(1).unwrap();
         assert!(kept.starts_with("line "), "{kept}");
         assert_eq!(fit("x".into(), 200, "h"), "x");
-    }
-
-    #[test]
-    fn structured_content_drops_its_largest_fields_first() {
-        let big = json!({"run": "r1", "entries": ["x".repeat(5000)], "total": 3});
-        let fitted = fit_structured(&"t".repeat(2000), big);
-        assert_eq!(
-            fitted,
-            json!({"run": "r1", "total": 3, "omitted": ["entries"]})
-        );
-        let small = json!({"run": "r1"});
-        assert_eq!(fit_structured("t", small.clone()), small);
     }
 }

@@ -1,37 +1,23 @@
 //! What the agent's tools answer (the MCP face today; every face that
-//! offers the tools shares it): the text the model reads and the structured
-//! state beside it, both held to the context budget (`core::budget`). Text
+//! offers the tools shares it): the text the model reads, held to the
+//! context budget (`core::budget`). Text
 //! from the workspace and the program under debug is escaped and fenced
 //! here, once, so no face can forget it.
 
 use super::{LogsAnswer, ProbeLedger};
 use crate::core::budget::{self, cut, ID, LEDGER_ROWS, LOCATION, STATEMENT};
 use crate::core::escape::{fence, inline_cut};
-use crate::core::snapshot::Snapshot;
+use crate::core::model::Hypothesis;
 use crate::workspace::logread::LogSummary;
-use serde_json::{json, Value};
 use std::fmt::Write;
 
-/// A tool's answer: the text for the model and the state beside it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolAnswer {
-    pub text: String,
-    pub structured: Value,
-}
-
-impl ToolAnswer {
-    /// Both parts within the budget: the text at the tool-result cap (with
-    /// `hint` saying how to read on), the structured part never bigger than
-    /// the text.
-    pub fn fitted(text: String, structured: Value, hint: &str) -> Self {
-        let text = budget::fit(text, budget::TOOL_RESULT, hint);
-        let structured = budget::fit_structured(&text, structured);
-        ToolAnswer { text, structured }
-    }
+/// A tool's text at the tool-result cap, with `hint` saying how to read on.
+fn capped(text: String, hint: &str) -> String {
+    budget::fit(text, budget::TOOL_RESULT, hint)
 }
 
 /// `probe_ledger`: one row per probe, foreign probe and half-removed marker.
-pub fn ledger(ledger: &ProbeLedger) -> ToolAnswer {
+pub fn ledger(ledger: &ProbeLedger) -> String {
     let mut rows: Vec<String> = ledger
         .probes
         .iter()
@@ -78,20 +64,12 @@ pub fn ledger(ledger: &ProbeLedger) -> ToolAnswer {
         }
         text
     };
-    let listed = |n: usize| n.min(LEDGER_ROWS);
-    ToolAnswer::fitted(
-        text,
-        json!({"probes": &ledger.probes[..listed(ledger.probes.len())], "live": ledger.live,
-               "missing": ledger.missing, "untracked": ledger.untracked,
-               "foreign": &ledger.foreign[..listed(ledger.foreign.len())],
-               "halfRemoved": &ledger.half_removed[..listed(ledger.half_removed.len())]}),
-        "`debug-sidecar check` lists every one.",
-    )
+    capped(text, "`debug-sidecar check` lists every one.")
 }
 
 /// `read_logs`: one page of a run's lines, fenced as data; lines too long
 /// for the page are named with where to find them.
-pub fn logs(answer: &LogsAnswer) -> ToolAnswer {
+pub fn logs(answer: &LogsAnswer) -> String {
     let page = &answer.page;
     let body: Vec<String> = page.entries.iter().map(|e| e.entry.to_string()).collect();
     let mut text = String::new();
@@ -128,16 +106,11 @@ pub fn logs(answer: &LogsAnswer) -> ToolAnswer {
             listed_numbers(&page.malformed.lines)
         );
     }
-    ToolAnswer::fitted(
-        text,
-        json!({"run": answer.target.run, "entries": page.entries, "nextCursor": page.next_cursor,
-               "total": answer.total, "malformed": page.malformed, "oversized": page.oversized}),
-        "Call read_logs with a smaller `limit` or a filter.",
-    )
+    capped(text, "Call read_logs with a smaller `limit` or a filter.")
 }
 
 /// `log_summary`: per probe, its count, timestamps and a few values.
-pub fn summary(run: Option<&str>, note: Option<&str>, summary: &LogSummary) -> ToolAnswer {
+pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut used = 0;
     let mut listed = 0;
@@ -175,30 +148,11 @@ pub fn summary(run: Option<&str>, note: Option<&str>, summary: &LogSummary) -> T
             listed_numbers(&summary.malformed.lines)
         );
     }
-    let text = budget::fit(
-        text,
-        budget::TOOL_RESULT,
-        "read_logs with `probe` reads any one probe.",
-    );
-    // The structured figures keep as many probes as fit beside the text,
-    // rather than losing the whole summary to the size rule.
-    let room = serde_json::to_vec(&text)
-        .map_or(text.len(), |v| v.len())
-        .max(budget::STRUCTURED_FLOOR);
-    let mut shown = summary.clone();
-    shown.probes.truncate(listed);
-    let structured = |shown: &LogSummary| json!({"run": run, "summary": shown, "note": note});
-    while !shown.probes.is_empty()
-        && serde_json::to_vec(&structured(&shown)).map_or(0, |v| v.len()) > room
-    {
-        shown.probes.truncate(shown.probes.len() * 3 / 4);
-    }
-    ToolAnswer::fitted(text, structured(&shown), "")
+    capped(text, "read_logs with `probe` reads any one probe.")
 }
 
 /// `record_hypotheses`: the session's hypotheses after the change.
-pub fn hypotheses(snapshot: &Snapshot) -> ToolAnswer {
-    let all = &snapshot.hypotheses;
+pub fn hypotheses(all: &[Hypothesis]) -> String {
     let mut text = String::from("Hypotheses recorded:");
     for h in all.iter().take(budget::LISTED_HYPOTHESES) {
         let _ = write!(
@@ -212,7 +166,7 @@ pub fn hypotheses(snapshot: &Snapshot) -> ToolAnswer {
     if all.len() > budget::LISTED_HYPOTHESES {
         let _ = write!(text, "\n+{} more", all.len() - budget::LISTED_HYPOTHESES);
     }
-    ToolAnswer::fitted(text, json!(snapshot), "")
+    capped(text, "")
 }
 
 /// Line numbers as `3, 9, 12`.

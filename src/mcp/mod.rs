@@ -9,7 +9,7 @@ use crate::core::budget::{self, LOG_PAGE};
 use crate::core::machine::HandOff;
 use crate::core::text;
 use crate::engine::owner::Owner;
-use crate::engine::tool_results::{self, ToolAnswer};
+use crate::engine::tool_results;
 use crate::engine::{Engine, EngineConfig, EngineError, SnippetRequest, StateDirError};
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
@@ -28,7 +28,7 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -183,17 +183,14 @@ fn parse<T: DeserializeOwned>(arguments: Option<Map<String, Value>>) -> Result<T
     })
 }
 
-/// A tool's answer as MCP carries it: the text alone. Claude Code and Codex
-/// give the model only `structuredContent` when a result has it, so the
-/// text (what to do next, the insertion instructions, the fence saying log
-/// lines are data) would never reach the model beside it.
-fn answer(answer: ToolAnswer) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(answer.text)])
-}
-
-/// A tool's text and state, held to the budget.
-fn fitted(text: String, structured: Value) -> CallToolResult {
-    answer(ToolAnswer::fitted(text, structured, ""))
+/// A tool's answer as MCP carries it: the text alone, at the tool-result
+/// cap. Claude Code and Codex give the model only `structuredContent` when
+/// a result has it, so the text (what to do next, the insertion
+/// instructions, the fence saying log lines are data) would never reach
+/// the model beside it.
+fn answer(text: String) -> CallToolResult {
+    let text = budget::fit(text, budget::TOOL_RESULT, "");
+    CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
 impl DebugMcp {
@@ -212,11 +209,11 @@ impl DebugMcp {
                     hypotheses: p.hypotheses,
                     message: p.message,
                 };
-                let (snapshot, text) = self.run(move |engine, now| {
+                let (_, text) = self.run(move |engine, now| {
                     let session = engine.resolve(None)?;
                     engine.hand_off(&session, hand_off, now)
                 })?;
-                Ok(fitted(text, json!(snapshot)))
+                Ok(answer(text))
             }
             "probe_snippet" => {
                 let p: ProbeSnippetParams = parse(arguments)?;
@@ -237,10 +234,7 @@ impl DebugMcp {
                     &placed.snippet,
                     &placed.placement,
                 );
-                Ok(fitted(
-                    text,
-                    json!({"probe": placed.probe, "snippet": placed.snippet}),
-                ))
+                Ok(answer(text))
             }
             "probe_ledger" => {
                 let p: ProbesParams = parse(arguments)?;
@@ -276,7 +270,6 @@ impl DebugMcp {
                 })?;
                 Ok(answer(tool_results::summary(
                     target.run.as_deref(),
-                    target.note.as_deref(),
                     &summary,
                 )))
             }
@@ -286,17 +279,15 @@ impl DebugMcp {
                     let session = engine.resolve(None)?;
                     engine.record_hypotheses(&session, p.hypotheses, now)
                 })?;
-                Ok(answer(tool_results::hypotheses(&snapshot)))
+                Ok(answer(tool_results::hypotheses(&snapshot.hypotheses)))
             }
             "debug_status" => {
-                let (snapshot, board) = self.run(move |engine, now| {
+                let board = self.run(move |engine, _| {
                     let session = engine.resolve(None)?;
-                    let snapshot = engine.status(&session, now)?;
-                    let (board, _) = engine.context(&session, None)?;
-                    Ok((snapshot, board))
+                    Ok(engine.context(&session, None)?.0)
                 })?;
                 let text = board.unwrap_or_else(|| text::NO_SESSION.into());
-                Ok(fitted(text, json!(snapshot)))
+                Ok(answer(text))
             }
             other => Err(format!(
                 "Unknown tool `{}`.",
