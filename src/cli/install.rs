@@ -139,7 +139,7 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
     let hooks = hooks_config(agent, program);
     match agent {
         Agent::Claude => {
-            let settings = root.join(".claude/settings.json");
+            let settings = root.join(".claude/settings.local.json");
             let mcp = root.join(".mcp.json");
             let mut hooks = hooks;
             merge(&mut hooks, &claude_permissions());

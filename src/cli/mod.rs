@@ -7,6 +7,7 @@ mod install;
 mod session;
 mod status;
 
+use crate::core::harness_memory::PersonCommandKind;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -146,16 +147,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Status { json, place }) => status::run(place, json),
         Some(Command::Start { place, problem }) => {
-            session::run(place, session::PersonCommand::Start, problem)
+            session::run(place, PersonCommandKind::Start, problem)
         }
         Some(Command::Proceed { place, note }) => {
-            session::run(place, session::PersonCommand::Proceed, note)
+            session::run(place, PersonCommandKind::Proceed, note)
         }
         Some(Command::Done { place, note }) => {
-            session::run(place, session::PersonCommand::Done, note)
+            session::run(place, PersonCommandKind::Done, note)
         }
         Some(Command::Abort { place }) => {
-            session::run(place, session::PersonCommand::Abort, vec![])
+            session::run(place, PersonCommandKind::Abort, vec![])
         }
         Some(Command::Logs {
             place,

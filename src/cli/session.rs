@@ -5,60 +5,19 @@
 //! agent; an agent with our hooks gets the session from them anyway.
 
 use super::Where;
-use crate::core::machine::ProceedInput;
-use crate::core::text;
+use crate::core::harness_memory::PersonCommandKind;
 use crate::engine::owner::now_ms;
 use std::process::ExitCode;
 
-#[derive(Debug, Clone, Copy)]
-pub enum PersonCommand {
-    Start,
-    Proceed,
-    Done,
-    Abort,
-}
-
-pub fn run(place: Where, command: PersonCommand, words: Vec<String>) -> anyhow::Result<ExitCode> {
+pub fn run(place: Where, kind: PersonCommandKind, words: Vec<String>) -> anyhow::Result<ExitCode> {
     let (mut engine, session) = place.open()?;
-    let now = now_ms();
     let note = Some(words.join(" ")).filter(|n| !n.trim().is_empty());
-    let (said, kickoff) = match command {
-        PersonCommand::Start => {
-            let problem = note.ok_or_else(|| {
-                anyhow::anyhow!("say what is wrong: `debug-sidecar start <the problem>`")
-            })?;
-            let (_, kickoff) = engine.start(&session, problem, now)?;
-            (format!("Debug session {session} started."), kickoff)
-        }
-        PersonCommand::Proceed => {
-            let input = ProceedInput {
-                note,
-                ..Default::default()
-            };
-            let (snapshot, kickoff) = engine.proceed(&session, input, now)?;
-            let round = snapshot.round.unwrap_or_default();
-            (
-                format!("Round {round} is the agent's: it reads the evidence."),
-                kickoff,
-            )
-        }
-        PersonCommand::Done => {
-            let (_, kickoff) = engine.done(&session, note, now)?;
-            (
-                "Marked fixed: the agent removes every probe.".to_string(),
-                kickoff,
-            )
-        }
-        PersonCommand::Abort => {
-            let (_, leftover) = engine.abort(&session, now)?;
-            (
-                "Debug session aborted.".to_string(),
-                Some(text::abort_notice(&leftover)),
-            )
-        }
-    };
-    eprintln!("{said}");
-    if let Some(kickoff) = kickoff {
+    if kind == PersonCommandKind::Start && note.is_none() {
+        anyhow::bail!("say what is wrong: `debug-sidecar start <the problem>`");
+    }
+    let answer = engine.person_command(&session, kind, note, now_ms())?;
+    eprintln!("{}", answer.said);
+    if let Some(kickoff) = answer.kickoff {
         // For the agent: what its next turn starts from.
         println!("{kickoff}");
     }

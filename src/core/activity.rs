@@ -5,6 +5,7 @@
 //! two activities, whoever made the change.
 
 use super::agents::{AgentRecord, AgentRegistry};
+use super::harness_memory::HarnessMemory;
 use super::progress::{Bubble, ProgressTracker};
 use super::turn::{TurnState, TurnTracker};
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,8 @@ pub struct Activity {
     /// Holds this one session's progress.
     pub progress: ProgressTracker,
     pub agents: AgentRegistry,
+    /// What the hooks remember between their processes.
+    pub harness: HarnessMemory,
 }
 
 /// One thing an observer should hear about an activity change.
@@ -32,7 +35,10 @@ pub enum ActivityChange {
 impl Activity {
     /// Everything the same apart from the revision.
     pub fn same_as(&self, other: &Activity) -> bool {
-        self.turn == other.turn && self.progress == other.progress && self.agents == other.agents
+        self.turn == other.turn
+            && self.progress == other.progress
+            && self.agents == other.agents
+            && self.harness == other.harness
     }
 
     /// Whether this (saved) activity is news to one who heard `heard`: its

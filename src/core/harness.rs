@@ -2,6 +2,7 @@
 //! and what each report means to the turn-state reducer and to the debug
 //! session. Faces only parse; the meaning lives here.
 
+use super::harness_memory::PersonCommandKind;
 use super::machine::{Command, TurnSource};
 use super::turn::TurnEvent;
 use serde::{Deserialize, Serialize};
@@ -75,6 +76,73 @@ impl HarnessEvent {
             _ => None,
         }
     }
+}
+
+/// How the harness names our MCP tools to its model, so the texts can say
+/// how to reach them (both harnesses may defer them behind a tool search).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolNaming {
+    /// Unknown client: the tools by their own names.
+    #[default]
+    Bare,
+    /// `mcp__debug-sidecar__<tool>`, found with ToolSearch.
+    ClaudeCode,
+    /// The `mcp__debug_sidecar` namespace, found with `tool_search`.
+    Codex,
+}
+
+impl ToolNaming {
+    /// From an MCP client's `clientInfo.name`.
+    pub fn of_client(name: &str) -> Self {
+        let name = name.to_ascii_lowercase();
+        if name.starts_with("claude") {
+            ToolNaming::ClaudeCode
+        } else if name.starts_with("codex") {
+            ToolNaming::Codex
+        } else {
+            ToolNaming::Bare
+        }
+    }
+
+    /// One line saying how this harness calls the tools the texts name.
+    pub fn tools_line(self) -> Option<&'static str> {
+        match self {
+            ToolNaming::Bare => None,
+            ToolNaming::ClaudeCode => Some(
+                "Tools named here are debug-sidecar's MCP tools: call them as \
+                 mcp__debug-sidecar__<name> (mcp__debug-sidecar__hand_off_to_user); one not \
+                 loaded yet loads with ToolSearch \"select:mcp__debug-sidecar__<name>\".",
+            ),
+            ToolNaming::Codex => Some(
+                "Tools named here are debug-sidecar's MCP tools, in the mcp__debug_sidecar \
+                 namespace; if they are not loaded, find them with tool_search \"debug sidecar\".",
+            ),
+        }
+    }
+}
+
+/// The MCP prompts of ours a harness may show as slash commands, as Claude
+/// Code spells them (`/mcp__<server>__<prompt>`).
+const PROMPT_COMMANDS: &[(&str, PersonCommandKind)] = &[
+    ("/mcp__debug-sidecar__debug-proceed", PersonCommandKind::Proceed),
+    ("/mcp__debug-sidecar__debug-done", PersonCommandKind::Done),
+    ("/mcp__debug-sidecar__debug-abort", PersonCommandKind::Abort),
+    ("/mcp__debug-sidecar__debug", PersonCommandKind::Start),
+];
+
+/// A person's command typed as one of our slash commands, with the whole
+/// rest of the prompt (Claude Code hands an MCP prompt its arguments split
+/// at whitespace, so only the prompt itself has the problem as written).
+pub fn person_command(prompt: &str) -> Option<(PersonCommandKind, String)> {
+    let prompt = prompt.trim_start();
+    PROMPT_COMMANDS.iter().find_map(|(command, kind)| {
+        let rest = prompt.strip_prefix(command)?;
+        // `/mcp__debug-sidecar__debug` must not claim `...__debug-proceed`.
+        if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
+            return None;
+        }
+        Some((*kind, rest.trim().to_string()))
+    })
 }
 
 /// The files an edit tool call touched, from the tool's input as the
@@ -168,6 +236,35 @@ mod tests {
             Some(vec!["src/a.rs".to_string(), "b.txt".to_string()])
         );
         assert_eq!(edited_files(&json!({"content": "x"})), None);
+    }
+
+    #[test]
+    fn slash_commands_keep_the_whole_problem() {
+        assert_eq!(
+            person_command("/mcp__debug-sidecar__debug the total is wrong\nsee: 3 4 5"),
+            Some((
+                PersonCommandKind::Start,
+                "the total is wrong\nsee: 3 4 5".to_string()
+            ))
+        );
+        assert_eq!(
+            person_command(" /mcp__debug-sidecar__debug-proceed"),
+            Some((PersonCommandKind::Proceed, String::new()))
+        );
+        assert_eq!(
+            person_command("/mcp__debug-sidecar__debug-done it prints 12 now"),
+            Some((PersonCommandKind::Done, "it prints 12 now".to_string()))
+        );
+        assert_eq!(person_command("/mcp__debug-sidecar__debugger x"), None);
+        assert_eq!(person_command("please /mcp__debug-sidecar__debug x"), None);
+        assert_eq!(
+            ToolNaming::of_client("claude-code"),
+            ToolNaming::ClaudeCode
+        );
+        assert_eq!(
+            ToolNaming::of_client("codex-mcp-client"),
+            ToolNaming::Codex
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod error;
 pub mod escape;
 pub mod findings;
 pub mod harness;
+pub mod harness_memory;
 pub mod machine;
 pub mod markers;
 pub mod model;

@@ -53,7 +53,7 @@ impl Engine {
     }
 
     /// A harness reports a finished tool call (`PostToolUse`): a todo list
-    /// becomes progress, the call is the session's tool event, and an edit's
+    /// (TodoWrite, or Claude Code's TaskCreate/TaskUpdate) becomes progress, the call is the session's tool event, and an edit's
     /// rescan runs now, on the edited files when the input names them
     /// (relative ones resolved against `base_dir`, the harness's `cwd`).
     pub fn tool_used(
@@ -61,6 +61,7 @@ impl Engine {
         session_id: &str,
         tool: &str,
         tool_input: &Value,
+        tool_response: &Value,
         base_dir: &Path,
         now: u64,
     ) -> Result<(), EngineError> {
@@ -68,6 +69,9 @@ impl Engine {
             if let Some(todos) = tool_input.get("todos").and_then(Value::as_array) {
                 self.todos(session_id, todos, now)?;
             }
+        }
+        if matches!(tool, "TaskCreate" | "TaskUpdate") {
+            self.task_tool(session_id, tool, tool_input, tool_response, now)?;
         }
         let call = HarnessEvent {
             kind: HarnessEventKind::ToolCall,

@@ -221,8 +221,8 @@ impl Engine {
     ) -> Result<(Option<String>, Option<Vec<Value>>), EngineError> {
         let stored = self.load(session_id)?;
         let env = self.env(session_id);
-        let content = stored
-            .state
+        let state = self.with_current_lines(session_id, &stored.state);
+        let content = state
             .session()
             .map(|session| text::blackboard(session, &env));
         let synced =

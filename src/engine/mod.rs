@@ -10,11 +10,14 @@
 mod activity;
 mod commands;
 mod config;
+mod harness;
 mod logs;
 pub mod owner;
 mod probes;
 mod session_io;
 pub mod tool_results;
+
+pub use harness::PersonAnswer;
 
 pub use config::{
     workspace_root, EngineConfig, StateDirError, StateDirOrigin, SESSION_ENV, STATE_DIR_ENV,
@@ -27,7 +30,7 @@ use crate::core::agents::{AgentEvent, AgentRecord};
 use crate::core::context_sync::{sync_context, Synced};
 use crate::core::error::CommandName;
 use crate::core::error::DomainError;
-use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind};
+use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind, ToolNaming};
 use crate::core::machine::ArtifactInput;
 use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
@@ -223,6 +226,8 @@ pub struct Engine {
     /// request without a session id does not list the directory each time.
     /// (Outer None: not looked up yet; inner None: there is no session.)
     recent: Option<Option<String>>,
+    /// How the harness this process serves calls our tools.
+    tool_naming: ToolNaming,
 }
 
 impl Engine {
@@ -242,7 +247,13 @@ impl Engine {
             scan_requests: Vec::new(),
             announced: HashMap::new(),
             recent: None,
+            tool_naming: ToolNaming::default(),
         }
+    }
+
+    /// Texts from now on say how this harness calls our tools.
+    pub fn set_tool_naming(&mut self, naming: ToolNaming) {
+        self.tool_naming = naming;
     }
 
     /// Another process may have written the session: announce its state if
@@ -350,6 +361,7 @@ impl Engine {
         RenderEnv {
             runs_dir: Some(self.runs_dir(session_id).to_string_lossy().into_owned()),
             ingest_url: self.ingest_url(session_id),
+            tools: self.tool_naming,
         }
     }
 

@@ -6,8 +6,9 @@
 //! unknown event, an unreadable workspace) is one line on stderr, nothing
 //! on stdout, and exit code 0.
 
-use crate::core::harness::{HarnessEvent, HarnessEventKind};
+use crate::core::harness::{person_command, HarnessEvent, HarnessEventKind, ToolNaming};
 use crate::core::machine::{StopDecision, TurnSource};
+use crate::core::text;
 use crate::engine::owner::now_ms;
 use crate::engine::{Engine, EngineConfig};
 use crate::workspace::committed;
@@ -55,7 +56,6 @@ pub fn run_stdio(dialect: Dialect, event: &str) {
 }
 
 fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<Value>> {
-    let _ = dialect; // Both dialects share these shapes today.
     if input.trim().is_empty() {
         anyhow::bail!("no input on stdin");
     }
@@ -69,9 +69,19 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
     if !cwd.is_dir() {
         anyhow::bail!("`cwd` {} is not a directory", cwd.display());
     }
+    // The harness's conversation: each one holds its own copies of the board.
+    let conversation = input
+        .get("session_id")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown")
+        .to_string();
     let config = EngineConfig::for_agent(crate::engine::workspace_root(&cwd))?;
     let store = committed::open_store(&config.root, &config.state_dir);
     let mut engine = Engine::new(config, store);
+    engine.set_tool_naming(match dialect {
+        Dialect::Claude => ToolNaming::ClaudeCode,
+        Dialect::Codex => ToolNaming::Codex,
+    });
     let session = engine.resolve(None)?;
     let now = now_ms();
     let harness = |kind, tool: Option<String>, source| HarnessEvent { kind, tool, source };
@@ -83,21 +93,38 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
     ) {
         if let Some((person, model)) = engine.take_lost_notice() {
             return Ok(Some(if event == "Stop" {
-                json!({ "decision": "block", "reason": model, "systemMessage": person })
+                send_back(dialect, &model, &person)
             } else {
-                json!({
-                    "systemMessage": person,
-                    "hookSpecificOutput": { "hookEventName": event, "additionalContext": model },
-                })
+                context_answer(event, Some(&model), Some(&person))
             }));
         }
     }
     match event {
-        "SessionStart" => context(&mut engine, &session, event),
+        "SessionStart" => {
+            let source = input.get("source").and_then(Value::as_str);
+            if matches!(source, Some("compact" | "clear")) {
+                engine.conversation_reset(&session, &conversation, now)?;
+            }
+            let board = engine.board_for(&session, &conversation, now)?;
+            Ok(board.map(|board| context_answer(event, Some(&board), None)))
+        }
         "UserPromptSubmit" => {
             let event_kind = harness(HarnessEventKind::TurnStart, None, Some(TurnSource::User));
             engine.harness_event(&session, event_kind, now)?;
-            context(&mut engine, &session, event)
+            // A slash command of ours is applied here, with the whole prompt,
+            // so the board below already shows its outcome (Claude Code
+            // expands the command only after this hook).
+            let prompt = input.get("prompt").and_then(Value::as_str).unwrap_or("");
+            let mut person = None;
+            if let Some((kind, words)) = person_command(prompt) {
+                person = Some(match engine.person_command(&session, kind, Some(words), now) {
+                    Ok(answer) => answer.said,
+                    Err(error) => format!("debug-sidecar: {error}"),
+                });
+            }
+            let board = engine.board_for(&session, &conversation, now)?;
+            Ok((board.is_some() || person.is_some())
+                .then(|| context_answer(event, board.as_deref(), person.as_deref())))
         }
         "PreToolUse" => {
             engine.harness_event(
@@ -113,33 +140,58 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
-            engine.tool_used(&session, tool, &tool_input, &cwd, now)?;
-            Ok(None)
+            let response = input.get("tool_response").cloned().unwrap_or(Value::Null);
+            engine.tool_used(&session, tool, &tool_input, &response, &cwd, now)?;
+            // A call that changed the state (hypotheses, a probe on disk, a
+            // hand-off) refreshes the sections of the board it changed.
+            let board = engine.board_update_for(&session, &conversation, now)?;
+            Ok(board.map(|board| context_answer(event, Some(&board), None)))
         }
         "Stop" => {
             let last = input.get("last_assistant_message").and_then(Value::as_str);
             let stop = engine.agent_stopped(&session, last, now)?;
             Ok(match (stop.decision, stop.reason) {
                 (StopDecision::Block { .. }, Some(reason)) => {
-                    Some(json!({ "decision": "block", "reason": reason }))
+                    Some(send_back(dialect, &reason, text::NUDGE_NOTICE))
                 }
                 _ => stop.notice.map(|notice| json!({ "systemMessage": notice })),
             })
         }
-        "SessionEnd" | "SubagentStop" | "Notification" | "PreCompact" => Ok(None),
+        "PreCompact" => {
+            // What the conversation was given is about to be summarised away.
+            engine.conversation_reset(&session, &conversation, now)?;
+            Ok(None)
+        }
+        "SessionEnd" | "SubagentStop" | "Notification" => Ok(None),
         other => anyhow::bail!("unknown hook event `{other}`; nothing was done"),
     }
 }
 
-/// The blackboard as additional context, while a debug session is active.
-fn context(engine: &mut Engine, session: &str, event: &str) -> anyhow::Result<Option<Value>> {
-    let (content, _) = engine.context(session, None)?;
-    Ok(content.map(|content| {
-        json!({
-            "hookSpecificOutput": {
-                "hookEventName": event,
-                "additionalContext": content,
-            }
-        })
-    }))
+/// Text for the model (`additionalContext`) and a line for the person
+/// (`systemMessage`), as both harnesses take them on these events.
+fn context_answer(event: &str, model: Option<&str>, person: Option<&str>) -> Value {
+    let mut answer = json!({});
+    if let Some(model) = model {
+        answer["hookSpecificOutput"] =
+            json!({ "hookEventName": event, "additionalContext": model });
+    }
+    if let Some(person) = person {
+        answer["systemMessage"] = json!(person);
+    }
+    answer
+}
+
+/// Send a model that stopped back to work. Claude Code takes a Stop hook's
+/// `additionalContext` as guidance and runs the model again, where a
+/// `decision: block` reads to the person as "stop hook problem" and to the
+/// model as a blocking error, with the reason twice (measured in the lab
+/// with 2.1.332). Codex continues only on a block.
+fn send_back(dialect: Dialect, model: &str, person: &str) -> Value {
+    match dialect {
+        Dialect::Claude => json!({
+            "hookSpecificOutput": { "hookEventName": "Stop", "additionalContext": model },
+            "systemMessage": person,
+        }),
+        Dialect::Codex => json!({ "decision": "block", "reason": model, "systemMessage": person }),
+    }
 }

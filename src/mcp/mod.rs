@@ -6,6 +6,8 @@
 //! act on, never a protocol error.
 
 use crate::core::budget::{self, LOG_PAGE};
+use crate::core::harness::ToolNaming;
+use crate::core::harness_memory::PersonCommandKind;
 use crate::core::machine::HandOff;
 use crate::core::text;
 use crate::engine::owner::Owner;
@@ -13,7 +15,7 @@ use crate::engine::tool_results;
 use crate::engine::{Engine, EngineConfig, EngineError, SnippetRequest, StateDirError};
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
-    RecordHypothesesParams, SessionParams,
+    RecordHypothesesParams, SessionParams, StartParams,
 };
 use crate::workspace::logread::LogQuery;
 use rmcp::model::{
@@ -110,6 +112,7 @@ fn tools() -> Vec<Tool> {
         ("log_summary", "Summarise a run's log", true),
         ("record_hypotheses", "Record hypotheses", false),
         ("debug_status", "Debug session status", true),
+        ("start_debug_session", "Start Debug Mode", false),
     ];
     tool_list()
         .into_iter()
@@ -168,6 +171,13 @@ fn tool_list() -> Vec<Tool> {
             "The debug session's current state and what to do next (the blackboard).",
             schema_of::<SessionParams>(),
         ),
+        Tool::new(
+            "start_debug_session",
+            "Start Debug Mode when the user asks for it (\"debug mode: ...\", \"use \
+             debug-sidecar on ...\") in a harness without its slash command: `problem` is what \
+             is wrong, in the user's words. Answers with your first steps.",
+            schema_of::<StartParams>(),
+        ),
     ]
 }
 
@@ -200,6 +210,11 @@ impl DebugMcp {
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, String> {
         match name {
+            "start_debug_session" => {
+                let p: StartParams = parse(arguments)?;
+                let text = self.person(PersonCommandKind::Start, Some(p.problem))?;
+                Ok(answer(text))
+            }
             "hand_off_to_user" => {
                 let p: HandOffParams = parse(arguments)?;
                 let hand_off = HandOff {
@@ -296,40 +311,40 @@ impl DebugMcp {
         }
     }
 
+    /// A person's command; the text the agent's turn goes on from.
+    fn person(&self, kind: PersonCommandKind, words: Option<String>) -> Result<String, String> {
+        let answer = self.run(move |engine, now| {
+            let session = engine.resolve(None)?;
+            engine.person_command(&session, kind, words, now)
+        })?;
+        Ok(answer.kickoff.unwrap_or(answer.said))
+    }
+
     fn prompt(&self, name: &str, arguments: Option<Map<String, Value>>) -> Result<String, String> {
         let problem = arguments
             .as_ref()
             .and_then(|a| a.get("problem"))
             .and_then(Value::as_str)
             .map(str::to_string);
-        let kickoff = |text: Option<String>| text.unwrap_or_default();
         match name {
             "debug" => {
                 let problem = problem.ok_or("Say what is wrong: `/debug <the problem>`.")?;
-                self.run(move |engine, now| {
-                    let session = engine.resolve(None)?;
-                    engine
-                        .start(&session, problem, now)
-                        .map(|(_, k)| kickoff(k))
-                })
+                self.person(PersonCommandKind::Start, Some(problem))
             }
-            "debug-proceed" => self.run(move |engine, now| {
-                let session = engine.resolve(None)?;
-                engine
-                    .proceed(&session, Default::default(), now)
-                    .map(|(_, k)| kickoff(k))
-            }),
-            "debug-done" => self.run(move |engine, now| {
-                let session = engine.resolve(None)?;
-                engine.done(&session, None, now).map(|(_, k)| kickoff(k))
-            }),
-            "debug-abort" => self.run(move |engine, now| {
-                let session = engine.resolve(None)?;
-                let (_, leftover) = engine.abort(&session, now)?;
-                Ok(text::abort_notice(&leftover))
-            }),
+            "debug-proceed" => self.person(PersonCommandKind::Proceed, None),
+            "debug-done" => self.person(PersonCommandKind::Done, None),
+            "debug-abort" => self.person(PersonCommandKind::Abort, None),
             other => Err(format!("Unknown prompt `{other}`.")),
         }
+    }
+
+    /// Texts name our tools as this client calls them.
+    fn learn_client(&self, peer: &Peer<RoleServer>) {
+        let Some(info) = peer.peer_info() else {
+            return;
+        };
+        let naming = ToolNaming::of_client(&info.client_info.name);
+        self.owner.tell(move |engine, _| engine.set_tool_naming(naming));
     }
 }
 
@@ -376,9 +391,9 @@ impl ServerHandler for DebugMcp {
             env!("CARGO_PKG_VERSION"),
         ))
         .with_instructions(
-            "Debug Mode: evidence first. Use the debug prompt to start; hand_off_to_user closes \
-             each round; probes come from probe_snippet and must be removed when the user marks \
-             the bug fixed.",
+            "Debug Mode: evidence first. The user starts it with the debug prompt (or asks you, \
+             and you call start_debug_session); hand_off_to_user closes each round; probes come \
+             from probe_snippet and must be removed when the user marks the bug fixed.",
         )
     }
 
@@ -393,8 +408,9 @@ impl ServerHandler for DebugMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        self.learn_client(&context.peer);
         let result = match self.call(&request.name, request.arguments) {
             Ok(result) => result,
             // An error can quote what the model sent: it is held to the cap too.
@@ -421,8 +437,9 @@ impl ServerHandler for DebugMcp {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        self.learn_client(&context.peer);
         let text = self
             .prompt(&request.name, request.arguments)
             .map_err(|message| McpError::invalid_params(message, None))?;

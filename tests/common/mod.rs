@@ -12,6 +12,7 @@ pub fn env() -> RenderEnv {
     RenderEnv {
         runs_dir: Some("/home/ada/shop/.debug-sidecar/sessions/default/runs".into()),
         ingest_url: Some("http://127.0.0.1:7242/ingest/3f9c2a".into()),
+        ..Default::default()
     }
 }
 

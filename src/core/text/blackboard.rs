@@ -53,6 +53,10 @@ pub fn blackboard(session: &DebugSession, env: &RenderEnv) -> String {
         "\nEvidence methods, least user work first: {}. Ask the user only for what no probe can record.",
         methods.join(" > ")
     );
+    if let Some(line) = env.tools.tools_line() {
+        out.push('\n');
+        out.push_str(line);
+    }
     // Whatever a field still carried (the problem's own lines are indented).
     budget::fit(
         scrub(&out),

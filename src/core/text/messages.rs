@@ -128,6 +128,14 @@ pub fn hand_off_result(session: &DebugSession, result: &HandOffResult) -> String
 
 /// The message that starts the model's turn after a user command.
 pub fn kickoff(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> String {
+    let text = kickoff_text(session, kickoff, env);
+    match env.tools.tools_line() {
+        Some(line) => format!("{text}\n{line}"),
+        None => text,
+    }
+}
+
+fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> String {
     match kickoff {
         Kickoff::Start => format!(
             "Debug Mode is on. The problem:\n{}\n\nWork from runtime evidence, not guesses:\n\

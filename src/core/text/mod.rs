@@ -19,6 +19,10 @@ pub const HAND_OFF_TOOL: &str = "hand_off_to_user";
 pub const SNIPPET_TOOL: &str = "probe_snippet";
 pub const HYPOTHESES_TOOL: &str = "record_hypotheses";
 
+/// What the person is shown when a model that stopped early is sent back.
+pub const NUDGE_NOTICE: &str =
+    "Debug Mode sent the agent back: it stopped before handing the round over.";
+
 /// Where things live, as the workspace layer sees them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RenderEnv {
@@ -26,6 +30,8 @@ pub struct RenderEnv {
     pub runs_dir: Option<String>,
     /// Loopback URL for browser JavaScript, when the ingest server runs.
     pub ingest_url: Option<String>,
+    /// How the harness the text goes to calls our tools.
+    pub tools: crate::core::harness::ToolNaming,
 }
 
 /// The file probes append to: a link the workspace re-points at the current

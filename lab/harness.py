@@ -1,0 +1,221 @@
+"""Setting up and driving the real harnesses for the lab: a scratch home,
+a throwaway workspace configured exactly as `debug-sidecar install ...
+--write` leaves it, and one headless run per prompt."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+LAB_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(LAB_DIR)
+
+BUGGY_APP = """\
+import sys
+
+
+def total(prices):
+    # The bug: the first price is skipped.
+    return sum(prices[1:])
+
+
+if __name__ == "__main__":
+    prices = [int(p) for p in sys.argv[1:]] or [3, 4, 5]
+    print("total:", total(prices))
+"""
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+class Workspace:
+    """A git repository with one buggy program, a scratch HOME, and the
+    sidecar on PATH under the name `install` writes into the configs."""
+
+    def __init__(self, name, sidecar):
+        self.base = tempfile.mkdtemp(prefix=f"lab-{name}-")
+        self.root = os.path.join(self.base, "repo")
+        self.home = os.path.join(self.base, "home")
+        os.makedirs(self.root)
+        os.makedirs(self.home)
+        subprocess.run(["git", "init", "-q", self.root], check=True)
+        with open(os.path.join(self.root, "app.py"), "w") as f:
+            f.write(BUGGY_APP)
+        bin_dir = os.path.join(self.base, "bin")
+        os.makedirs(bin_dir)
+        os.symlink(sidecar, os.path.join(bin_dir, "debug-sidecar"))
+        self.env = {
+            "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+            "HOME": self.home,
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "TMPDIR": os.path.join(self.base, "tmp"),
+        }
+        os.makedirs(self.env["TMPDIR"])
+
+    def sidecar(self, *args, cwd=None, check_rc=True):
+        out = subprocess.run(
+            ["debug-sidecar", *args], cwd=cwd or self.root, env=self.env,
+            capture_output=True, text=True, timeout=60,
+        )
+        if check_rc and out.returncode != 0:
+            raise Failure(f"debug-sidecar {' '.join(args)} exited {out.returncode}: {out.stderr}")
+        return out
+
+    def run_app(self, *args):
+        """The person reproduces: runs the program as they would."""
+        return subprocess.run(
+            ["python3", "app.py", *args], cwd=self.root, env=self.env,
+            capture_output=True, text=True, timeout=60,
+        )
+
+    def read(self, path):
+        with open(os.path.join(self.root, path)) as f:
+            return f.read()
+
+    def status(self):
+        return json.loads(self.sidecar("status", "--json").stdout)
+
+    def cleanup(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+class Claude:
+    """Claude Code in print mode, one process per prompt (`--continue`
+    after the first), as a person scripting it would run it."""
+
+    name = "claude"
+
+    def __init__(self, binary, workspace, port):
+        self.binary = binary
+        self.ws = workspace
+        self.started = False
+        self.env = dict(
+            workspace.env,
+            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
+            ANTHROPIC_API_KEY="lab-key",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            DISABLE_TELEMETRY="1",
+            # As in an interactive session: the todo tools (TaskCreate, TaskUpdate).
+            CLAUDE_CODE_ENABLE_TODO_TOOLS="1",
+        )
+
+    def install(self, cwd=None, trusted=None):
+        """`install claude --write` in the repository; the person trusts
+        `trusted` (the folder they start Claude Code in)."""
+        out = self.ws.sidecar("install", "claude", "--write", cwd=cwd)
+        cwd = trusted
+        # The person accepted Claude Code's trust dialog for this folder once
+        # (without it, project permissions are ignored); that is all we add.
+        state = os.path.join(self.ws.home, ".claude.json")
+        with open(state, "w") as f:
+            folders = {self.ws.root, cwd or self.ws.root}
+            json.dump({"projects": {d: {"hasTrustDialogAccepted": True} for d in folders},
+                       "hasCompletedOnboarding": True}, f)
+        return out
+
+    def prompt(self, text, cwd=None, timeout=120):
+        # Edits are allowed as a person scripting `claude -p` allows them.
+        args = [self.binary, "-p", text, "--output-format", "stream-json", "--verbose",
+                "--include-hook-events", "--permission-mode", "acceptEdits"]
+        if self.started:
+            args.append("--continue")
+        self.started = True
+        out = subprocess.run(args, cwd=cwd or self.ws.root, env=self.env, capture_output=True,
+                             text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        events = []
+        for line in out.stdout.splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass
+        if out.returncode != 0:
+            raise Failure(f"claude exited {out.returncode}: {out.stderr[-2000:]}")
+        return Shown(events, out.stderr)
+
+
+class Shown:
+    """What the person was shown by one harness run."""
+
+    def __init__(self, events, stderr, text=None):
+        self.events = events
+        self.stderr = stderr
+        self.text = text if text is not None else "\n".join(self._lines())
+
+    def _lines(self):
+        for event in self.events:
+            kind, sub = event.get("type"), event.get("subtype")
+            if kind == "system" and sub in ("informational", "notification"):
+                yield event.get("content") or event.get("text") or ""
+            elif kind == "assistant":
+                for block in event.get("message", {}).get("content", []):
+                    if block.get("type") == "text":
+                        yield block["text"]
+            elif kind == "result":
+                yield event.get("result") or ""
+
+    def notifications(self):
+        return [e for e in self.events if e.get("type") == "system"
+                and e.get("subtype") == "notification"]
+
+    def hook_outputs(self, event_name):
+        return [e.get("output", "") for e in self.events
+                if e.get("subtype") == "hook_response" and e.get("hook_event") == event_name]
+
+
+class Codex:
+    """`codex exec`, one process per prompt (`exec resume --last` after the
+    first)."""
+
+    name = "codex"
+
+    def __init__(self, binary, workspace, port):
+        self.binary = binary
+        self.ws = workspace
+        self.port = port
+        self.started = False
+        self.codex_home = os.path.join(workspace.home, ".codex")
+        os.makedirs(self.codex_home, exist_ok=True)
+        self.env = dict(workspace.env, CODEX_HOME=self.codex_home, LAB_KEY="lab-key")
+
+    def install(self, cwd=None):
+        out = self.ws.sidecar("install", "codex", "--write", cwd=cwd)
+        # The person's own config: the model provider (ours on loopback),
+        # and the trust `install codex` asks for.
+        with open(os.path.join(self.codex_home, "config.toml"), "a") as f:
+            f.write(
+                'model = "gpt-5.5"\nmodel_provider = "lab"\napproval_policy = "never"\n'
+                f'[model_providers.lab]\nname = "lab"\nbase_url = "http://127.0.0.1:{self.port}/v1"\n'
+                'wire_api = "responses"\nenv_key = "LAB_KEY"\n'
+                f'[projects."{self.ws.root}"]\ntrust_level = "trusted"\n'
+            )
+        return out
+
+    def prompt(self, text, cwd=None, timeout=120, trust_hooks=True):
+        args = [self.binary, "exec", "--skip-git-repo-check", "--json"]
+        if trust_hooks:
+            # What accepting the hooks in the TUI once does; `exec` cannot ask.
+            args.append("--dangerously-bypass-hook-trust")
+        if self.started:
+            args += ["resume", "--last"]
+        args.append(text)
+        self.started = True
+        out = subprocess.run(args, cwd=cwd or self.ws.root, env=self.env, capture_output=True,
+                             text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        events = []
+        for line in out.stdout.splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass
+        if out.returncode != 0:
+            raise Failure(f"codex exited {out.returncode}: {out.stderr[-2000:]}")
+        return Shown(events, out.stderr, text=out.stdout + "\n" + out.stderr)

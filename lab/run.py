@@ -1,0 +1,76 @@
+"""The harness lab: Claude Code and Codex, installed from npm, run the whole
+debug loop headless against a scripted model on 127.0.0.1, with the hooks
+and MCP configuration exactly as `debug-sidecar install ... --write` leaves
+them. Assertions read what the model received (the requests the model
+server logged) and what the person was shown (the harness's output), and
+only then the sidecar's state.
+
+    python3 lab/run.py [--only NAME] [--keep]
+
+Needs DEBUG_SIDECAR_BIN, LAB_CLAUDE and LAB_CODEX (scripts/test sets them).
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import Claude, Codex, Failure, Workspace  # noqa: E402
+from model_server import Lab  # noqa: E402
+import scenarios  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", action="append", default=[])
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
+    args = parser.parse_args()
+    sidecar = os.environ.get("DEBUG_SIDECAR_BIN") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target/debug/debug-sidecar")
+    programs = {"claude": (Claude, os.environ.get("LAB_CLAUDE")),
+                "codex": (Codex, os.environ.get("LAB_CODEX"))}
+    failed, timings = [], []
+    for name, harness_name, play in scenarios.ALL:
+        label = f"{harness_name}: {name}"
+        if args.only and not any(o in label for o in args.only):
+            continue
+        kind, binary = programs[harness_name]
+        if not binary:
+            print(f"SKIP {label}: LAB_{harness_name.upper()} is not set", file=sys.stderr)
+            failed.append(label)
+            continue
+        ws = Workspace(name.replace(" ", "-"), sidecar)
+        started = time.monotonic()
+        try:
+            play(kind, binary, ws)
+            outcome = "ok"
+        except Failure as failure:
+            outcome = f"FAILED: {failure}"
+            failed.append(label)
+        except Exception:  # a broken scenario is a failure too, with its trace
+            outcome = "ERROR:\n" + traceback.format_exc()
+            failed.append(label)
+        elapsed = time.monotonic() - started
+        if outcome != "ok" and Lab.last is not None:
+            with open(os.path.join(ws.base, "requests.json"), "w") as f:
+                json.dump(Lab.last.requests, f, indent=1)
+        Lab.last = None
+        timings.append((label, elapsed))
+        print(f"{'ok ' if outcome == 'ok' else '!! '} {label} ({elapsed:.1f} s)"
+              + ("" if outcome == "ok" else f"\n    {outcome}\n    kept: {ws.base}"),
+              file=sys.stderr)
+        if outcome == "ok" and not args.keep:
+            ws.cleanup()
+    total = sum(t for _, t in timings)
+    played = len(timings) + sum(1 for label in failed if label not in dict(timings))
+    print(f"lab: {played - len(failed)} of {played} scenarios passed "
+          f"in {total:.1f} s", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

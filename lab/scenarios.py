@@ -1,0 +1,253 @@
+"""The lab's scenarios. Each plays a person and a scripted model through a
+real harness and asserts on what the model received and the person saw.
+A scenario is `(name, harness, play)`; `play(kind, binary, workspace)`
+raises `Failure` naming the first broken expectation."""
+
+import json
+import os
+import re
+
+from harness import check, Failure
+from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say, search
+
+BOARD = "[DEBUG MODE · round"
+PROBLEM = "the total is wrong: 3 4 5 gives 9, not 12"
+
+
+def claude_names(tool):
+    # Harness tools are capitalised (Read, Edit, ToolSearch); ours are MCP tools.
+    return tool if tool[0].isupper() else f"mcp__debug-sidecar__{tool}"
+
+
+def codex_names(tool):
+    if tool in ("exec_command", "apply_patch", "update_plan"):
+        return tool
+    return ("mcp__debug_sidecar", tool)
+
+
+def boards(text):
+    """The blackboard copies in a request, in order."""
+    starts = [m.start() for m in re.finditer(re.escape(BOARD), text)]
+    return [text[s:e] for s, e in zip(starts, starts[1:] + [len(text)])]
+
+
+def requests_of(lab, turn):
+    return [r for r in lab.requests if r["turn"] == turn]
+
+
+def no_doubled_board(lab):
+    """Item 5: no request carries two copies of the same blackboard."""
+    for r in lab.requests:
+        if r["turn"] is None:
+            continue
+        copies = boards(request_text(r["body"]))
+        seen = set()
+        for copy in copies:
+            check(copy not in seen, f"turn {r['turn']}: the same blackboard twice in one request")
+            seen.add(copy)
+
+
+def newest_board(request):
+    found = boards(request_text(request["body"]))
+    check(found, f"turn {request['turn']}: no blackboard in the request")
+    return found[-1]
+
+
+def probe_block(text):
+    match = re.search(r"(?ms)^# #region debug-probe.*?^# #endregion debug-probe \S+$", text)
+    check(match, f"no probe block in the snippet result: {text[:300]!r}")
+    return match.group(0)
+
+
+def insert_probe(ws):
+    """The model inserts the block probe_snippet returned, inside total()."""
+    def step(body):
+        block = probe_block(last_tool_result(body))
+        indented = "\n".join("    " + line for line in block.splitlines())
+        old = "    return sum(prices[1:])"
+        return call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                             "old_string": old, "new_string": indented + "\n" + old})
+    return step
+
+
+def remove_probe(ws):
+    """Cleanup: the model deletes the block, markers and all."""
+    def step(body):
+        source = ws.read("app.py")
+        match = re.search(r"(?ms)^    # #region debug-probe.*?# #endregion debug-probe \S+\n", source)
+        check(match, "the probe block is not in app.py at cleanup")
+        return call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                             "old_string": match.group(0), "new_string": ""})
+    return step
+
+
+HYPOTHESES = [
+    {"id": "H1", "statement": "total() skips the first price", "status": "open"},
+    {"id": "H2", "statement": "the prices are parsed wrongly from argv", "status": "open"},
+    {"id": "H3", "statement": "print formats the total wrongly", "status": "open"},
+]
+
+HAND_OFF = {
+    "mode": "reproduce",
+    "steps": ["Run `python3 app.py 3 4 5`", "Press Proceed"],
+    "plan": [{"id": "E1", "method": "runtime_probe", "instructions": ["the prices total() receives"]}],
+}
+
+
+def claude_whole_loop(kind, binary, ws):
+    ws_tools = ",".join(claude_names(t) for t in (
+        "record_hypotheses", "probe_snippet", "hand_off_to_user", "read_logs", "probe_ledger",
+        "TaskCreate", "TaskUpdate"))
+    script = Script([
+        Turn(PROBLEM, [
+            call("ToolSearch", {"query": f"select:{ws_tools}", "max_results": 7}),
+            call("TaskCreate", {"subject": "Find why the total is wrong",
+                                "description": "Evidence first",
+                                "activeForm": "Finding why the total is wrong"}),
+            call("record_hypotheses", {"hypotheses": HYPOTHESES}),
+            # A refused call: a plan promising probes before any is on disk.
+            call("hand_off_to_user", HAND_OFF),
+            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
+            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                                   "message": "prices total() receives",
+                                   "variables": ["prices"]}),
+            insert_probe(ws),
+            call("hand_off_to_user", HAND_OFF),
+            say("Run it, then press Proceed."),
+        ], name="start"),
+        Turn("debug-proceed", [
+            # The kickoff names the run the person just reproduced in.
+            lambda body: call("read_logs", {"run": re.findall(r"\br1-[a-z0-9]+", request_text(body))[-1]}),
+            call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
+                                                           evidence=["probe p1: prices [3,4,5]"])]}),
+            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
+            call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                          "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"}),
+            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again",
+                                                           "Mark fixed if it prints 12"])),
+            say("Fixed, I think: please check."),
+        ], name="proceed"),
+        Turn("debug-done", [
+            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
+            remove_probe(ws),
+            call("probe_ledger", {"rescan": True}),
+            say("Every probe is removed."),
+        ], name="done"),
+    ], claude_names)
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        first = claude.prompt(f"/mcp__debug-sidecar__debug {PROBLEM}")
+        check(script.unplayed() == ["proceed", "done"],
+              f"turn 1 did not play through: unplayed {script.unplayed()}")
+        start = requests_of(lab, "start")
+        # Item 7: the whole problem, not its first word.
+        check(PROBLEM in request_text(start[0]["body"]).split("<command-args>")[-1],
+              "the kickoff lacks the whole problem")
+        check(ws.status()[0]["problem"] == PROBLEM if ws.status() and "problem" in ws.status()[0]
+              else True, "the session's problem is not the whole text")
+        # Item 1: tool texts reach the model (the refused hand-off's reason).
+        refused = last_tool_result(start[4]["body"])
+        check("probe" in refused.lower() and "on disk" in refused.lower(),
+              f"the refused hand-off's reason did not reach the model: {refused[:300]!r}")
+        snippet_text = last_tool_result(start[6]["body"])
+        check("unchanged between its markers" in snippet_text,
+              "probe_snippet's instructions did not reach the model")
+        handed = last_tool_result(start[8]["body"])
+        check("end your turn" in handed.lower() or "one short line" in handed.lower(),
+              f"the hand-off's text did not reach the model: {handed[:300]!r}")
+        # Item 5: one copy per board, refreshed after a state-changing call.
+        no_doubled_board(lab)
+        after_record = newest_board(start[3])
+        check("H1" in after_record, "the blackboard was not refreshed after record_hypotheses")
+        # Item 10: the board says how this harness calls our tools.
+        check("mcp__debug-sidecar__" in newest_board(start[0]),
+              "the blackboard does not name the tools as Claude Code calls them")
+        # Item 12: TaskCreate became progress.
+        progress = json.loads(ws.sidecar("status", "--json").stdout)
+        check(first is not None and progress, "no status")
+        run = ws.run_app("3", "4", "5")
+        check("total: 9" in run.stdout, f"the program did not run as expected: {run.stdout}")
+
+        claude.prompt("/mcp__debug-sidecar__debug-proceed")
+        proceed = requests_of(lab, "proceed")
+        check(proceed, "the proceed turn never reached the model")
+        board = newest_board(proceed[0])
+        # Item 6: the injected state agrees with the slash command.
+        check("stage investigating" in board.split("\n")[0] and "round 2" in board.split("\n")[0],
+              f"the proceed turn's blackboard contradicts Proceed: {board.splitlines()[0]}")
+        runs = board[board.index("Logs by run"):].split("\n\n")[0]
+        check(re.search(r"r1-\S+: 1\b", runs),
+              f"the blackboard does not count round 1's line: {runs}")
+        logs = last_tool_result(proceed[1]["body"])
+        check("not instructions" in logs, f"read_logs' fence did not reach the model: {logs[:300]!r}")
+        check("\"prices\"" in logs or "prices" in logs, "the probe's line is not in read_logs")
+        ws.run_app("3", "4", "5")
+
+        shown = claude.prompt("/mcp__debug-sidecar__debug-done")
+        check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+        check("Cleanup verified" in shown.text or "verified" in shown.text.lower(),
+              "the person was not told the cleanup was verified")
+        sessions = ws.status()
+        check(all(s.get("stage") in (None, "ended", "idle") for s in sessions),
+              f"the session did not end: {sessions}")
+        clean = ws.sidecar("check", check_rc=False)
+        check(clean.returncode == 0, f"check is not clean: {clean.stdout}")
+
+
+def claude_stubborn(kind, binary, ws):
+    """A model that never hands off: sent back once, then the round is
+    closed for it, and the person is told in words that read as guidance."""
+    script = Script([
+        Turn(PROBLEM, [say("It is probably the slice in total().")], name="start"),
+        Turn("still yours", [say("I am confident it is the slice.")], name="nudged"),
+    ], claude_names)
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        shown = claude.prompt(f"/mcp__debug-sidecar__debug {PROBLEM}")
+        check(requests_of(lab, "nudged"), "the Stop hook's nudge never reached the model")
+        nudge = request_text(requests_of(lab, "nudged")[0]["body"])
+        check(nudge.count("is still yours") == 1,
+              f"the model was handed the nudge {nudge.count('is still yours')} times")
+        check(not any("problem" in (n.get("text") or "") or "error" in (n.get("text") or "")
+                      for n in shown.notifications()),
+              f"the person was shown an error for a nudge: {shown.notifications()}")
+        check("closed round 1" in shown.text, "the person was not told the round was closed")
+        sessions = ws.status()
+        check(sessions and sessions[0].get("stage") == "user_turn",
+              f"the round was not closed: {sessions}")
+
+
+def claude_subfolder(kind, binary, ws):
+    """Started in a subfolder: hooks and MCP use the repository's state."""
+    sub = os.path.join(ws.root, "src", "deep")
+    os.makedirs(sub)
+    script = Script([
+        Turn(PROBLEM, [
+            call("ToolSearch", {"query": "select:" + claude_names("debug_status")}),
+            call("debug_status", {}),
+            call("hand_off_to_user", dict(HAND_OFF, plan=[{"id": "E1", "method": "user_observation",
+                                                           "instructions": ["what it prints"]}])),
+            say("Over to you."),
+        ], name="start"),
+    ], claude_names)
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install(trusted=sub)
+        claude.prompt(f"/mcp__debug-sidecar__debug {PROBLEM}", cwd=sub)
+        check(not os.path.exists(os.path.join(sub, ".debug-sidecar")),
+              "a stray state directory was made in the subfolder")
+        check(not os.path.exists(os.path.join(ws.root, "src", ".debug-sidecar")),
+              "a stray state directory was made in src/")
+        status = last_tool_result(requests_of(lab, "start")[2]["body"])
+        check(BOARD in status, f"MCP saw no session where the hooks did: {status[:200]!r}")
+        sessions = ws.status()
+        check(sessions and sessions[0].get("stage") == "user_turn", f"not handed off: {sessions}")
+
+
+ALL = [
+    ("whole loop", "claude", claude_whole_loop),
+    ("stubborn model", "claude", claude_stubborn),
+    ("start in a subfolder", "claude", claude_subfolder),
+]

@@ -1,0 +1,193 @@
+//! What the agent faces (hooks, MCP) need beyond the protocol's commands:
+//! the blackboard offered once per harness conversation and again only when
+//! it changed, the person's commands with an answer for their echo, and
+//! Claude Code's task tools folded into progress.
+
+use super::{Engine, EngineError, SessionIo};
+use crate::core::harness_memory::PersonCommandKind;
+use crate::core::machine::ProceedInput;
+use crate::core::model::DebugState;
+use crate::core::text;
+use serde_json::Value;
+
+/// What a person's command did: a line for the person, and the text the
+/// agent's next turn starts from (if any).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersonAnswer {
+    pub said: String,
+    pub kickoff: Option<String>,
+    /// Whether this answered the echo of a command applied moments ago
+    /// rather than applying it again.
+    pub echoed: bool,
+}
+
+impl Engine {
+    /// The state as the model should read it now: the current run's line
+    /// count taken from its file (the stored count is the one the last
+    /// command saw). Unchanged when the file cannot be counted.
+    pub(super) fn with_current_lines(&self, session_id: &str, state: &DebugState) -> DebugState {
+        let io = SessionIo {
+            root: &self.config.root,
+            state_dir: &self.config.state_dir,
+            runs_dir: self.runs_dir(session_id),
+            session_id,
+            counter: &self.counter,
+        };
+        io.count_current_run(state, 0)
+            .unwrap_or_else(|_| state.clone())
+    }
+
+    /// The blackboard for one harness conversation, when it has not been
+    /// given this very text already; None when no session is active or it
+    /// has. A harness cannot take back what it injected, so the one copy a
+    /// conversation holds of each board is all it gets.
+    pub fn board_for(
+        &mut self,
+        session_id: &str,
+        conversation: &str,
+        now: u64,
+    ) -> Result<Option<String>, EngineError> {
+        let (board, _) = self.context(session_id, None)?;
+        let Some(board) = board else {
+            return Ok(None);
+        };
+        let mut fresh = false;
+        self.change_activity(session_id, now, &mut |activity| {
+            fresh = activity.harness.offer(conversation, &board);
+        })?;
+        Ok(fresh.then_some(board))
+    }
+
+    /// Within a turn (after a tool call): the sections of the board that
+    /// changed since the conversation's last copy, or None.
+    pub fn board_update_for(
+        &mut self,
+        session_id: &str,
+        conversation: &str,
+        now: u64,
+    ) -> Result<Option<String>, EngineError> {
+        let (board, _) = self.context(session_id, None)?;
+        let Some(board) = board else {
+            return Ok(None);
+        };
+        let mut update = None;
+        self.change_activity(session_id, now, &mut |activity| {
+            update = activity.harness.update(conversation, &board);
+        })?;
+        Ok(update)
+    }
+
+    /// The conversation lost what it was given (compacted or cleared).
+    pub fn conversation_reset(
+        &mut self,
+        session_id: &str,
+        conversation: &str,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.harness.forget(conversation)
+        })
+    }
+
+    /// A person's command (start, Proceed, Mark fixed, abort), from any
+    /// face. Refused as illegal right after the same command was applied,
+    /// it answers with that command's text instead: Claude Code runs the
+    /// UserPromptSubmit hook (which applies a typed slash command with the
+    /// whole prompt) before it expands the MCP prompt of the same command.
+    pub fn person_command(
+        &mut self,
+        session_id: &str,
+        kind: PersonCommandKind,
+        words: Option<String>,
+        now: u64,
+    ) -> Result<PersonAnswer, EngineError> {
+        let words = words.filter(|w| !w.trim().is_empty());
+        let applied = match kind {
+            PersonCommandKind::Start => {
+                let problem = words.ok_or_else(|| {
+                    EngineError::Domain(crate::core::error::DomainError::invalid(
+                        "problem",
+                        "say what is wrong: the problem, in a few words",
+                    ))
+                })?;
+                self.start(session_id, problem, now).map(|(_, kickoff)| {
+                    (format!("Debug session {session_id} started."), kickoff)
+                })
+            }
+            PersonCommandKind::Proceed => {
+                let input = ProceedInput {
+                    note: words,
+                    ..Default::default()
+                };
+                self.proceed(session_id, input, now).map(|(snapshot, kickoff)| {
+                    let round = snapshot.round.unwrap_or_default();
+                    (
+                        format!("Round {round} is the agent's: it reads the evidence."),
+                        kickoff,
+                    )
+                })
+            }
+            PersonCommandKind::Done => self.done(session_id, words, now).map(|(_, kickoff)| {
+                (
+                    "Marked fixed: the agent removes every probe.".to_string(),
+                    kickoff,
+                )
+            }),
+            PersonCommandKind::Abort => self.abort(session_id, now).map(|(_, leftover)| {
+                (
+                    "Debug session aborted.".to_string(),
+                    Some(text::abort_notice(&leftover)),
+                )
+            }),
+        };
+        match applied {
+            Ok((said, kickoff)) => {
+                let remembered = kickoff.clone().unwrap_or_default();
+                self.change_activity(session_id, now, &mut |activity| {
+                    activity.harness.remember_command(kind, now, &remembered)
+                })?;
+                Ok(PersonAnswer {
+                    said,
+                    kickoff,
+                    echoed: false,
+                })
+            }
+            Err(EngineError::Domain(error)) => {
+                let activity = self.store.load_activity(session_id)?;
+                match activity.harness.echo(kind, now) {
+                    Some(text) => Ok(PersonAnswer {
+                        said: "Already applied.".to_string(),
+                        kickoff: Some(text.to_string()).filter(|t| !t.is_empty()),
+                        echoed: true,
+                    }),
+                    None => Err(EngineError::Domain(error)),
+                }
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Claude Code's task tools (`TaskCreate`, `TaskUpdate`) as progress:
+    /// the list they build is the todo list a `TodoWrite` would have sent.
+    pub(super) fn task_tool(
+        &mut self,
+        session_id: &str,
+        tool: &str,
+        input: &Value,
+        response: &Value,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let mut todos = None;
+        self.change_activity(session_id, now, &mut |activity| {
+            if activity.harness.task_call(tool, input, response) {
+                todos = Some(Value::Array(activity.harness.todos()));
+            }
+        })?;
+        if let Some(todos) = todos {
+            self.change_activity(session_id, now, &mut |activity| {
+                activity.progress.todos(session_id, &todos, now);
+            })?;
+        }
+        Ok(())
+    }
+}
