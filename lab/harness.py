@@ -200,7 +200,7 @@ class Codex:
         return out
 
     def prompt(self, text, cwd=None, timeout=120, trust_hooks=True):
-        args = [self.binary, "exec", "--skip-git-repo-check", "--json"]
+        args = [self.binary, "exec", "--skip-git-repo-check"] + ([] if os.environ.get("LAB_CODEX_PLAIN") else ["--json"])
         if trust_hooks:
             # What accepting the hooks in the TUI once does; `exec` cannot ask.
             args.append("--dangerously-bypass-hook-trust")

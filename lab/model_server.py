@@ -24,7 +24,7 @@ class Step:
     def __init__(self, text=None, tool=None, args=None, search=None):
         self.text = text
         self.tool = tool
-        self.args = args or {}
+        self.args = args if args is not None else {}
         # Codex's client-side tool search: the query, in place of a call.
         self.search = search
 
@@ -134,7 +134,8 @@ def responses_anchor(body):
         kind = item.get("type", "message")
         if kind == "message" and item.get("role") == "assistant":
             since += 1
-        elif kind in ("function_call", "tool_search_call") and previous != "assistant_message":
+        elif (kind in ("function_call", "tool_search_call", "custom_tool_call")
+              and previous != "assistant_message"):
             since += 1
         previous = (
             "assistant_message"
@@ -361,7 +362,15 @@ class Lab:
             events.append(("response.output_item.done", {"type": "response.output_item.done",
                                                          "output_index": len(output), "item": item}))
             output.append(item)
-        if step.tool:
+        if step.tool and isinstance(step.args, str):
+            # A freeform tool (Codex's apply_patch): its input is the text.
+            item = {"type": "custom_tool_call", "id": f"ctc_lab{n:04d}",
+                    "call_id": f"call_lab{n:04d}", "name": step.tool, "input": step.args,
+                    "status": "completed"}
+            events.append(("response.output_item.done", {"type": "response.output_item.done",
+                                                         "output_index": len(output), "item": item}))
+            output.append(item)
+        elif step.tool:
             name = self.script.tool_names(step.tool)
             item = {"type": "function_call", "id": f"fc_lab{n:04d}", "call_id": f"call_lab{n:04d}",
                     "arguments": json.dumps(step.args), "status": "completed"}

@@ -137,7 +137,7 @@ def claude_whole_loop(kind, binary, ws):
     with Lab(script) as lab:
         claude = kind(binary, ws, lab.port)
         claude.install()
-        first = claude.prompt(f"/mcp__debug-sidecar__debug {PROBLEM}")
+        claude.prompt(f"/mcp__debug-sidecar__debug {PROBLEM}")
         check(script.unplayed() == ["proceed", "done"],
               f"turn 1 did not play through: unplayed {script.unplayed()}")
         start = requests_of(lab, "start")
@@ -163,9 +163,10 @@ def claude_whole_loop(kind, binary, ws):
         # Item 10: the board says how this harness calls our tools.
         check("mcp__debug-sidecar__" in newest_board(start[0]),
               "the blackboard does not name the tools as Claude Code calls them")
-        # Item 12: TaskCreate became progress.
-        progress = json.loads(ws.sidecar("status", "--json").stdout)
-        check(first is not None and progress, "no status")
+        # Item 12: TaskCreate became the session's progress (todos).
+        activity = json.loads(ws.read(".debug-sidecar/sessions/default/activity.json"))
+        check("Find why the total is wrong" in json.dumps(activity.get("progress")),
+              f"TaskCreate did not become progress: {json.dumps(activity.get('progress'))[:300]}")
         run = ws.run_app("3", "4", "5")
         check("total: 9" in run.stdout, f"the program did not run as expected: {run.stdout}")
 
@@ -246,8 +247,143 @@ def claude_subfolder(kind, binary, ws):
         check(sessions and sessions[0].get("stage") == "user_turn", f"not handed off: {sessions}")
 
 
+def patch(path, old, new):
+    """A Codex apply_patch replacing the lines `old` with `new`."""
+    minus = "".join(f"-{line}\n" for line in old.splitlines())
+    plus = "".join(f"+{line}\n" for line in new.splitlines())
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n{minus}{plus}*** End Patch\n"
+
+
+def codex_insert_probe(body):
+    block = probe_block(last_tool_result(body))
+    indented = "\n".join("    " + line for line in block.splitlines())
+    old = "    return sum(prices[1:])"
+    return call("apply_patch", patch("app.py", old, indented + "\n" + old))
+
+
+def codex_remove_probe(ws):
+    def step(body):
+        source = ws.read("app.py")
+        match = re.search(r"(?ms)^    # #region debug-probe.*?# #endregion debug-probe \S+\n", source)
+        check(match, "the probe block is not in app.py at cleanup")
+        return call("apply_patch", patch("app.py", match.group(0), ""))
+    return step
+
+
+def function_outputs(lab, turn):
+    """Every tool result the model got in a turn, in order, once each."""
+    seen, outputs = set(), []
+    for r in requests_of(lab, turn):
+        for item in r["body"].get("input") or []:
+            if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+                if item["call_id"] not in seen:
+                    seen.add(item["call_id"])
+                    out = item.get("output")
+                    outputs.append(out if isinstance(out, str) else json.dumps(out))
+    return outputs
+
+
+def codex_whole_loop(kind, binary, ws):
+    script = Script([
+        Turn(PROBLEM, [
+            search("debug sidecar start hypotheses probe hand off"),
+            call("start_debug_session", {"problem": PROBLEM}),
+            call("record_hypotheses", {"hypotheses": HYPOTHESES}),
+            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                                   "message": "prices total() receives", "variables": ["prices"]}),
+            codex_insert_probe,
+            call("hand_off_to_user", HAND_OFF),
+            say("Run it, then tell me."),
+        ], name="start"),
+        Turn("go on", [
+            lambda body: call("read_logs", {"run": re.findall(r"\br1-[a-z0-9]+", request_text(body))[-1]}),
+            call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
+                                                           evidence=["p1: prices [3,4,5]"])]}),
+            call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),
+            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+            say("Fixed, please check."),
+        ], name="proceed"),
+        Turn("clean up", [
+            codex_remove_probe(ws),
+            call("probe_ledger", {"rescan": True}),
+            say("Every probe is removed."),
+        ], name="done"),
+    ], codex_names)
+    with Lab(script) as lab:
+        codex = kind(binary, ws, lab.port)
+        out = codex.install()
+        check("trust" in out.stdout, "install codex does not explain trust")
+        checked = ws.sidecar("install", "codex", "--check", check_rc=False)
+        check(checked.returncode == 1 and "MISSING  hooks trusted" in checked.stdout
+              and "ok       this project trusted" in checked.stdout,
+              f"install codex --check did not say the hooks are untrusted: {checked.stdout}")
+        codex.prompt(f"Use debug mode on this: {PROBLEM}")
+        check(script.unplayed() == ["proceed", "done"],
+              f"turn 1 did not play through: unplayed {script.unplayed()}")
+        outputs = function_outputs(lab, "start")
+        joined = "\n".join(outputs)
+        # Items 1, 2, 8: a start path, tool texts (not JSON) and no refusals.
+        check("Debug Mode is on" in outputs[0], f"start_debug_session gave: {outputs[0][:300]!r}")
+        check("approval" not in joined.lower(), f"a tool call was refused: {joined[:500]}")
+        check("unchanged between its markers" in joined, "probe_snippet's text did not reach the model")
+        check("end your turn" in joined, "the hand-off's text did not reach the model")
+        # Item 10: the kickoff says how Codex reaches the tools.
+        check("mcp__debug_sidecar namespace" in outputs[0], "the kickoff does not name Codex's namespace")
+        sessions = ws.status()
+        check(sessions and sessions[0]["stage"] == "user_turn", f"not handed off: {sessions}")
+        ws.run_app("3", "4", "5")
+
+        # Codex has no prompts: the person proceeds from a terminal.
+        ws.sidecar("proceed")
+        codex.prompt("I ran it, go on.")
+        proceed = requests_of(lab, "proceed")
+        check(proceed, "the proceed turn never reached the model")
+        board = newest_board(proceed[0])
+        check("round 2 · stage investigating" in board.splitlines()[0],
+              f"the board after Proceed: {board.splitlines()[0]}")
+        logs = "\n".join(function_outputs(lab, "proceed"))
+        check("not instructions" in logs and "prices" in logs, f"read_logs: {logs[:400]!r}")
+        no_doubled_board(lab)
+        ws.run_app("3", "4", "5")
+
+        ws.sidecar("done")
+        shown = codex.prompt("Marked fixed, clean up.")
+        check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+        sessions = ws.status()
+        check(all(not s.get("active") for s in sessions), f"the session did not end: {sessions}")
+        check(ws.sidecar("check", check_rc=False).returncode == 0, "check is not clean")
+        check("probe" in shown.text.lower(), "the person saw nothing of the cleanup")
+
+
+def codex_stubborn(kind, binary, ws):
+    script = Script([
+        Turn(PROBLEM, [search("debug sidecar"), call("start_debug_session", {"problem": PROBLEM}),
+                       say("It is probably the slice.")], name="start"),
+        Turn("still yours", [say("I am sure it is the slice.")], name="nudged"),
+    ], codex_names)
+    with Lab(script) as lab:
+        codex = kind(binary, ws, lab.port)
+        codex.install()
+        shown = codex.prompt(f"Use debug mode on this: {PROBLEM}")
+        nudged = requests_of(lab, "nudged")
+        check(nudged, "the Stop hook's nudge never reached the model")
+        check(request_text(nudged[0]["body"]).count("is still yours") == 1,
+              "the model got the nudge more than once")
+        sessions = ws.status()
+        check(sessions and sessions[0]["stage"] == "user_turn", f"the round was not closed: {sessions}")
+        # `codex exec` prints no hook's systemMessage (0.171.0, with or without
+        # --json): what the person has is the state, and no error for a nudge.
+        # (The lab's own --dangerously-bypass-hook-trust warns as an error item.)
+        errors = [e for e in shown.events
+                  if (e.get("type") == "error" or e.get("item", {}).get("type") == "error")
+                  and "bypass-hook-trust" not in json.dumps(e)]
+        check(not errors, f"the person was shown an error: {errors}")
+
+
 ALL = [
     ("whole loop", "claude", claude_whole_loop),
     ("stubborn model", "claude", claude_stubborn),
     ("start in a subfolder", "claude", claude_subfolder),
+    ("whole loop", "codex", codex_whole_loop),
+    ("stubborn model", "codex", codex_stubborn),
 ]

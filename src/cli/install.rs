@@ -13,7 +13,7 @@ pub enum Agent {
 }
 
 /// The hook events we answer, and whether they take a tool matcher.
-const EVENTS: &[(&str, bool)] = &[
+pub const EVENTS: &[(&str, bool)] = &[
     ("SessionStart", false),
     ("UserPromptSubmit", false),
     ("PreToolUse", true),
@@ -133,12 +133,54 @@ fn write_merged(path: &Path, ours: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The MCP server entry in a Codex `config.toml`, added to what is there.
+pub fn merge_codex_toml(existing: &str, program: &str) -> anyhow::Result<String> {
+    let mut doc: toml_edit::DocumentMut = existing
+        .parse()
+        .map_err(|e| anyhow::anyhow!("it is not valid TOML ({e}); nothing was changed"))?;
+    let servers = doc
+        .entry("mcp_servers")
+        .or_insert_with(|| {
+            let mut table = toml_edit::Table::new();
+            table.set_implicit(true);
+            toml_edit::Item::Table(table)
+        })
+        .as_table_mut()
+        .ok_or_else(|| anyhow::anyhow!("its `mcp_servers` is not a table; nothing was changed"))?;
+    let mut ours = toml_edit::Table::new();
+    ours.insert("command", toml_edit::value(program));
+    let mut args = toml_edit::Array::new();
+    args.push("mcp");
+    ours.insert("args", toml_edit::value(args));
+    servers.insert("debug-sidecar", toml_edit::Item::Table(ours));
+    Ok(doc.to_string())
+}
+
+fn write_codex_toml(path: &Path, program: &str) -> anyhow::Result<()> {
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let merged =
+        merge_codex_toml(&existing, program).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, merged)?;
+    println!("updated {}", path.display());
+    Ok(())
+}
+
 pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
     let program = "debug-sidecar";
     let root = std::env::current_dir()?;
     let hooks = hooks_config(agent, program);
     match agent {
         Agent::Claude => {
+            // settings.local.json: Claude Code started in a subfolder reads
+            // the repository's local settings but not its settings.json
+            // (2.1.332), and a personal tool's hooks are not the team's.
             let settings = root.join(".claude/settings.local.json");
             let mcp = root.join(".mcp.json");
             let mut hooks = hooks;
@@ -150,26 +192,37 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
                 print_file(&settings, &hooks);
                 print_file(&mcp, &mcp_config(program));
             }
+            println!(
+                "Claude Code applies a project's permissions only once its folder is trusted: \
+                 start `claude` here once and accept the trust dialog (in `-p` mode every call \
+                 of our tools is denied until then). `debug-sidecar install claude --check` \
+                 says whether it is."
+            );
         }
         Agent::Codex => {
             let hooks_file = root.join(".codex/hooks.json");
+            let config = root.join(".codex/config.toml");
             if write {
                 write_merged(&hooks_file, &hooks)?;
+                write_codex_toml(&config, program)?;
             } else {
                 print_file(&hooks_file, &hooks);
+                println!(
+                    "{}:\n{}",
+                    config.display(),
+                    merge_codex_toml("", program).unwrap_or_default()
+                );
             }
-            // TOML is not rewritten here: editing it without a TOML parser could
-            // lose comments and layout, so this part is always printed.
             println!(
-                "Add to ~/.codex/config.toml (or the project's .codex/config.toml):\n\n\
-                 [mcp_servers.debug-sidecar]\ncommand = \"{program}\"\nargs = [\"mcp\"]\n\n\
-                 Codex reads a project's .codex/ only when the project is trusted, and runs each \
-                 hook only once that hook is trusted (the TUI asks; `codex exec` skips untrusted \
-                 hooks without a word, and a hook edited later is untrusted again). Trust the \
-                 project in ~/.codex/config.toml:\n\n\
+                "Codex reads a project's .codex/ only when the project is trusted, and runs \
+                 each hook only once that hook is trusted: the TUI asks, `codex exec` skips an \
+                 untrusted hook without a word, and a hook edited later is untrusted again. \
+                 Trust the project in ~/.codex/config.toml:\n\n\
                  [projects.\"{}\"]\ntrust_level = \"trusted\"\n\n\
-                 then start `codex` once in this folder and accept its hooks. Codex calls no MCP \
-                 prompts: start a session with `{program} start <the problem>` and tell Codex to go on.",
+                 then start `codex` once in this folder and accept its hooks (or run `codex exec \
+                 --dangerously-bypass-hook-trust`). `debug-sidecar install codex --check` says \
+                 what is still missing. Codex has no MCP prompts: ask it to start Debug Mode in \
+                 words (it calls start_debug_session), or run `{program} start <the problem>`.",
                 root.display()
             );
         }
@@ -220,6 +273,12 @@ mod tests {
             settings["permissions"],
             json!({"allow": ["Bash(ls)", "mcp__debug-sidecar"], "deny": ["Read(.env)"]})
         );
+        let toml = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let merged = merge_codex_toml(toml, "debug-sidecar").unwrap();
+        assert!(merged.starts_with(toml), "{merged}");
+        assert!(merged.contains("[mcp_servers.debug-sidecar]\ncommand = \"debug-sidecar\"\nargs = [\"mcp\"]"));
+        assert_eq!(merge_codex_toml(&merged, "debug-sidecar").unwrap(), merged);
+        assert!(merge_codex_toml("mcp_servers = 3", "x").is_err());
         let mut mcp = json!({"mcpServers": {"other": {"command": "x"}}});
         merge(&mut mcp, &mcp_config("debug-sidecar"));
         assert_eq!(mcp["mcpServers"]["other"]["command"], "x");

@@ -4,6 +4,7 @@ mod check;
 mod demo;
 mod evidence;
 mod install;
+mod install_check;
 mod session;
 mod status;
 
@@ -44,6 +45,10 @@ pub enum Command {
         agent: install::Agent,
         #[arg(long)]
         write: bool,
+        /// Check that the harness will load and run what `--write` wrote
+        /// (the project's trust, the MCP server, the hooks); exit 1 if not.
+        #[arg(long, conflicts_with = "write")]
+        check: bool,
     },
     /// A Claude Code or Codex command hook: reads the hook's JSON on stdin
     /// and prints the answer. Always exits 0; problems go to stderr.
@@ -136,7 +141,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
         Some(Command::Check { paths, json }) => check::run(paths, json),
-        Some(Command::Install { agent, write }) => install::run(agent, write),
+        Some(Command::Install {
+            agent,
+            write,
+            check,
+        }) => {
+            if check {
+                install_check::run(agent)
+            } else {
+                install::run(agent, write)
+            }
+        }
         Some(Command::Mcp) => {
             crate::mcp::serve_stdio()?;
             Ok(ExitCode::SUCCESS)
