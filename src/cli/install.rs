@@ -162,8 +162,8 @@ fn write_codex_toml(path: &Path, program: &str) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e.into()),
     };
-    let merged =
-        merge_codex_toml(&existing, program).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let merged = merge_codex_toml(&existing, program)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -276,7 +276,9 @@ mod tests {
         let toml = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
         let merged = merge_codex_toml(toml, "debug-sidecar").unwrap();
         assert!(merged.starts_with(toml), "{merged}");
-        assert!(merged.contains("[mcp_servers.debug-sidecar]\ncommand = \"debug-sidecar\"\nargs = [\"mcp\"]"));
+        assert!(merged.contains(
+            "[mcp_servers.debug-sidecar]\ncommand = \"debug-sidecar\"\nargs = [\"mcp\"]"
+        ));
         assert_eq!(merge_codex_toml(&merged, "debug-sidecar").unwrap(), merged);
         assert!(merge_codex_toml("mcp_servers = 3", "x").is_err());
         let mut mcp = json!({"mcpServers": {"other": {"command": "x"}}});

@@ -90,7 +90,8 @@ fn check_claude(root: &Path, report: &mut Report) {
     );
     let state = home().map(|home| read_json(&home.join(".claude.json")));
     let key = root.to_string_lossy();
-    let trusted = state.is_some_and(|s| s["projects"][key.as_ref()]["hasTrustDialogAccepted"] == true);
+    let trusted =
+        state.is_some_and(|s| s["projects"][key.as_ref()]["hasTrustDialogAccepted"] == true);
     report.line(
         trusted,
         &format!("this folder trusted in ~/.claude.json ({key})"),
@@ -117,7 +118,10 @@ fn check_codex(root: &Path, report: &mut Report) {
     });
     report.line(
         trusted,
-        &format!("this project trusted in {}/config.toml", display(&codex_home)),
+        &format!(
+            "this project trusted in {}/config.toml",
+            display(&codex_home)
+        ),
         &format!(
             "add `[projects.\"{key}\"]` with `trust_level = \"trusted\"` there (Codex loads no \
              .codex/ of an untrusted project)"

@@ -137,6 +137,17 @@ pub enum Command {
     },
 }
 
+impl Cli {
+    /// Whether the command prints text for a person (tables, listings),
+    /// rather than speaking a protocol on stdout.
+    pub fn prints_for_a_person(&self) -> bool {
+        !matches!(
+            self.command,
+            None | Some(Command::Serve) | Some(Command::Mcp) | Some(Command::Hook { .. })
+        )
+    }
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
@@ -167,12 +178,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Proceed { place, note }) => {
             session::run(place, PersonCommandKind::Proceed, note)
         }
-        Some(Command::Done { place, note }) => {
-            session::run(place, PersonCommandKind::Done, note)
-        }
-        Some(Command::Abort { place }) => {
-            session::run(place, PersonCommandKind::Abort, vec![])
-        }
+        Some(Command::Done { place, note }) => session::run(place, PersonCommandKind::Done, note),
+        Some(Command::Abort { place }) => session::run(place, PersonCommandKind::Abort, vec![]),
         Some(Command::Logs {
             place,
             run,

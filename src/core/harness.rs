@@ -124,7 +124,10 @@ impl ToolNaming {
 /// The MCP prompts of ours a harness may show as slash commands, as Claude
 /// Code spells them (`/mcp__<server>__<prompt>`).
 const PROMPT_COMMANDS: &[(&str, PersonCommandKind)] = &[
-    ("/mcp__debug-sidecar__debug-proceed", PersonCommandKind::Proceed),
+    (
+        "/mcp__debug-sidecar__debug-proceed",
+        PersonCommandKind::Proceed,
+    ),
     ("/mcp__debug-sidecar__debug-done", PersonCommandKind::Done),
     ("/mcp__debug-sidecar__debug-abort", PersonCommandKind::Abort),
     ("/mcp__debug-sidecar__debug", PersonCommandKind::Start),
@@ -257,14 +260,8 @@ mod tests {
         );
         assert_eq!(person_command("/mcp__debug-sidecar__debugger x"), None);
         assert_eq!(person_command("please /mcp__debug-sidecar__debug x"), None);
-        assert_eq!(
-            ToolNaming::of_client("claude-code"),
-            ToolNaming::ClaudeCode
-        );
-        assert_eq!(
-            ToolNaming::of_client("codex-mcp-client"),
-            ToolNaming::Codex
-        );
+        assert_eq!(ToolNaming::of_client("claude-code"), ToolNaming::ClaudeCode);
+        assert_eq!(ToolNaming::of_client("codex-mcp-client"), ToolNaming::Codex);
     }
 
     #[test]

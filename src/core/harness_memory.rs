@@ -328,11 +328,7 @@ mod tests {
             &json!({"taskId": "1", "status": "completed"}),
             &Value::Null
         ));
-        assert!(!memory.task_call(
-            "TaskUpdate",
-            &json!({"taskId": "9"}),
-            &Value::Null
-        ));
+        assert!(!memory.task_call("TaskUpdate", &json!({"taskId": "9"}), &Value::Null));
         assert_eq!(
             memory.todos(),
             vec![

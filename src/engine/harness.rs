@@ -110,22 +110,22 @@ impl Engine {
                         "say what is wrong: the problem, in a few words",
                     ))
                 })?;
-                self.start(session_id, problem, now).map(|(_, kickoff)| {
-                    (format!("Debug session {session_id} started."), kickoff)
-                })
+                self.start(session_id, problem, now)
+                    .map(|(_, kickoff)| (format!("Debug session {session_id} started."), kickoff))
             }
             PersonCommandKind::Proceed => {
                 let input = ProceedInput {
                     note: words,
                     ..Default::default()
                 };
-                self.proceed(session_id, input, now).map(|(snapshot, kickoff)| {
-                    let round = snapshot.round.unwrap_or_default();
-                    (
-                        format!("Round {round} is the agent's: it reads the evidence."),
-                        kickoff,
-                    )
-                })
+                self.proceed(session_id, input, now)
+                    .map(|(snapshot, kickoff)| {
+                        let round = snapshot.round.unwrap_or_default();
+                        (
+                            format!("Round {round} is the agent's: it reads the evidence."),
+                            kickoff,
+                        )
+                    })
             }
             PersonCommandKind::Done => self.done(session_id, words, now).map(|(_, kickoff)| {
                 (

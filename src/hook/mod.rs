@@ -117,10 +117,12 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
             let prompt = input.get("prompt").and_then(Value::as_str).unwrap_or("");
             let mut person = None;
             if let Some((kind, words)) = person_command(prompt) {
-                person = Some(match engine.person_command(&session, kind, Some(words), now) {
-                    Ok(answer) => answer.said,
-                    Err(error) => format!("debug-sidecar: {error}"),
-                });
+                person = Some(
+                    match engine.person_command(&session, kind, Some(words), now) {
+                        Ok(answer) => answer.said,
+                        Err(error) => format!("debug-sidecar: {error}"),
+                    },
+                );
             }
             let board = engine.board_for(&session, &conversation, now)?;
             Ok((board.is_some() || person.is_some())

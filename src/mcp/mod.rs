@@ -344,7 +344,8 @@ impl DebugMcp {
             return;
         };
         let naming = ToolNaming::of_client(&info.client_info.name);
-        self.owner.tell(move |engine, _| engine.set_tool_naming(naming));
+        self.owner
+            .tell(move |engine, _| engine.set_tool_naming(naming));
     }
 }
 
