@@ -136,7 +136,12 @@ def claude_whole_loop(kind, binary, ws):
     ], claude_names)
     with Lab(script) as lab:
         claude = kind(binary, ws, lab.port)
+        before = ws.sidecar("install", "claude", "--check", check_rc=False)
+        check(before.returncode == 1, f"install claude --check passed before install: {before.stdout}")
         claude.install()
+        # Item 3: what the tools need to run (permissions, a trusted folder).
+        after = ws.sidecar("install", "claude", "--check", check_rc=False)
+        check(after.returncode == 0, f"install claude --check after install: {after.stdout}")
         claude.prompt(f"/mcp__debug-sidecar__debug {PROBLEM}")
         check(script.unplayed() == ["proceed", "done"],
               f"turn 1 did not play through: unplayed {script.unplayed()}")
@@ -187,6 +192,8 @@ def claude_whole_loop(kind, binary, ws):
 
         shown = claude.prompt("/mcp__debug-sidecar__debug-done")
         check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+        done = newest_board(requests_of(lab, "done")[0]).splitlines()[0]
+        check("stage cleaning_up" in done, f"the Mark fixed turn's board contradicts it: {done}")
         check("Cleanup verified" in shown.text or "verified" in shown.text.lower(),
               "the person was not told the cleanup was verified")
         sessions = ws.status()

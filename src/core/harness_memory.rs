@@ -130,7 +130,12 @@ impl HarnessMemory {
             }
         }
         self.remember(conversation, now);
-        Some(text)
+        // Everything changed: the board itself is shorter (and in budget).
+        Some(if text.len() >= board.len() {
+            board.to_string()
+        } else {
+            text
+        })
     }
 
     fn holding(&self, conversation: &str) -> Option<&Vec<(String, u64)>> {
@@ -285,8 +290,10 @@ mod tests {
         assert!(memory.offer("c1", "board A"));
         memory.forget("c1");
         assert!(memory.offer("c1", "board A"));
-        let board = "[DEBUG MODE · round 1]\n\nTurn: AGENT\n\nHypotheses:\n  none";
-        let after = "[DEBUG MODE · round 1]\n\nTurn: AGENT\n\nHypotheses:\n  H1 [open] x";
+        let problem = format!("Problem:\n  {}", "the total is wrong ".repeat(10));
+        let board = format!("[DEBUG MODE · round 1]\n\n{problem}\n\nHypotheses:\n  none");
+        let after = format!("[DEBUG MODE · round 1]\n\n{problem}\n\nHypotheses:\n  H1 [open] x");
+        let (board, after) = (board.as_str(), after.as_str());
         assert!(memory.offer("c3", board));
         assert_eq!(memory.update("c3", board), None);
         assert_eq!(
@@ -357,5 +364,25 @@ mod tests {
             memory.echo(PersonCommandKind::Proceed, 1_000 + ECHO_WINDOW_MS + 1),
             None
         );
+    }
+
+    proptest::proptest! {
+        /// Whatever the boards, an update is never longer than the board it
+        /// stands for, and after it the conversation holds that board.
+        #[test]
+        fn an_update_costs_at_most_the_board(
+            first in proptest::collection::vec("[a-z \n]{0,40}", 1..8),
+            second in proptest::collection::vec("[a-z \n]{0,40}", 1..8),
+        ) {
+            let mut memory = HarnessMemory::default();
+            let one = first.join("\n\n");
+            let two = second.join("\n\n");
+            memory.offer("c", &one);
+            if let Some(update) = memory.update("c", &two) {
+                proptest::prop_assert!(update.len() <= two.len());
+            }
+            proptest::prop_assert!(!memory.offer("c", &two));
+            proptest::prop_assert_eq!(memory.update("c", &two), None);
+        }
     }
 }
