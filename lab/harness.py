@@ -129,17 +129,23 @@ class Claude:
         if self.started:
             args.append("--continue")
         self.started = True
-        out = subprocess.run(args, cwd=cwd or self.ws.root, env=self.env, capture_output=True,
-                             text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        events = []
-        for line in out.stdout.splitlines():
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                pass
-        if out.returncode != 0:
-            raise Failure(f"claude exited {out.returncode}: {out.stderr[-2000:]}")
+        out, events = run_harness("claude", args, cwd or self.ws.root, self.env, timeout)
         return Shown(events, out.stderr)
+
+
+def run_harness(name, args, cwd, env, timeout):
+    """One headless run: the finished process and its JSON-lines events."""
+    out = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
+                         timeout=timeout, stdin=subprocess.DEVNULL)
+    events = []
+    for line in out.stdout.splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            pass
+    if out.returncode != 0:
+        raise Failure(f"{name} exited {out.returncode}: {out.stderr[-2000:]}")
+    return out, events
 
 
 class Shown:
@@ -200,7 +206,7 @@ class Codex:
         return out
 
     def prompt(self, text, cwd=None, timeout=120, trust_hooks=True):
-        args = [self.binary, "exec", "--skip-git-repo-check"] + ([] if os.environ.get("LAB_CODEX_PLAIN") else ["--json"])
+        args = [self.binary, "exec", "--skip-git-repo-check", "--json"]
         if trust_hooks:
             # What accepting the hooks in the TUI once does; `exec` cannot ask.
             args.append("--dangerously-bypass-hook-trust")
@@ -208,14 +214,5 @@ class Codex:
             args += ["resume", "--last"]
         args.append(text)
         self.started = True
-        out = subprocess.run(args, cwd=cwd or self.ws.root, env=self.env, capture_output=True,
-                             text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        events = []
-        for line in out.stdout.splitlines():
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                pass
-        if out.returncode != 0:
-            raise Failure(f"codex exited {out.returncode}: {out.stderr[-2000:]}")
+        out, events = run_harness("codex", args, cwd or self.ws.root, self.env, timeout)
         return Shown(events, out.stderr, text=out.stdout + "\n" + out.stderr)

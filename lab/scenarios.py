@@ -59,6 +59,11 @@ def probe_block(text):
     return match.group(0)
 
 
+def read_round_one_logs(body):
+    """read_logs on the run the person reproduced in (the kickoff names it)."""
+    return call("read_logs", {"run": re.findall(r"\br1-[a-z0-9]+", request_text(body))[-1]})
+
+
 def insert_probe(ws):
     """The model inserts the block probe_snippet returned, inside total()."""
     def step(body):
@@ -116,8 +121,7 @@ def claude_whole_loop(kind, binary, ws):
             say("Run it, then press Proceed."),
         ], name="start"),
         Turn("debug-proceed", [
-            # The kickoff names the run the person just reproduced in.
-            lambda body: call("read_logs", {"run": re.findall(r"\br1-[a-z0-9]+", request_text(body))[-1]}),
+            read_round_one_logs,
             call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
                                                            evidence=["probe p1: prices [3,4,5]"])]}),
             call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
@@ -303,7 +307,7 @@ def codex_whole_loop(kind, binary, ws):
             say("Run it, then tell me."),
         ], name="start"),
         Turn("go on", [
-            lambda body: call("read_logs", {"run": re.findall(r"\br1-[a-z0-9]+", request_text(body))[-1]}),
+            read_round_one_logs,
             call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
                                                            evidence=["p1: prices [3,4,5]"])]}),
             call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),

@@ -4,7 +4,7 @@
 //! Claude Code's task tools folded into progress.
 
 use super::{Engine, EngineError, SessionIo};
-use crate::core::harness_memory::PersonCommandKind;
+use crate::core::harness_memory::{HarnessMemory, PersonCommandKind};
 use crate::core::machine::ProceedInput;
 use crate::core::model::DebugState;
 use crate::core::text;
@@ -26,15 +26,14 @@ impl Engine {
     /// count taken from its file (the stored count is the one the last
     /// command saw). Unchanged when the file cannot be counted.
     pub(super) fn with_current_lines(&self, session_id: &str, state: &DebugState) -> DebugState {
-        let io = SessionIo {
-            root: &self.config.root,
-            state_dir: &self.config.state_dir,
-            runs_dir: self.runs_dir(session_id),
+        SessionIo::new(
+            &self.config,
+            &self.counter,
+            self.runs_dir(session_id),
             session_id,
-            counter: &self.counter,
-        };
-        io.count_current_run(state, 0)
-            .unwrap_or_else(|_| state.clone())
+        )
+        .count_current_run(state, 0)
+        .unwrap_or_else(|_| state.clone())
     }
 
     /// The blackboard for one harness conversation, when it has not been
@@ -47,15 +46,9 @@ impl Engine {
         conversation: &str,
         now: u64,
     ) -> Result<Option<String>, EngineError> {
-        let (board, _) = self.context(session_id, None)?;
-        let Some(board) = board else {
-            return Ok(None);
-        };
-        let mut fresh = false;
-        self.change_activity(session_id, now, &mut |activity| {
-            fresh = activity.harness.offer(conversation, &board);
-        })?;
-        Ok(fresh.then_some(board))
+        self.offer_board(session_id, now, &mut |memory, board| {
+            memory.offer(conversation, board).then(|| board.to_string())
+        })
     }
 
     /// Within a turn (after a tool call): the sections of the board that
@@ -66,15 +59,28 @@ impl Engine {
         conversation: &str,
         now: u64,
     ) -> Result<Option<String>, EngineError> {
+        self.offer_board(session_id, now, &mut |memory, board| {
+            memory.update(conversation, board)
+        })
+    }
+
+    /// The current board through `pick`, which decides (and remembers in
+    /// the activity) what of it a conversation is given.
+    fn offer_board(
+        &mut self,
+        session_id: &str,
+        now: u64,
+        pick: &mut dyn FnMut(&mut HarnessMemory, &str) -> Option<String>,
+    ) -> Result<Option<String>, EngineError> {
         let (board, _) = self.context(session_id, None)?;
         let Some(board) = board else {
             return Ok(None);
         };
-        let mut update = None;
+        let mut given = None;
         self.change_activity(session_id, now, &mut |activity| {
-            update = activity.harness.update(conversation, &board);
+            given = pick(&mut activity.harness, &board);
         })?;
-        Ok(update)
+        Ok(given)
     }
 
     /// The conversation lost what it was given (compacted or cleared).

@@ -404,13 +404,12 @@ impl Engine {
         now: u64,
         timing: ScanTiming,
     ) -> Result<Applied, EngineError> {
-        let io = SessionIo {
-            root: &self.config.root,
-            state_dir: &self.config.state_dir,
-            runs_dir: self.runs_dir(session_id),
+        let io = SessionIo::new(
+            &self.config,
+            &self.counter,
+            self.runs_dir(session_id),
             session_id,
-            counter: &self.counter,
-        };
+        );
         let mut outcome: Option<Result<(Vec<Effect>, DebugState), EngineError>> = None;
         let mut halves: Option<ScanExtras> = None;
         let runs_dir = io.runs_dir.clone();

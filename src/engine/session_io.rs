@@ -14,7 +14,22 @@ pub(super) struct SessionIo<'a> {
 
 type StepResult = Result<(DebugState, Vec<Effect>), EngineError>;
 
-impl SessionIo<'_> {
+impl<'a> SessionIo<'a> {
+    pub(super) fn new(
+        config: &'a super::EngineConfig,
+        counter: &'a RefCell<LineCounter>,
+        runs_dir: PathBuf,
+        session_id: &'a str,
+    ) -> Self {
+        SessionIo {
+            root: &config.root,
+            state_dir: &config.state_dir,
+            runs_dir,
+            session_id,
+            counter,
+        }
+    }
+
     /// One command against `current`, after the harness facts. Returns the
     /// outcome and the state with the facts and the disk facts learned before
     /// the command (kept even on refusal).
