@@ -149,7 +149,9 @@ impl Engine {
     }
 
     /// Heartbeat: keeps running turns' bubbles alive and retires stale ones,
-    /// in the sessions this process has seen.
+    /// in the sessions this process has seen: those with a bubble showing,
+    /// a turn running, or a bubble observers heard of that has since expired
+    /// (which must be announced gone).
     pub fn tick(&mut self, now: u64) {
         let shown: Vec<String> = self
             .activities
@@ -157,6 +159,7 @@ impl Engine {
             .filter(|(id, activity)| {
                 activity.progress.visible(id, now).is_some()
                     || activity.progress.is_turn_running(id)
+                    || self.visible.get(*id).is_some_and(Option::is_some)
             })
             .map(|(id, _)| id.clone())
             .collect();
@@ -208,6 +211,9 @@ impl Engine {
     }
 
     /// Announce what differs between what observers heard and `now_saved`.
+    /// The bubble is compared with the one last announced, not with the
+    /// bubble `heard` shows at `now`: a bubble that expired since it was
+    /// announced is news (gone) even though both activities hide it now.
     pub(super) fn announce_activity(
         &mut self,
         session_id: &str,
@@ -215,20 +221,32 @@ impl Engine {
         now_saved: Activity,
         now: u64,
     ) {
+        let bubble = now_saved.progress.visible(session_id, now);
+        let heard_bubble = match self.visible.get(session_id) {
+            Some(announced) => announced.clone(),
+            None => heard.progress.visible(session_id, now),
+        };
+        // In the order `activity_changes` gives: turn, bubble, subagents.
+        let mut agents = Vec::new();
         for change in activity_changes(session_id, heard, &now_saved, now) {
             let session_id = session_id.to_string();
-            self.changes.push(match change {
-                ActivityChange::Turn(state) => Change::Turn { session_id, state },
-                ActivityChange::Progress(bubble) => {
-                    Change::Progress(BubbleChange { session_id, bubble })
+            match change {
+                ActivityChange::Turn(state) => {
+                    self.changes.push(Change::Turn { session_id, state })
                 }
-                ActivityChange::Agent(record) => Change::Agent { session_id, record },
-            });
+                // Decided here, against what was announced.
+                ActivityChange::Progress(_) => {}
+                ActivityChange::Agent(record) => agents.push(Change::Agent { session_id, record }),
+            }
         }
-        self.visible.insert(
-            session_id.to_string(),
-            now_saved.progress.visible(session_id, now),
-        );
+        if bubble != heard_bubble {
+            self.changes.push(Change::Progress(BubbleChange {
+                session_id: session_id.to_string(),
+                bubble: bubble.clone(),
+            }));
+        }
+        self.changes.extend(agents);
+        self.visible.insert(session_id.to_string(), bubble);
         self.activities.insert(session_id.to_string(), now_saved);
     }
 

@@ -1,0 +1,73 @@
+//! Seed parity (issue 18): each rule of the seeds (dsh-pet-progress,
+//! fido-turn-states, pi-subagents-agent-record, omp-debug-mode-state) that
+//! the protocol carries, stated as a test named after the rule and played
+//! over the real binary (`serve`). Timing rules move the server's clock with
+//! the test hooks' `debugSidecar/testClock` instead of waiting.
+
+mod support;
+
+use debug_sidecar::rpc::client::Connection;
+use serde_json::{json, Value};
+use support::*;
+
+/// Every notification of `method` that arrives until the server goes quiet.
+fn heard(server: &mut Connection, method: &str) -> Vec<Value> {
+    server
+        .drain(QUIET)
+        .into_iter()
+        .filter(|m| m["method"] == method)
+        .map(|m| m["params"].clone())
+        .collect()
+}
+
+/// The bubbles `progress/changed` announced (null for "gone").
+fn bubbles(server: &mut Connection) -> Vec<Value> {
+    heard(server, "progress/changed")
+        .into_iter()
+        .map(|p| p["bubble"].clone())
+        .collect()
+}
+
+/// Moves the server's clock forward by `ms` and runs its heartbeat.
+fn advance(server: &mut Connection, ms: u64) {
+    server
+        .request("debugSidecar/testClock", json!({ "advanceMs": ms }))
+        .expect("the test clock moves");
+}
+
+fn two_todos() -> Value {
+    json!({ "todos": [
+        { "content": "Write the test", "status": "completed" },
+        { "content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug" }
+    ]})
+}
+
+// ---- dsh-pet-progress ----
+
+#[test]
+fn the_bubble_expires_after_30_s_and_its_expiry_is_announced() {
+    let workspace = Workspace::new("parity-ttl");
+    let mut server = initialized(&workspace.root);
+    server.notify("progress/todos", two_todos()).unwrap();
+    let shown = bubbles(&mut server);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0]["percent"], 50);
+    assert_eq!(shown[0]["title"], "Fixing the bug");
+
+    // No turn runs, so nothing refreshes it: 29 s on it still shows.
+    advance(&mut server, 29_000);
+    assert_eq!(
+        server.request("progress/state", json!({})).unwrap()["percent"],
+        50
+    );
+    assert!(bubbles(&mut server).is_empty());
+    // Past 30 s it is gone, and observers are told so once.
+    advance(&mut server, 11_000);
+    assert_eq!(
+        server.request("progress/state", json!({})).unwrap(),
+        Value::Null
+    );
+    assert_eq!(bubbles(&mut server), [Value::Null]);
+    advance(&mut server, 10_000);
+    assert!(bubbles(&mut server).is_empty());
+}
