@@ -71,3 +71,61 @@ fn the_bubble_expires_after_30_s_and_its_expiry_is_announced() {
     advance(&mut server, 10_000);
     assert!(bubbles(&mut server).is_empty());
 }
+
+#[test]
+fn at_most_24_sessions_keep_progress_the_least_recently_touched_is_dropped() {
+    let workspace = Workspace::new("parity-24");
+    let mut server = initialized(&workspace.root);
+    let with_session = |id: &str| {
+        let mut params = two_todos();
+        params["sessionId"] = json!(id);
+        params
+    };
+    for n in 0..24 {
+        server
+            .notify("progress/todos", with_session(&format!("s{n}")))
+            .unwrap();
+        // Touched one after another, at distinct times.
+        advance(&mut server, 10);
+    }
+    let _ = server.drain(QUIET);
+    server
+        .notify("progress/todos", with_session("s24"))
+        .unwrap();
+    let changes = heard(&mut server, "progress/changed");
+    let gone: Vec<&Value> = changes
+        .iter()
+        .filter(|c| c["bubble"].is_null())
+        .map(|c| &c["sessionId"])
+        .collect();
+    assert_eq!(gone, [&json!("s0")], "{changes:?}");
+    let state = |server: &mut Connection, id: &str| {
+        server
+            .request("progress/state", json!({ "sessionId": id }))
+            .unwrap()
+    };
+    assert_eq!(state(&mut server, "s0"), Value::Null);
+    assert_eq!(state(&mut server, "s1")["percent"], 50);
+    // The dropped session has nothing left to replay at its next turn start.
+    for id in ["s0", "s1"] {
+        server
+            .notify("turn/event", json!({ "sessionId": id, "kind": "turnEnd" }))
+            .unwrap();
+    }
+    let _ = server.drain(QUIET);
+    for id in ["s0", "s1"] {
+        server
+            .notify(
+                "turn/event",
+                json!({ "sessionId": id, "kind": "turnStart" }),
+            )
+            .unwrap();
+    }
+    // (s0's turn start tracks it again, as the 25th: s2, now the least
+    // recently touched, makes room.)
+    let replayed: Vec<(Value, bool)> = heard(&mut server, "progress/changed")
+        .into_iter()
+        .map(|c| (c["sessionId"].clone(), c["bubble"].is_null()))
+        .collect();
+    assert_eq!(replayed, [(json!("s2"), true), (json!("s1"), false)]);
+}

@@ -1,6 +1,7 @@
 //! The agent's activity: turn state, progress, subagents and harness events.
 
 use super::*;
+use crate::core::progress::over_the_limit;
 
 impl Engine {
     pub fn turn_state(&mut self, session_id: &str) -> Result<TurnState, EngineError> {
@@ -205,8 +206,35 @@ impl Engine {
             }
             return Ok(());
         }
+        let was_tracked = saved.progress.touched_at(session_id).is_some();
         let saved = self.store.update_activity(session_id, apply)?;
+        let now_tracked = saved.progress.touched_at(session_id).is_some();
         self.announce_activity(session_id, &known, saved, now);
+        if now_tracked && !was_tracked {
+            self.limit_tracked_progress(session_id, now)?;
+        }
+        Ok(())
+    }
+
+    /// At most `MAX_TRACKED_SESSIONS` sessions of the workspace keep their
+    /// progress (DESIGN section 5): each session's activity is its own
+    /// file, so when one starts being tracked the others are looked over
+    /// and the least recently touched beyond the limit are forgotten (their
+    /// bubbles announced gone). Only a newly tracked session can pass the
+    /// limit, so this runs then and only then.
+    fn limit_tracked_progress(&mut self, session_id: &str, now: u64) -> Result<(), EngineError> {
+        let mut tracked = Vec::new();
+        for id in self.store.session_ids()? {
+            if let Some(touched) = self.store.load_activity(&id)?.progress.touched_at(&id) {
+                tracked.push((id, touched));
+            }
+        }
+        for id in over_the_limit(&tracked, session_id) {
+            let forget_id = id.clone();
+            self.change_activity(&id, now, &mut |activity| {
+                activity.progress.forget(&forget_id, now);
+            })?;
+        }
         Ok(())
     }
 

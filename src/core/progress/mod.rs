@@ -12,7 +12,7 @@ mod view;
 
 pub use bubble::{bubble_for, Bubble, BubbleKind};
 pub use snapshot::{read_goal, read_todos, Goal, GoalStatus, Todo, TodoStatus};
-pub use tracker::{BubbleChange, ProgressTracker};
+pub use tracker::{over_the_limit, BubbleChange, ProgressTracker};
 pub use view::{fold_activity, fold_goal, fold_todos, ProgressView};
 
 /// At most this many sessions keep progress state; the least recently touched is dropped.

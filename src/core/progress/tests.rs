@@ -773,3 +773,29 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sessions_over_the_limit_are_the_least_recently_touched() {
+    let mut tracked: Vec<(String, u64)> = (0..MAX_TRACKED_SESSIONS)
+        .map(|n| (format!("s{n:02}"), 100 + n as u64))
+        .collect();
+    assert!(over_the_limit(&tracked, "s00").is_empty());
+    tracked.push(("new".to_string(), 1_000));
+    // s00 is the oldest touched, so it goes.
+    assert_eq!(over_the_limit(&tracked, "new"), ["s00"]);
+    // The session just touched is never dropped, even with an old stamp.
+    tracked.push(("kept".to_string(), 0));
+    assert_eq!(over_the_limit(&tracked, "kept"), ["s00", "s01"]);
+}
+
+#[test]
+fn forget_reports_a_visible_bubble_gone() {
+    let mut tracker = ProgressTracker::new();
+    tracker.todos("s", &raw_list(), 0);
+    assert_eq!(tracker.touched_at("s"), Some(0));
+    let changes = tracker.forget("s", 1);
+    assert_eq!(shown_kind(&changes), [("s".to_string(), None)]);
+    assert!(tracker.is_empty());
+    assert!(tracker.forget("s", 2).is_empty());
+    assert_eq!(tracker.touched_at("s"), None);
+}

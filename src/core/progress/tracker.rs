@@ -35,6 +35,10 @@ struct SessionProgress {
     view: ProgressView,
     turn_running: bool,
     shown: Option<ShownBubble>,
+    /// When a progress event last touched the session (the limit of
+    /// `MAX_TRACKED_SESSIONS` drops the least recently touched).
+    #[serde(default)]
+    touched_at_ms: u64,
 }
 
 impl SessionProgress {
@@ -44,6 +48,7 @@ impl SessionProgress {
             view: ProgressView::default(),
             turn_running: false,
             shown: None,
+            touched_at_ms: 0,
         }
     }
 
@@ -110,6 +115,31 @@ impl ProgressTracker {
         self.find(session_id)?.visible(now_ms)
     }
 
+    /// When a progress event last touched the session, if it is tracked.
+    pub fn touched_at(&self, session_id: &str) -> Option<u64> {
+        self.find(session_id).map(|session| session.touched_at_ms)
+    }
+
+    /// Drops the session's progress (the tracking limit evicted it); its
+    /// visible bubble, if any, is reported gone.
+    pub fn forget(&mut self, session_id: &str, now_ms: u64) -> Vec<BubbleChange> {
+        let Some(index) = self
+            .sessions
+            .iter()
+            .position(|session| session.session_id == session_id)
+        else {
+            return Vec::new();
+        };
+        let forgotten = self.sessions.remove(index);
+        match forgotten.visible(now_ms) {
+            Some(_) => vec![BubbleChange {
+                session_id: forgotten.session_id,
+                bubble: None,
+            }],
+            None => Vec::new(),
+        }
+    }
+
     /// A todo-list snapshot (the raw JSON array). Non-arrays, all-malformed and
     /// empty lists carry no information and change nothing.
     pub fn todos(&mut self, session_id: &str, raw_todos: &Value, now_ms: u64) -> Vec<BubbleChange> {
@@ -169,7 +199,7 @@ impl ProgressTracker {
     /// next `turn_start` can replay it (todo writes only come on change); an
     /// activity-only session is deleted.
     pub fn turn_end(&mut self, session_id: &str, now_ms: u64) -> Vec<BubbleChange> {
-        let Some(index) = self.touch(session_id) else {
+        let Some(index) = self.touch(session_id, now_ms) else {
             return Vec::new();
         };
         let mut changes = Vec::new();
@@ -213,12 +243,13 @@ impl ProgressTracker {
     }
 
     /// Moves an existing session to the most-recently-touched end; returns its index.
-    fn touch(&mut self, session_id: &str) -> Option<usize> {
+    fn touch(&mut self, session_id: &str, now_ms: u64) -> Option<usize> {
         let index = self
             .sessions
             .iter()
             .position(|session| session.session_id == session_id)?;
-        let session = self.sessions.remove(index);
+        let mut session = self.sessions.remove(index);
+        session.touched_at_ms = session.touched_at_ms.max(now_ms);
         self.sessions.push(session);
         Some(self.sessions.len() - 1)
     }
@@ -231,7 +262,7 @@ impl ProgressTracker {
         now_ms: u64,
         changes: &mut Vec<BubbleChange>,
     ) -> usize {
-        if let Some(index) = self.touch(session_id) {
+        if let Some(index) = self.touch(session_id, now_ms) {
             return index;
         }
         while self.sessions.len() >= MAX_TRACKED_SESSIONS {
@@ -243,7 +274,9 @@ impl ProgressTracker {
                 });
             }
         }
-        self.sessions.push(SessionProgress::new(session_id));
+        let mut session = SessionProgress::new(session_id);
+        session.touched_at_ms = now_ms;
+        self.sessions.push(session);
         self.sessions.len() - 1
     }
 
@@ -279,4 +312,22 @@ fn push_if_changed(
             bubble: after,
         });
     }
+}
+
+/// The limit of `MAX_TRACKED_SESSIONS` over sessions tracked apart (each
+/// session's activity is its own file): given every tracked session with
+/// the time it was last touched, the ones to forget, least recently touched
+/// first (ties by id). `keep` (the session just touched) is never one.
+pub fn over_the_limit(tracked: &[(String, u64)], keep: &str) -> Vec<String> {
+    if tracked.len() <= MAX_TRACKED_SESSIONS {
+        return Vec::new();
+    }
+    let mut candidates: Vec<&(String, u64)> = tracked.iter().filter(|(id, _)| id != keep).collect();
+    candidates.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    let excess = tracked.len() - MAX_TRACKED_SESSIONS;
+    candidates
+        .into_iter()
+        .take(excess)
+        .map(|(id, _)| id.clone())
+        .collect()
 }
