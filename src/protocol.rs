@@ -207,7 +207,13 @@ pub struct ObserveParams {
 pub struct TurnStateResult {
     pub session_id: String,
     pub state: TurnState,
+    /// The state's label (`thinking…`); the state machine's alone.
     pub label: String,
+    /// The provider's own status text for the current state (`turn/event`'s
+    /// `text`): a non-authoritative suffix to show after the label, one line
+    /// of at most 60 characters; null when it gave none. It never moves the
+    /// state and is cleared when the state changes without one, and at idle.
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -217,6 +223,9 @@ pub struct TurnEventParams {
     pub kind: HarnessEventKind,
     /// For `toolCall`: the tool's name (edit tools trigger a probe rescan).
     pub tool: Option<String>,
+    /// The provider's status text (Fido's `onStatus`) for the state this
+    /// event moves to: shown as `detail` beside the label, never instead of
+    /// it. Ignored for `message` and the kinds that end a turn.
     pub text: Option<String>,
     /// For `turnStart`: a user-sourced start is the "user message arrived" event.
     pub source: Option<TurnSource>,

@@ -129,3 +129,129 @@ fn at_most_24_sessions_keep_progress_the_least_recently_touched_is_dropped() {
         .collect();
     assert_eq!(replayed, [(json!("s2"), true), (json!("s1"), false)]);
 }
+
+#[test]
+fn silence_beats_boilerplate_quiet_phases_keep_the_models_words() {
+    let workspace = Workspace::new("parity-quiet");
+    let mut server = initialized(&workspace.root);
+    server
+        .notify("progress/activity", json!({ "line": "I found the bug" }))
+        .unwrap();
+    for quiet in ["thinking", "review"] {
+        server
+            .notify("progress/activity", json!({ "phase": quiet }))
+            .unwrap();
+    }
+    let shown = bubbles(&mut server);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    let bubble = server.request("progress/state", json!({})).unwrap();
+    assert_eq!(bubble["line"], "I found the bug");
+    assert_eq!(bubble["title"], "Latest output");
+    assert_eq!(bubble["source"], "output");
+    assert_eq!(bubble["percent"], Value::Null);
+    // A phase that names something concrete always publishes.
+    server
+        .notify("progress/activity", json!({ "phase": "waiting" }))
+        .unwrap();
+    let shown = bubbles(&mut server);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0]["line"], "waiting for the model");
+    assert_eq!(shown[0]["title"], "Current step");
+    assert_eq!(shown[0]["source"], "phase");
+}
+
+#[test]
+fn a_named_tool_call_says_calling_its_name_and_a_nameless_one_says_nothing() {
+    let workspace = Workspace::new("parity-tool");
+    let mut server = initialized(&workspace.root);
+    server
+        .notify(
+            "progress/activity",
+            json!({ "line": "Let me look at the cart" }),
+        )
+        .unwrap();
+    let _ = server.drain(QUIET);
+    server
+        .notify("turn/event", json!({ "kind": "toolCall" }))
+        .unwrap();
+    assert!(
+        bubbles(&mut server).is_empty(),
+        "a nameless call says nothing"
+    );
+    server
+        .notify("turn/event", json!({ "kind": "toolCall", "tool": "Read" }))
+        .unwrap();
+    let shown = bubbles(&mut server);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0]["line"], "calling Read");
+    assert_eq!(shown[0]["title"], "Current step");
+    assert_eq!(shown[0]["source"], "phase");
+    // A measured session pays nothing for the fallback.
+    server.notify("progress/todos", two_todos()).unwrap();
+    let _ = server.drain(QUIET);
+    server
+        .notify("turn/event", json!({ "kind": "toolCall", "tool": "Grep" }))
+        .unwrap();
+    assert!(bubbles(&mut server).is_empty());
+    assert_eq!(
+        server.request("progress/state", json!({})).unwrap()["kind"],
+        "todos"
+    );
+}
+
+// ---- fido-turn-states ----
+
+#[test]
+fn the_provider_status_is_a_non_authoritative_detail_beside_the_label() {
+    let workspace = Workspace::new("parity-detail");
+    let mut server = initialized(&workspace.root);
+    server
+        .notify(
+            "turn/event",
+            json!({ "kind": "turnStart", "source": "user" }),
+        )
+        .unwrap();
+    server
+        .notify(
+            "turn/event",
+            json!({ "kind": "reasoning", "text": "searching the web\nfor prices" }),
+        )
+        .unwrap();
+    let state = server.request("turn/state", json!({})).unwrap();
+    assert_eq!(
+        state,
+        json!({"sessionId": "default", "state": "thinking", "label": "thinking…",
+               "detail": "searching the web for prices"})
+    );
+    // The same state again keeps it; a new state without one drops it.
+    server
+        .notify("turn/event", json!({ "kind": "reasoning" }))
+        .unwrap();
+    server
+        .notify("turn/event", json!({ "kind": "content" }))
+        .unwrap();
+    // The state machine wins: a detail saying "idle" moves nothing.
+    server
+        .notify("turn/event", json!({ "kind": "content", "text": "idle" }))
+        .unwrap();
+    server
+        .notify(
+            "turn/event",
+            json!({ "kind": "turnEnd", "text": "still going" }),
+        )
+        .unwrap();
+    let changes: Vec<(Value, Value)> = heard(&mut server, "turn/stateChanged")
+        .into_iter()
+        .map(|c| (c["state"].clone(), c["detail"].clone()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (json!("connecting"), Value::Null),
+            (json!("thinking"), json!("searching the web for prices")),
+            (json!("streaming"), Value::Null),
+            (json!("streaming"), json!("idle")),
+            (json!("idle"), Value::Null),
+        ]
+    );
+}

@@ -407,7 +407,7 @@ fn turn_state_notifications_only_report_changes() {
     let state = server.request("turn/state", json!({})).unwrap();
     assert_eq!(
         state,
-        json!({"sessionId": "default", "state": "idle", "label": "idle"})
+        json!({"sessionId": "default", "state": "idle", "label": "idle", "detail": null})
     );
     let states: Vec<Value> = server
         .drain(QUIET)

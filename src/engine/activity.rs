@@ -1,11 +1,16 @@
 //! The agent's activity: turn state, progress, subagents and harness events.
 
 use super::*;
-use crate::core::progress::over_the_limit;
+use crate::core::progress::{over_the_limit, read_activity};
 
 impl Engine {
-    pub fn turn_state(&mut self, session_id: &str) -> Result<TurnState, EngineError> {
-        Ok(self.store.load_activity(session_id)?.turn.state())
+    /// The turn state and the provider's detail beside it.
+    pub fn turn_state(
+        &mut self,
+        session_id: &str,
+    ) -> Result<(TurnState, Option<String>), EngineError> {
+        let turn = self.store.load_activity(session_id)?.turn;
+        Ok((turn.state(), turn.detail().map(str::to_string)))
     }
 
     pub fn progress_state(
@@ -32,16 +37,33 @@ impl Engine {
         event: HarnessEvent,
         now: u64,
     ) -> Result<(), EngineError> {
+        self.harness_event_with_detail(session_id, event, None, now)
+    }
+
+    /// `harness_event` with the provider's status text (`turn/event`'s
+    /// `text`), a detail beside the turn state that never moves it. A named
+    /// tool call is also the activity line of an unmeasured session.
+    pub fn harness_event_with_detail(
+        &mut self,
+        session_id: &str,
+        event: HarnessEvent,
+        detail: Option<&str>,
+        now: u64,
+    ) -> Result<(), EngineError> {
         let turn_event = event.turn_event();
         let edge = event.progress_edge();
+        let line = event.activity_line();
         self.change_activity(session_id, now, &mut |activity| {
             if let Some(turn_event) = turn_event {
-                activity.turn.apply(turn_event);
+                activity.turn.apply_with_detail(turn_event, detail);
             }
             match edge {
                 Some(true) => drop(activity.progress.turn_start(session_id, now)),
                 Some(false) => drop(activity.progress.turn_end(session_id, now)),
                 None => {}
+            }
+            if let Some(line) = &line {
+                activity.progress.activity(session_id, line.clone(), now);
             }
         })?;
         if let Some(command) = event.session_command() {
@@ -132,9 +154,20 @@ impl Engine {
         })
     }
 
-    pub fn activity(&mut self, session_id: &str, line: &str, now: u64) -> Result<(), EngineError> {
+    /// A `progress/activity` report: the model's words or a phase, read by
+    /// the seed's rules (`read_activity`); one that says nothing changes nothing.
+    pub fn activity(
+        &mut self,
+        session_id: &str,
+        phase: Option<&str>,
+        line: Option<&str>,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let Some(line) = read_activity(phase, line) else {
+            return Ok(());
+        };
         self.change_activity(session_id, now, &mut |activity| {
-            activity.progress.activity(session_id, line, now);
+            activity.progress.activity(session_id, line.clone(), now);
         })
     }
 
@@ -259,9 +292,11 @@ impl Engine {
         for change in activity_changes(session_id, heard, &now_saved, now) {
             let session_id = session_id.to_string();
             match change {
-                ActivityChange::Turn(state) => {
-                    self.changes.push(Change::Turn { session_id, state })
-                }
+                ActivityChange::Turn(state, detail) => self.changes.push(Change::Turn {
+                    session_id,
+                    state,
+                    detail,
+                }),
                 // Decided here, against what was announced.
                 ActivityChange::Progress(_) => {}
                 ActivityChange::Agent(record) => agents.push(Change::Agent { session_id, record }),

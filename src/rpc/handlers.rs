@@ -198,11 +198,12 @@ impl RequestHandler for TurnStateRequest {
         p: SessionParams,
     ) -> Result<TurnStateResult, EngineError> {
         let session_id = engine.resolve(p.session_id.as_deref())?;
-        let state = engine.turn_state(&session_id)?;
+        let (state, detail) = engine.turn_state(&session_id)?;
         Ok(TurnStateResult {
             session_id,
             state,
             label: state.label().to_string(),
+            detail,
         })
     }
 }
@@ -234,7 +235,7 @@ impl NotificationHandler for TurnEventNotification {
             tool: p.tool,
             source: p.source,
         };
-        engine.harness_event(&session, event, now)
+        engine.harness_event_with_detail(&session, event, p.text.as_deref(), now)
     }
 }
 
@@ -255,11 +256,7 @@ impl NotificationHandler for ProgressGoal {
 impl NotificationHandler for ProgressActivity {
     fn handle(engine: &mut Engine, now: u64, p: ActivityParams) -> Result<(), EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        // A phase alone is still activity worth showing.
-        match p.line.or(p.phase) {
-            Some(line) => engine.activity(&session, &line, now),
-            None => Ok(()),
-        }
+        engine.activity(&session, p.phase.as_deref(), p.line.as_deref(), now)
     }
 }
 

@@ -263,11 +263,16 @@ async fn publish(client: Client, mut changes: mpsc::UnboundedReceiver<Change>) {
     while let Some(change) = changes.recv().await {
         match change {
             Change::State(snapshot) => send::<StateChanged>(&client, &snapshot).await,
-            Change::Turn { session_id, state } => {
+            Change::Turn {
+                session_id,
+                state,
+                detail,
+            } => {
                 let params = TurnStateResult {
                     session_id,
                     state,
                     label: state.label().to_string(),
+                    detail,
                 };
                 send::<TurnStateChanged>(&client, &params).await
             }

@@ -1,5 +1,6 @@
 //! The bubble a view deserves, by the seed's priority.
 
+use super::activity::ActivitySource;
 use super::snapshot::{Goal, GoalStatus, Todo, TodoStatus};
 use super::view::ProgressView;
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,10 @@ pub struct Bubble {
     /// Total todo count (todo bubbles only).
     pub total: Option<u32>,
     pub line: Option<String>,
+    /// For activity bubbles: whether `line` is a phase line (`phase`, titled
+    /// "Current step") or the model's own words (`output`, "Latest
+    /// output"); null for the other kinds.
+    pub source: Option<ActivitySource>,
 }
 /// Floor of `part * 100 / whole`, so a percentage never rounds up past the data.
 fn floor_percent(part: u32, whole: u32) -> Option<u8> {
@@ -71,6 +76,7 @@ fn todos_bubble(todos: &[Todo]) -> Option<Bubble> {
         completed: Some(completed),
         total: Some(total),
         line: None,
+        source: None,
     })
 }
 
@@ -86,6 +92,7 @@ fn blocked_bubble(goal: &Goal) -> Bubble {
                 .clone()
                 .unwrap_or_else(|| "blocked".to_string()),
         ),
+        source: None,
     }
 }
 
@@ -116,6 +123,7 @@ fn goal_bubble(goal: &Goal) -> Bubble {
         completed: None,
         total: None,
         line,
+        source: None,
     }
 }
 
@@ -134,12 +142,13 @@ pub fn bubble_for(view: &ProgressView) -> Option<Bubble> {
     if let Some(goal) = view.goal.as_ref() {
         return Some(goal_bubble(goal));
     }
-    view.activity.as_ref().map(|line| Bubble {
+    view.activity.as_ref().map(|activity| Bubble {
         kind: BubbleKind::Activity,
-        title: "Activity".to_string(),
+        title: activity.source.title().to_string(),
         percent: None,
         completed: None,
         total: None,
-        line: Some(line.clone()),
+        line: Some(activity.text.clone()),
+        source: Some(activity.source),
     })
 }

@@ -5,11 +5,13 @@
 //! derived from the view by a fixed priority and is never allowed to claim
 //! more progress than the data proves.
 
+mod activity;
 mod bubble;
 mod snapshot;
 mod tracker;
 mod view;
 
+pub use activity::{read_activity, tool_activity, ActivityLine, ActivitySource, QUIET_PHASES};
 pub use bubble::{bubble_for, Bubble, BubbleKind};
 pub use snapshot::{read_goal, read_todos, Goal, GoalStatus, Todo, TodoStatus};
 pub use tracker::{over_the_limit, BubbleChange, ProgressTracker};

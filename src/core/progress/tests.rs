@@ -22,6 +22,18 @@ fn goal(status: GoalStatus) -> Goal {
     }
 }
 
+/// The model's words as an activity line.
+fn line(text: &str) -> ActivityLine {
+    ActivityLine {
+        source: ActivitySource::Output,
+        text: text.to_string(),
+    }
+}
+
+fn said(text: &str) -> Option<ActivityLine> {
+    Some(line(text))
+}
+
 fn todos_view(todos: Vec<Todo>) -> ProgressView {
     ProgressView {
         todos: Some(todos),
@@ -46,7 +58,7 @@ fn blocked_goal_outranks_todos_and_activity() {
     let view = ProgressView {
         todos: Some(vec![todo("a", TodoStatus::Completed)]),
         goal: Some(blocked),
-        activity: Some("reading files".to_string()),
+        activity: said("reading files"),
     };
     let bubble = bubble_for(&view);
     assert_eq!(
@@ -58,6 +70,7 @@ fn blocked_goal_outranks_todos_and_activity() {
             completed: None,
             total: None,
             line: Some("needs an API key".to_string()),
+            source: None,
         })
     );
 }
@@ -163,6 +176,7 @@ fn goal_without_todos_gives_its_round_budget() {
             completed: None,
             total: None,
             line: Some("round 2/8".to_string()),
+            source: None,
         })
     );
 }
@@ -212,34 +226,39 @@ fn overspent_budget_is_capped_and_complete_goal_is_full() {
 
 #[test]
 fn activity_line_only_when_nothing_to_measure_and_never_with_percent() {
-    let view = fold_activity(ProgressView::default(), "  reading   src/main.rs \n");
+    let view = fold_activity(
+        ProgressView::default(),
+        read_activity(None, Some("  reading   src/main.rs \n")).unwrap_or_else(|| line("?")),
+    );
     let bubble = bubble_for(&view);
     assert_eq!(
         bubble,
         Some(Bubble {
             kind: BubbleKind::Activity,
-            title: "Activity".to_string(),
+            title: "Latest output".to_string(),
             percent: None,
             completed: None,
             total: None,
             line: Some("reading src/main.rs".to_string()),
+            source: Some(ActivitySource::Output),
         })
     );
     let measured = todos_view(vec![todo("a", TodoStatus::Pending)]);
-    assert_eq!(fold_activity(measured.clone(), "reading"), measured);
+    assert_eq!(fold_activity(measured.clone(), line("reading")), measured);
     let with_goal = ProgressView {
         goal: Some(goal(GoalStatus::Active)),
         ..ProgressView::default()
     };
-    assert_eq!(fold_activity(with_goal.clone(), "reading"), with_goal);
+    assert_eq!(fold_activity(with_goal.clone(), line("reading")), with_goal);
 }
 
 #[test]
-fn blank_activity_changes_nothing_and_long_lines_are_cut() {
-    let view = fold_activity(ProgressView::default(), "first");
-    assert_eq!(fold_activity(view.clone(), "  \n\t "), view);
+fn blank_activity_says_nothing_and_long_lines_are_cut() {
+    assert_eq!(read_activity(None, Some("  \n\t ")), None);
+    assert_eq!(read_activity(Some(" "), None), None);
+    assert_eq!(read_activity(None, None), None);
     let long = "x".repeat(1000);
-    let cut = fold_activity(ProgressView::default(), &long).activity;
+    let cut = read_activity(None, Some(&long)).map(|l| l.text);
     assert_eq!(
         cut.as_ref().map(|l| l.chars().count()),
         Some(MAX_ACTIVITY_CHARS)
@@ -331,10 +350,10 @@ fn empty_write_keeps_the_previous_list() {
 
 #[test]
 fn a_measured_write_drops_the_activity_line() {
-    let view = fold_activity(ProgressView::default(), "reading");
+    let view = fold_activity(ProgressView::default(), line("reading"));
     let view = fold_todos(view, Some(vec![todo("a", TodoStatus::Pending)]));
     assert_eq!(view.activity, None);
-    let view = fold_activity(ProgressView::default(), "reading");
+    let view = fold_activity(ProgressView::default(), line("reading"));
     let view = fold_goal(view, Some(goal(GoalStatus::Active)));
     assert_eq!(view.activity, None);
 }
@@ -456,7 +475,6 @@ fn no_information_writes_change_nothing() {
         .goal("s", &json!({"status": "blocked"}), 0)
         .is_empty());
     assert!(tracker.goal("s", &Value::Null, 0).is_empty());
-    assert!(tracker.activity("s", "   ", 0).is_empty());
     assert!(tracker.turn_end("s", 0).is_empty());
     assert!(tracker.is_empty());
 }
@@ -475,7 +493,7 @@ fn empty_or_malformed_write_does_not_blank_a_visible_bubble() {
 #[test]
 fn activity_is_tracked_only_while_nothing_is_measured() {
     let mut tracker = ProgressTracker::new();
-    let changes = tracker.activity("s", "calling grep", 0);
+    let changes = tracker.activity("s", line("calling grep"), 0);
     assert_eq!(
         shown_kind(&changes),
         [("s".to_string(), Some(BubbleKind::Activity))]
@@ -485,7 +503,7 @@ fn activity_is_tracked_only_while_nothing_is_measured() {
         shown_kind(&changes),
         [("s".to_string(), Some(BubbleKind::Todos))]
     );
-    assert!(tracker.activity("s", "calling sed", 2).is_empty());
+    assert!(tracker.activity("s", line("calling sed"), 2).is_empty());
     assert_eq!(tracker.view("s").and_then(|v| v.activity.clone()), None);
 }
 
@@ -504,7 +522,7 @@ fn goal_change_and_clear_are_reported() {
     let changes = tracker.goal("s", &Value::Null, 1);
     assert_eq!(shown_kind(&changes), [("s".to_string(), None)]);
     // With the goal gone, the activity fallback is available again.
-    assert_eq!(tracker.activity("s", "reading", 2).len(), 1);
+    assert_eq!(tracker.activity("s", line("reading"), 2).len(), 1);
 }
 
 #[test]
@@ -584,7 +602,7 @@ fn turn_start_refreshes_a_visible_bubble_without_reporting() {
 fn activity_only_session_is_deleted_at_turn_end() {
     let mut tracker = ProgressTracker::new();
     tracker.turn_start("s", 0);
-    tracker.activity("s", "calling grep", 1);
+    tracker.activity("s", line("calling grep"), 1);
     let changes = tracker.turn_end("s", 2);
     assert_eq!(shown_kind(&changes), [("s".to_string(), None)]);
     assert!(tracker.view("s").is_none());
@@ -595,7 +613,7 @@ fn activity_only_session_is_deleted_at_turn_end() {
 #[test]
 fn a_new_turn_does_not_replay_an_old_activity_line() {
     let mut tracker = ProgressTracker::new();
-    tracker.activity("s", "calling grep", 0);
+    tracker.activity("s", line("calling grep"), 0);
     // The previous turn's end was missed; the new turn starts clean anyway.
     let changes = tracker.turn_start("s", 1);
     assert_eq!(shown_kind(&changes), [("s".to_string(), None)]);
@@ -682,7 +700,7 @@ fn any_json() -> impl Strategy<Value = Value> {
 enum Op {
     Todos(u8, Value),
     Goal(u8, Value),
-    Activity(u8, String),
+    Activity(u8, Option<String>, String),
     TurnStart(u8),
     TurnEnd(u8),
     Tick,
@@ -693,7 +711,16 @@ fn any_op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (session.clone(), any_json()).prop_map(|(s, v)| Op::Todos(s, v)),
         (session.clone(), any_json()).prop_map(|(s, v)| Op::Goal(s, v)),
-        (session.clone(), ".{0,20}").prop_map(|(s, l)| Op::Activity(s, l)),
+        (
+            session.clone(),
+            proptest::option::of(prop_oneof![
+                Just("thinking".to_string()),
+                Just("tool".to_string()),
+                ".{0,8}"
+            ]),
+            ".{0,20}"
+        )
+            .prop_map(|(s, p, l)| Op::Activity(s, p, l)),
         session.clone().prop_map(Op::TurnStart),
         session.prop_map(Op::TurnEnd),
         Just(Op::Tick),
@@ -754,7 +781,10 @@ proptest! {
                     let _ = read_goal(&v);
                     tracker.goal(&s.to_string(), &v, now)
                 }
-                Op::Activity(s, l) => tracker.activity(&s.to_string(), &l, now),
+                Op::Activity(s, phase, l) => match read_activity(phase.as_deref(), Some(&l)) {
+                    Some(activity) => tracker.activity(&s.to_string(), activity, now),
+                    None => Vec::new(),
+                },
                 Op::TurnStart(s) => tracker.turn_start(&s.to_string(), now),
                 Op::TurnEnd(s) => tracker.turn_end(&s.to_string(), now),
                 Op::Tick => tracker.tick(now),
@@ -798,4 +828,80 @@ fn forget_reports_a_visible_bubble_gone() {
     assert!(tracker.is_empty());
     assert!(tracker.forget("s", 2).is_empty());
     assert_eq!(tracker.touched_at("s"), None);
+}
+
+// ---- the activity line's four rules ----
+
+#[test]
+fn silence_beats_boilerplate_quiet_phases_say_nothing() {
+    for quiet in QUIET_PHASES {
+        assert_eq!(read_activity(Some(quiet), None), None);
+    }
+    assert_eq!(read_activity(Some("Thinking"), None), None);
+    // Unless the model itself said something.
+    assert_eq!(
+        read_activity(Some("thinking"), Some("I found the bug")),
+        said("I found the bug")
+    );
+    let mut tracker = ProgressTracker::new();
+    tracker.activity("s", line("I found the bug"), 0);
+    assert!(read_activity(Some("review"), None).is_none());
+    assert_eq!(
+        tracker.visible("s", 1).map(|b| (b.title, b.line)),
+        Some((
+            "Latest output".to_string(),
+            Some("I found the bug".to_string())
+        ))
+    );
+}
+
+#[test]
+fn a_concrete_phase_always_publishes_a_phase_line() {
+    let waiting = read_activity(Some("waiting"), None);
+    assert_eq!(
+        waiting,
+        Some(ActivityLine {
+            source: ActivitySource::Phase,
+            text: "waiting for the model".to_string(),
+        })
+    );
+    assert_eq!(
+        read_activity(Some("tool"), None).map(|l| l.text),
+        Some("calling a tool".to_string())
+    );
+    let bubble = bubble_for(&fold_activity(
+        ProgressView::default(),
+        waiting.unwrap_or_else(|| line("?")),
+    ));
+    assert_eq!(
+        bubble.map(|b| (b.title, b.source)),
+        Some(("Current step".to_string(), Some(ActivitySource::Phase)))
+    );
+}
+
+#[test]
+fn a_named_tool_call_says_calling_its_name_and_a_nameless_one_nothing() {
+    assert_eq!(
+        tool_activity(Some("Read")),
+        Some(ActivityLine {
+            source: ActivitySource::Phase,
+            text: "calling Read".to_string(),
+        })
+    );
+    assert_eq!(tool_activity(Some("  ")), None);
+    assert_eq!(tool_activity(None), None);
+}
+
+#[test]
+fn a_line_saved_before_sources_reads_as_the_models_words() {
+    let view: ProgressView =
+        serde_json::from_value(json!({"todos": null, "goal": null, "activity": "Reading cart.py"}))
+            .unwrap_or_default();
+    assert_eq!(view.activity, said("Reading cart.py"));
+    let view: ProgressView =
+        serde_json::from_value(json!({"activity": 5})).unwrap_or_else(|_| ProgressView {
+            activity: said("failed"),
+            ..ProgressView::default()
+        });
+    assert_eq!(view.activity, None);
 }

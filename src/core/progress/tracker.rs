@@ -1,8 +1,9 @@
 //! Per-session views, their visible bubbles and time to live.
 
+use super::activity::ActivityLine;
 use super::bubble::{bubble_for, Bubble};
 use super::snapshot::{read_goal, read_todos};
-use super::view::{fold_activity, fold_goal, fold_todos, normalize_activity, ProgressView};
+use super::view::{fold_activity, fold_goal, fold_todos, ProgressView};
 use super::{BUBBLE_TTL_MS, MAX_TRACKED_SESSIONS};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -170,11 +171,15 @@ impl ProgressTracker {
         self.write(session_id, now_ms, |view| fold_goal(view, goal))
     }
 
-    /// An activity line; ignored when blank or while the session has a todo list or goal.
-    pub fn activity(&mut self, session_id: &str, line: &str, now_ms: u64) -> Vec<BubbleChange> {
-        if normalize_activity(line).is_none()
-            || self.find(session_id).is_some_and(|s| s.view.has_measure())
-        {
+    /// An activity line (`read_activity`, `tool_activity`); ignored while
+    /// the session has a todo list or goal.
+    pub fn activity(
+        &mut self,
+        session_id: &str,
+        line: ActivityLine,
+        now_ms: u64,
+    ) -> Vec<BubbleChange> {
+        if self.find(session_id).is_some_and(|s| s.view.has_measure()) {
             return Vec::new();
         }
         self.write(session_id, now_ms, |view| fold_activity(view, line))

@@ -1,7 +1,7 @@
 //! The folded view of one session's progress and the folds that build it.
 
+use super::activity::{lenient_activity, ActivityLine};
 use super::snapshot::{Goal, Todo};
-use super::MAX_ACTIVITY_CHARS;
 use serde::{Deserialize, Serialize};
 
 /// Everything known about one session's progress.
@@ -13,7 +13,10 @@ use serde::{Deserialize, Serialize};
 pub struct ProgressView {
     pub todos: Option<Vec<Todo>>,
     pub goal: Option<Goal>,
-    pub activity: Option<String>,
+    /// The activity line of an unmeasured session (a line saved before it
+    /// had a source reads as the model's words).
+    #[serde(default, deserialize_with = "lenient_activity")]
+    pub activity: Option<ActivityLine>,
 }
 
 impl ProgressView {
@@ -44,30 +47,12 @@ pub fn fold_goal(mut view: ProgressView, goal: Option<Goal>) -> ProgressView {
     view
 }
 
-/// Collapses whitespace to one line and caps its length; `None` when blank.
-pub(super) fn normalize_activity(line: &str) -> Option<String> {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    if words.is_empty() {
-        return None;
-    }
-    let single_line = words.join(" ");
-    if single_line.chars().count() <= MAX_ACTIVITY_CHARS {
-        return Some(single_line);
-    }
-    let mut cut: String = single_line.chars().take(MAX_ACTIVITY_CHARS - 1).collect();
-    cut.push('\u{2026}');
-    Some(cut)
-}
-
-/// Folds an activity line.
+/// Folds an activity line (read by `read_activity` or `tool_activity`).
 ///
-/// Ignored while a todo list or goal exists (a measured session pays nothing
-/// for the fallback) and when the line is blank (silence beats boilerplate).
-pub fn fold_activity(mut view: ProgressView, line: &str) -> ProgressView {
-    if view.has_measure() {
-        return view;
-    }
-    if let Some(line) = normalize_activity(line) {
+/// Ignored while a todo list or goal exists: a measured session pays
+/// nothing for the fallback.
+pub fn fold_activity(mut view: ProgressView, line: ActivityLine) -> ProgressView {
+    if !view.has_measure() {
         view.activity = Some(line);
     }
     view
