@@ -7,7 +7,7 @@ use crate::core::agents::{AgentEventKind, AgentRecord};
 use crate::core::harness::HarnessEventKind;
 use crate::core::machine::{ArtifactInput, ObservationInput, TurnSource};
 use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Placement, Probe};
-use crate::core::progress::Bubble;
+use crate::core::progress::{ActivityLine, Bubble, Goal, Todo};
 use crate::core::snapshot::Snapshot;
 use crate::core::turn::TurnState;
 use crate::workspace::logread::{LogEntry, LogSummary, Malformed};
@@ -401,6 +401,22 @@ pub struct ProgressChanged {
     pub bubble: Option<Bubble>,
 }
 
+/// Everything known about a session's progress, for a panel that prints
+/// the whole todo list (the bubble is one line). The view outlives the
+/// bubble: it is kept after the bubble expires or its turn ends.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressViewResult {
+    pub session_id: String,
+    /// The last todo list written, every entry in order (empty when none).
+    pub todos: Vec<Todo>,
+    pub goal: Option<Goal>,
+    /// The activity line of a session with nothing to measure.
+    pub activity: Option<ActivityLine>,
+    /// The bubble visible now, as `progress/state` answers it.
+    pub bubble: Option<Bubble>,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentChanged {
@@ -446,6 +462,7 @@ methods! {
     Attach = "debug/attach", Request, AttachParams => Snapshot;
     TurnStateRequest = "turn/state", Request, SessionParams => TurnStateResult;
     ProgressState = "progress/state", Request, SessionParams => Option<Bubble>;
+    ProgressViewRequest = "progress/view", Request, SessionParams => ProgressViewResult;
     AgentsList = "agents/list", Request, SessionParams => AgentList;
     TurnEventNotification = "turn/event", ClientNotification, TurnEventParams => ();
     ProgressTodos = "progress/todos", ClientNotification, TodosParams => ();

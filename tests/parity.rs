@@ -199,6 +199,49 @@ fn a_named_tool_call_says_calling_its_name_and_a_nameless_one_says_nothing() {
     );
 }
 
+#[test]
+fn the_panel_action_prints_the_full_todo_list() {
+    let workspace = Workspace::new("parity-panel");
+    let mut server = initialized(&workspace.root);
+    server
+        .notify("turn/event", json!({ "kind": "turnStart" }))
+        .unwrap();
+    server
+        .notify(
+            "progress/todos",
+            json!({ "todos": [
+                { "content": "Reproduce", "status": "completed" },
+                { "content": "Probe", "status": "in_progress", "activeForm": "Probing" },
+                { "content": "Fix", "status": "weird" },
+                { "status": "completed" }
+            ]}),
+        )
+        .unwrap();
+    server
+        .notify("turn/event", json!({ "kind": "turnEnd" }))
+        .unwrap();
+    // The turn's end retired the bubble; the list is still there to print.
+    let view = server.request("progress/view", json!({})).unwrap();
+    assert_eq!(view["bubble"], Value::Null);
+    assert_eq!(
+        view["todos"],
+        json!([
+            { "content": "Reproduce", "status": "completed", "activeForm": null },
+            { "content": "Probe", "status": "in_progress", "activeForm": "Probing" },
+            { "content": "Fix", "status": "pending", "activeForm": null }
+        ])
+    );
+    assert_eq!(view["goal"], Value::Null);
+    assert_eq!(view["sessionId"], "default");
+    let empty = server
+        .request("progress/view", json!({ "sessionId": "other" }))
+        .unwrap();
+    assert_eq!(
+        empty,
+        json!({"sessionId": "other", "todos": [], "goal": null, "activity": null, "bubble": null})
+    );
+}
+
 // ---- fido-turn-states ----
 
 #[test]

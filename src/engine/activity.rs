@@ -1,7 +1,7 @@
 //! The agent's activity: turn state, progress, subagents and harness events.
 
 use super::*;
-use crate::core::progress::{over_the_limit, read_activity};
+use crate::core::progress::{over_the_limit, read_activity, ProgressView};
 
 impl Engine {
     /// The turn state and the provider's detail beside it.
@@ -23,6 +23,19 @@ impl Engine {
             .load_activity(session_id)?
             .progress
             .visible(session_id, now))
+    }
+
+    /// The whole folded view (the full todo list, the goal, the activity
+    /// line) beside the visible bubble: the view outlives the bubble, so a
+    /// panel can print the list after the bubble expired or retired.
+    pub fn progress_view(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<(ProgressView, Option<Bubble>), EngineError> {
+        let progress = self.store.load_activity(session_id)?.progress;
+        let view = progress.view(session_id).cloned().unwrap_or_default();
+        Ok((view, progress.visible(session_id, now)))
     }
 
     pub fn agents(&mut self, session_id: &str) -> Result<Vec<AgentRecord>, EngineError> {

@@ -219,6 +219,24 @@ impl RequestHandler for ProgressState {
     }
 }
 
+impl RequestHandler for ProgressViewRequest {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: SessionParams,
+    ) -> Result<ProgressViewResult, EngineError> {
+        let session_id = engine.resolve(p.session_id.as_deref())?;
+        let (view, bubble) = engine.progress_view(&session_id, now)?;
+        Ok(ProgressViewResult {
+            session_id,
+            todos: view.todos.unwrap_or_default(),
+            goal: view.goal,
+            activity: view.activity,
+            bubble,
+        })
+    }
+}
+
 impl RequestHandler for AgentsList {
     fn handle(engine: &mut Engine, _: u64, p: SessionParams) -> Result<AgentList, EngineError> {
         let session_id = engine.resolve(p.session_id.as_deref())?;
