@@ -3,7 +3,7 @@
 //! `protocol/schema/` are generated from these types and a test fails when
 //! they drift. The `serve` face (`src/rpc`) answers them.
 
-use crate::core::agents::{AgentEventKind, AgentRecord};
+use crate::core::agents::{AgentEventKind, AgentRecord, AgentUsage};
 use crate::core::harness::HarnessEventKind;
 use crate::core::machine::{ArtifactInput, ObservationInput, TurnSource};
 use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Placement, Probe};
@@ -392,6 +392,19 @@ pub struct AgentEventParams {
     pub description: Option<String>,
     pub result: Option<String>,
     pub error: Option<String>,
+    /// Tool calls made so far (a running total: a smaller one is ignored).
+    pub tool_uses: Option<u32>,
+    /// Turns of the current run.
+    pub turns: Option<u32>,
+    /// The current run's turn ceiling.
+    pub max_turns: Option<u32>,
+    /// Lifetime tokens `{input, output, cacheRead, cacheWrite}` (running totals).
+    pub usage: Option<AgentUsage>,
+    /// Times its session compacted (a running total).
+    pub compactions: Option<u32>,
+    /// The question it ended its turn with; a blank one clears it, and a new
+    /// run answers it.
+    pub question: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

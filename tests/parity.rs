@@ -298,3 +298,91 @@ fn the_provider_status_is_a_non_authoritative_detail_beside_the_label() {
         ]
     );
 }
+
+// ---- pi-subagents-agent-record ----
+
+#[test]
+fn a_record_shows_tool_uses_turns_usage_compactions_and_a_pending_question() {
+    let workspace = Workspace::new("parity-agent");
+    let mut server = initialized(&workspace.root);
+    server
+        .notify(
+            "agents/event",
+            json!({ "id": "a1", "kind": "queued", "type": "explore" }),
+        )
+        .unwrap();
+    server
+        .notify(
+            "agents/event",
+            json!({ "id": "a1", "kind": "running", "toolUses": 4, "turns": 2, "maxTurns": 8,
+                    "usage": { "input": 1200, "output": 300, "cacheRead": 9000, "cacheWrite": 50 },
+                    "compactions": 1 }),
+        )
+        .unwrap();
+    server
+        .notify(
+            "agents/event",
+            json!({ "id": "a1", "kind": "completed", "result": "two totals",
+                    "question": "Which total should the cart show?" }),
+        )
+        .unwrap();
+    let records = heard(&mut server, "agents/changed");
+    assert_eq!(records.len(), 3, "{records:?}");
+    // Queued: made now, not started yet (the seed sets startedAt at creation).
+    assert!(records[0]["record"]["queuedAt"].is_u64());
+    assert_eq!(records[0]["record"]["startedAt"], Value::Null);
+    let listed = server.request("agents/list", json!({})).unwrap();
+    let record = &listed["agents"][0];
+    assert_eq!(record["status"], "completed");
+    assert_eq!(
+        (
+            record["toolUses"].clone(),
+            record["turns"].clone(),
+            record["maxTurns"].clone()
+        ),
+        (json!(4), json!(2), json!(8))
+    );
+    assert_eq!(
+        record["usage"],
+        json!({ "input": 1200, "output": 300, "cacheRead": 9000, "cacheWrite": 50 })
+    );
+    assert_eq!(record["compactions"], 1);
+    assert_eq!(
+        record["pendingQuestion"],
+        "Which total should the cart show?"
+    );
+    // An update moves no status; a late smaller total takes nothing back.
+    server
+        .notify(
+            "agents/event",
+            json!({ "id": "a1", "kind": "update", "toolUses": 2 }),
+        )
+        .unwrap();
+    assert!(heard(&mut server, "agents/changed").is_empty());
+    // Resuming answers the question and keeps the totals.
+    server
+        .notify("agents/event", json!({ "id": "a1", "kind": "resumed" }))
+        .unwrap();
+    let resumed = &heard(&mut server, "agents/changed")[0]["record"];
+    assert_eq!(resumed["status"], "running");
+    assert_eq!(resumed["pendingQuestion"], Value::Null);
+    assert_eq!(resumed["toolUses"], 4);
+}
+
+#[test]
+fn a_stopped_record_keeps_its_status_when_a_late_completion_arrives() {
+    let workspace = Workspace::new("parity-stopped");
+    let mut server = initialized(&workspace.root);
+    for event in [
+        json!({ "id": "a1", "kind": "running" }),
+        json!({ "id": "a1", "kind": "stopped" }),
+        json!({ "id": "a1", "kind": "completed", "result": "late words" }),
+    ] {
+        server.notify("agents/event", event).unwrap();
+    }
+    let listed = server.request("agents/list", json!({})).unwrap();
+    let record = &listed["agents"][0];
+    assert_eq!(record["status"], "stopped");
+    assert_eq!(record["result"], "late words");
+    assert!(record["completedAt"].is_u64());
+}

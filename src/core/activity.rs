@@ -87,6 +87,7 @@ mod tests {
             description: None,
             result: None,
             error: None,
+            stats: Default::default(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! What each protocol method does, as one short impl per method: resolve the
 //! session, call the engine, shape the result. No domain logic lives here.
 
-use crate::core::agents::AgentEvent;
+use crate::core::agents::{AgentEvent, AgentStats};
 use crate::core::harness::HarnessEvent;
 use crate::core::machine::{ObservationInput, ProceedInput, StopDecision};
 use crate::core::progress::Bubble;
@@ -288,6 +288,14 @@ impl NotificationHandler for AgentsEvent {
             description: p.description,
             result: p.result,
             error: p.error,
+            stats: AgentStats {
+                tool_uses: p.tool_uses,
+                turns: p.turns,
+                max_turns: p.max_turns,
+                usage: p.usage,
+                compactions: p.compactions,
+                question: p.question,
+            },
         };
         engine.agent_event(&session, event, now)
     }
