@@ -6,7 +6,7 @@
 use crate::core::agents::{AgentEventKind, AgentRecord, AgentUsage};
 use crate::core::harness::HarnessEventKind;
 use crate::core::machine::{ArtifactInput, ObservationInput, TurnSource};
-use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Placement, Probe};
+use crate::core::model::{AgentHandoffMode, EvidenceRequest, Hypothesis, Placement, Probe};
 use crate::core::progress::{ActivityLine, Bubble, Goal, Todo};
 use crate::core::snapshot::Snapshot;
 use crate::core::turn::TurnState;
@@ -87,7 +87,9 @@ pub struct StartParams {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HandOffParams {
     pub session_id: Option<String>,
-    pub mode: HandoffMode,
+    /// `reproduce`, `capture` or `question`; `incomplete` is only ever set
+    /// by the sidecar and is refused here.
+    pub mode: AgentHandoffMode,
     pub steps: Vec<String>,
     pub plan: Option<Vec<EvidenceRequest>>,
     pub hypotheses: Option<Vec<Hypothesis>>,

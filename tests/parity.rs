@@ -386,3 +386,56 @@ fn a_stopped_record_keeps_its_status_when_a_late_completion_arrives() {
     assert_eq!(record["result"], "late words");
     assert!(record["completedAt"].is_u64());
 }
+
+// ---- omp-debug-mode-state ----
+
+#[test]
+fn incomplete_is_set_by_the_sidecar_never_offered_to_the_agent() {
+    // The schema (served as the MCP tool's input schema too) offers three modes.
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("protocol/schema/debug.handOff.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let params = &schema["params"];
+    assert_eq!(
+        params["properties"]["mode"]["$ref"], "#/$defs/AgentHandoffMode",
+        "{params}"
+    );
+    let modes: Vec<&Value> = params["$defs"]["AgentHandoffMode"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["const"])
+        .collect();
+    assert_eq!(
+        modes,
+        [&json!("reproduce"), &json!("capture"), &json!("question")]
+    );
+    let workspace = Workspace::new("parity-incomplete");
+    let mut server = initialized(&workspace.root);
+    server
+        .request("debug/start", json!({ "problem": "the total is wrong" }))
+        .unwrap();
+    let refused = server
+        .request(
+            "debug/handOff",
+            json!({ "mode": "incomplete", "steps": ["Run it."] }),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("-32602") || refused.contains("invalid params"),
+        "{refused}"
+    );
+    assert!(refused.contains("`mode`"), "{refused}");
+    // The error offers the agent's modes only.
+    let offered = refused.split("expected").nth(1).unwrap_or_default();
+    assert!(
+        offered.contains("`reproduce`, `capture`, `question`") && !offered.contains("incomplete"),
+        "{refused}"
+    );
+}

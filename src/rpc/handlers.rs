@@ -49,7 +49,7 @@ impl RequestHandler for HandOff {
     ) -> Result<HandOffResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         let hand_off = crate::core::machine::HandOff {
-            mode: Some(p.mode),
+            mode: Some(p.mode.into()),
             steps: p.steps,
             plan: p.plan,
             hypotheses: p.hypotheses,
