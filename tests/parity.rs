@@ -439,3 +439,40 @@ fn incomplete_is_set_by_the_sidecar_never_offered_to_the_agent() {
         "{refused}"
     );
 }
+
+#[test]
+fn the_persons_proceed_closes_a_round_the_agent_still_holds_as_incomplete() {
+    let workspace = Workspace::new("parity-proceed");
+    let mut server = initialized(&workspace.root);
+    server
+        .request("debug/start", json!({ "problem": "the total is wrong" }))
+        .unwrap();
+    // The agent's process is gone: a new server serves the saved session.
+    assert_eq!(server.shutdown().unwrap().code(), Some(0));
+    let mut server = initialized(&workspace.root);
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["stage"], "investigating");
+    assert_eq!(status["userCommands"], json!(["proceed", "done", "abort"]));
+    let proceeded = server
+        .request("debug/proceed", json!({ "note": "nothing happened" }))
+        .unwrap();
+    assert_eq!(
+        (proceeded["stage"].clone(), proceeded["round"].clone()),
+        (json!("investigating"), json!(2))
+    );
+    let kickoff = proceeded["kickoff"].as_str().unwrap();
+    assert!(
+        kickoff.starts_with("You had not handed round 1 over, so it was closed as incomplete"),
+        "{kickoff}"
+    );
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            workspace
+                .root
+                .join(".debug-sidecar/sessions/default/state.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["rounds"][0]["handoff"], "incomplete");
+}
