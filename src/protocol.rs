@@ -3,11 +3,11 @@
 //! `protocol/schema/` are generated from these types and a test fails when
 //! they drift. The `serve` face (`src/rpc`) answers them.
 
-use crate::core::agents::{AgentEventKind, AgentRecord};
+use crate::core::agents::{AgentEventKind, AgentRecord, AgentUsage};
 use crate::core::harness::HarnessEventKind;
 use crate::core::machine::{ArtifactInput, ObservationInput, TurnSource};
-use crate::core::model::{EvidenceRequest, HandoffMode, Hypothesis, Placement, Probe};
-use crate::core::progress::Bubble;
+use crate::core::model::{AgentHandoffMode, EvidenceRequest, Hypothesis, Placement, Probe};
+use crate::core::progress::{ActivityLine, Bubble, Goal, Todo};
 use crate::core::snapshot::Snapshot;
 use crate::core::turn::TurnState;
 use crate::workspace::logread::{LogEntry, LogSummary, Malformed};
@@ -87,7 +87,9 @@ pub struct StartParams {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HandOffParams {
     pub session_id: Option<String>,
-    pub mode: HandoffMode,
+    /// `reproduce`, `capture` or `question`; `incomplete` is only ever set
+    /// by the sidecar and is refused here.
+    pub mode: AgentHandoffMode,
     pub steps: Vec<String>,
     pub plan: Option<Vec<EvidenceRequest>>,
     pub hypotheses: Option<Vec<Hypothesis>>,
@@ -207,7 +209,13 @@ pub struct ObserveParams {
 pub struct TurnStateResult {
     pub session_id: String,
     pub state: TurnState,
+    /// The state's label (`thinking…`); the state machine's alone.
     pub label: String,
+    /// The provider's own status text for the current state (`turn/event`'s
+    /// `text`): a non-authoritative suffix to show after the label, one line
+    /// of at most 60 characters; null when it gave none. It never moves the
+    /// state and is cleared when the state changes without one, and at idle.
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -217,6 +225,9 @@ pub struct TurnEventParams {
     pub kind: HarnessEventKind,
     /// For `toolCall`: the tool's name (edit tools trigger a probe rescan).
     pub tool: Option<String>,
+    /// The provider's status text (Fido's `onStatus`) for the state this
+    /// event moves to: shown as `detail` beside the label, never instead of
+    /// it. Ignored for `message` and the kinds that end a turn.
     pub text: Option<String>,
     /// For `turnStart`: a user-sourced start is the "user message arrived" event.
     pub source: Option<TurnSource>,
@@ -383,12 +394,41 @@ pub struct AgentEventParams {
     pub description: Option<String>,
     pub result: Option<String>,
     pub error: Option<String>,
+    /// Tool calls made so far (a running total: a smaller one is ignored).
+    pub tool_uses: Option<u32>,
+    /// Turns of the current run.
+    pub turns: Option<u32>,
+    /// The current run's turn ceiling.
+    pub max_turns: Option<u32>,
+    /// Lifetime tokens `{input, output, cacheRead, cacheWrite}` (running totals).
+    pub usage: Option<AgentUsage>,
+    /// Times its session compacted (a running total).
+    pub compactions: Option<u32>,
+    /// The question it ended its turn with; a blank one clears it, and a new
+    /// run answers it.
+    pub question: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressChanged {
     pub session_id: String,
+    pub bubble: Option<Bubble>,
+}
+
+/// Everything known about a session's progress, for a panel that prints
+/// the whole todo list (the bubble is one line). The view outlives the
+/// bubble: it is kept after the bubble expires or its turn ends.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressViewResult {
+    pub session_id: String,
+    /// The last todo list written, every entry in order (empty when none).
+    pub todos: Vec<Todo>,
+    pub goal: Option<Goal>,
+    /// The activity line of a session with nothing to measure.
+    pub activity: Option<ActivityLine>,
+    /// The bubble visible now, as `progress/state` answers it.
     pub bubble: Option<Bubble>,
 }
 
@@ -437,6 +477,7 @@ methods! {
     Attach = "debug/attach", Request, AttachParams => Snapshot;
     TurnStateRequest = "turn/state", Request, SessionParams => TurnStateResult;
     ProgressState = "progress/state", Request, SessionParams => Option<Bubble>;
+    ProgressViewRequest = "progress/view", Request, SessionParams => ProgressViewResult;
     AgentsList = "agents/list", Request, SessionParams => AgentList;
     TurnEventNotification = "turn/event", ClientNotification, TurnEventParams => ();
     ProgressTodos = "progress/todos", ClientNotification, TodosParams => ();

@@ -74,9 +74,8 @@ fn a_person_runs_a_session_from_a_terminal_in_a_subfolder() {
         !sub.join(".debug-sidecar").exists(),
         "a stray state directory"
     );
-    // Proceed is the person's only once the agent handed the round over:
-    // refused with the commands that are legal now.
-    let (ok, _, err) = run(&sub, &["proceed"]);
+    // A second start is refused with the commands that are legal now.
+    let (ok, _, err) = run(&sub, &["start", "another", "problem"]);
     assert!(!ok);
     assert!(err.contains("Possible now:"), "{err}");
     let mut server = initialized(root);

@@ -203,17 +203,29 @@ fn abort_ends_the_session_and_lists_probes_on_disk() {
 }
 
 #[test]
+fn the_persons_proceed_closes_a_round_the_agent_still_holds_as_incomplete() {
+    let (next, effects) = step(&instrumented(1), Command::Proceed(ProceedInput::default()));
+    let s = session(&next);
+    assert_eq!((s.stage, s.round().index), (Stage::Investigating, 2));
+    assert_eq!(s.rounds[0].handoff, Some(HandoffMode::Incomplete));
+    assert_eq!(s.round().handoff, None);
+    assert!(effects.contains(&Effect::Kickoff(Kickoff::Proceed { closed_round: 1 })));
+    assert!(user_commands(&instrumented(1)).contains(&CommandName::Proceed));
+}
+
+#[test]
 fn illegal_commands_name_the_stage_and_what_is_legal() {
-    let err = refused(&instrumented(0), Command::Proceed(ProceedInput::default()));
+    let cleaning = run(instrumented(0), vec![Command::Done { note: None }]);
+    let err = refused(&cleaning, Command::Proceed(ProceedInput::default()));
     assert_eq!(
         err,
         DomainError::Illegal {
             command: CommandName::Proceed,
-            stage: Some(Stage::Investigating),
-            legal: legal_commands(&instrumented(0)),
+            stage: Some(Stage::CleaningUp),
+            legal: legal_commands(&cleaning),
         }
     );
-    insta::assert_snapshot!("illegal_proceed_while_investigating", err.to_string());
+    insta::assert_snapshot!("illegal_proceed_while_cleaning_up", err.to_string());
     let cases: Vec<(DebugState, Command)> = vec![
         (
             DebugState::Inactive,

@@ -175,10 +175,10 @@ fn an_illegal_command_says_why_and_what_is_possible() {
     server
         .request("debug/start", json!({ "problem": "p" }))
         .unwrap();
-    let error = rpc_error(server.request("debug/proceed", json!({})));
+    let error = rpc_error(server.request("debug/start", json!({ "problem": "again" })));
     assert_eq!(error.code, -32050);
     assert!(
-        error.message.contains("the agent holds the turn"),
+        error.message.contains("a debug session is already active"),
         "{}",
         error.message
     );
@@ -407,7 +407,7 @@ fn turn_state_notifications_only_report_changes() {
     let state = server.request("turn/state", json!({})).unwrap();
     assert_eq!(
         state,
-        json!({"sessionId": "default", "state": "idle", "label": "idle"})
+        json!({"sessionId": "default", "state": "idle", "label": "idle", "detail": null})
     );
     let states: Vec<Value> = server
         .drain(QUIET)

@@ -30,7 +30,7 @@ fn investigating_and_cleanup_offer_the_right_buttons() {
         .iter()
         .map(|c| c.as_str())
         .collect();
-    assert_eq!(buttons, vec!["done", "abort"]);
+    assert_eq!(buttons, vec!["proceed", "done", "abort"]);
     let cleaning = run(instrumented(1), vec![Command::Done { note: None }]);
     let buttons: Vec<_> = snapshot("s", &cleaning, &env(), 2)
         .user_commands

@@ -351,3 +351,19 @@ fn lost_state_texts_for_the_person_and_the_model() {
     insta::assert_snapshot!("lost_state_person", person);
     insta::assert_snapshot!("lost_state_model", model);
 }
+
+#[test]
+fn kickoff_after_the_persons_proceed_on_a_round_the_agent_still_held() {
+    let proceeded = run(
+        instrumented(1),
+        vec![Command::Proceed(ProceedInput {
+            note: Some("Nothing happened; I pressed Proceed.".into()),
+            ..Default::default()
+        })],
+    );
+    insta::assert_snapshot!(kickoff(
+        session(&proceeded),
+        Kickoff::Proceed { closed_round: 1 },
+        &env()
+    ));
+}

@@ -26,7 +26,8 @@ pub struct Activity {
 /// One thing an observer should hear about an activity change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActivityChange {
-    Turn(TurnState),
+    /// The turn state or the provider's detail beside it.
+    Turn(TurnState, Option<String>),
     /// The visible bubble; None when it is gone.
     Progress(Option<Bubble>),
     Agent(AgentRecord),
@@ -59,8 +60,11 @@ pub fn activity_changes(
     now: u64,
 ) -> Vec<ActivityChange> {
     let mut changes = Vec::new();
-    if before.turn.state() != after.turn.state() {
-        changes.push(ActivityChange::Turn(after.turn.state()));
+    if before.turn != after.turn {
+        changes.push(ActivityChange::Turn(
+            after.turn.state(),
+            after.turn.detail().map(str::to_string),
+        ));
     }
     let bubble = after.progress.visible(session_id, now);
     if before.progress.visible(session_id, now) != bubble {
@@ -89,6 +93,7 @@ mod tests {
             description: None,
             result: None,
             error: None,
+            stats: Default::default(),
         }
     }
 
@@ -105,7 +110,10 @@ mod tests {
         after.agents.apply(agent("a1", AgentEventKind::Running), 10);
         let changes = activity_changes("s", &before, &after, 11);
         assert_eq!(changes.len(), 3, "{changes:?}");
-        assert_eq!(changes[0], ActivityChange::Turn(TurnState::Connecting));
+        assert_eq!(
+            changes[0],
+            ActivityChange::Turn(TurnState::Connecting, None)
+        );
         assert!(matches!(changes[1], ActivityChange::Progress(Some(_))));
         assert!(matches!(changes[2], ActivityChange::Agent(ref r) if r.id == "a1"));
         // A repeated announcement that changes no record says nothing.
@@ -121,7 +129,8 @@ mod tests {
         activity
             .agents
             .apply(agent("a1", AgentEventKind::Running), 3);
-        activity.progress.activity("s", "Reading cart.py", 3);
+        let line = crate::core::progress::read_activity(None, Some("Reading cart.py"));
+        activity.progress.activity("s", line.unwrap(), 3);
         let text = serde_json::to_string(&activity).unwrap();
         let back: Activity = serde_json::from_str(&text).unwrap();
         assert_eq!(back, activity);

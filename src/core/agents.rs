@@ -41,10 +41,74 @@ pub struct AgentRecord {
     pub agent_type: Option<String>,
     pub description: Option<String>,
     pub status: AgentStatus,
+    /// When the record was made (its first event). The seed sets its
+    /// `startedAt` then; here `startedAt` waits for the run to start, so a
+    /// queued agent's elapsed time is not counted as running time.
+    #[serde(default)]
+    pub queued_at: Option<u64>,
     pub started_at: Option<u64>,
     pub completed_at: Option<u64>,
     pub result: Option<String>,
     pub error: Option<String>,
+    /// Tool calls the subagent made (a running total; never goes back).
+    #[serde(default)]
+    pub tool_uses: u32,
+    /// Turns of its current run.
+    #[serde(default)]
+    pub turns: u32,
+    /// The current run's turn ceiling; null when unlimited or unknown.
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+    /// Tokens over the record's life (running totals; never go back).
+    #[serde(default)]
+    pub usage: AgentUsage,
+    /// Times its session compacted.
+    #[serde(default)]
+    pub compactions: u32,
+    /// The question the subagent ended its turn with, waiting for an
+    /// answer; cleared when it runs again.
+    #[serde(default)]
+    pub pending_question: Option<String>,
+}
+
+/// A subagent's lifetime token usage, as the harness counts it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl AgentUsage {
+    /// Each count as the larger of the two: totals only grow, so a late or
+    /// repeated report never takes a count back.
+    fn grown(self, reported: AgentUsage) -> AgentUsage {
+        AgentUsage {
+            input: self.input.max(reported.input),
+            output: self.output.max(reported.output),
+            cache_read: self.cache_read.max(reported.cache_read),
+            cache_write: self.cache_write.max(reported.cache_write),
+        }
+    }
+}
+
+/// What a harness reports about a subagent's work beside its status, each
+/// field optional: running totals (`toolUses`, `usage`, `compactions`), the
+/// current run's turns, and a pending question.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentStats {
+    pub tool_uses: Option<u32>,
+    pub turns: Option<u32>,
+    pub max_turns: Option<u32>,
+    pub usage: Option<AgentUsage>,
+    pub compactions: Option<u32>,
+    /// The question it asks; a blank one clears the pending question.
+    pub question: Option<String>,
 }
 
 impl AgentRecord {
@@ -55,10 +119,42 @@ impl AgentRecord {
             agent_type: None,
             description: None,
             status: AgentStatus::Queued,
+            queued_at: None,
             started_at: None,
             completed_at: None,
             result: None,
             error: None,
+            tool_uses: 0,
+            turns: 0,
+            max_turns: None,
+            usage: AgentUsage::default(),
+            compactions: 0,
+            pending_question: None,
+        }
+    }
+
+    /// Folds a report of the subagent's work: running totals only grow,
+    /// the current run's turns and ceiling are taken as reported, and a
+    /// question is pending until a blank one or a new run clears it.
+    pub fn record_stats(&mut self, stats: &AgentStats) {
+        if let Some(tool_uses) = stats.tool_uses {
+            self.tool_uses = self.tool_uses.max(tool_uses);
+        }
+        if let Some(compactions) = stats.compactions {
+            self.compactions = self.compactions.max(compactions);
+        }
+        if let Some(usage) = stats.usage {
+            self.usage = self.usage.grown(usage);
+        }
+        if let Some(turns) = stats.turns {
+            self.turns = turns;
+        }
+        if stats.max_turns.is_some() {
+            self.max_turns = stats.max_turns;
+        }
+        if let Some(question) = &stats.question {
+            let question = question.trim();
+            self.pending_question = (!question.is_empty()).then(|| question.to_string());
         }
     }
 
@@ -100,13 +196,15 @@ impl AgentRecord {
         self.completed_at = Some(now_ms);
     }
 
-    /// The subagent runs again: a clean running record with a new start time.
+    /// The subagent runs again: a clean running record with a new start
+    /// time; its question is answered by the new run. Running totals stay.
     pub fn reset_for_resume(&mut self, now_ms: u64) {
         self.status = AgentStatus::Running;
         self.started_at = Some(now_ms);
         self.completed_at = None;
         self.result = None;
         self.error = None;
+        self.pending_question = None;
     }
 
     /// Shared ending rule: a stopped record keeps its status (the stop came
@@ -136,6 +234,8 @@ pub enum AgentEventKind {
     Error,
     Stopped,
     Resumed,
+    /// Only the work figures changed (`toolUses`, `usage`, ...): no status moves.
+    Update,
 }
 
 /// One lifecycle event for a subagent, as sent by a harness.
@@ -152,6 +252,8 @@ pub struct AgentEvent {
     pub result: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
+    #[serde(flatten, default)]
+    pub stats: AgentStats,
 }
 
 /// All subagent records of a session, in order of first appearance.
@@ -183,7 +285,9 @@ impl AgentRegistry {
             Some(index) => index,
             None => {
                 self.make_room();
-                self.records.push(AgentRecord::new(event.id.clone()));
+                let mut record = AgentRecord::new(event.id.clone());
+                record.queued_at = Some(now_ms);
+                self.records.push(record);
                 self.records.len() - 1
             }
         };
@@ -198,7 +302,7 @@ impl AgentRegistry {
             record.description = event.description;
         }
         match event.kind {
-            AgentEventKind::Queued => {}
+            AgentEventKind::Queued | AgentEventKind::Update => {}
             AgentEventKind::Running => match record.status {
                 AgentStatus::Queued => record.mark_running(now_ms),
                 AgentStatus::Running => {}
@@ -211,6 +315,9 @@ impl AgentRegistry {
             AgentEventKind::Stopped => record.mark_stopped(now_ms),
             AgentEventKind::Resumed => record.reset_for_resume(now_ms),
         }
+        // After the transition: a run that starts again with a question
+        // (asked as it resumes) keeps the new one.
+        record.record_stats(&event.stats);
         record.clone()
     }
 
@@ -264,6 +371,7 @@ mod tests {
             description: None,
             result: None,
             error: None,
+            stats: AgentStats::default(),
         }
     }
 
@@ -290,6 +398,68 @@ mod tests {
         (AgentEventKind::Steered, AgentStatus::Steered),
         (AgentEventKind::Error, AgentStatus::Error),
     ];
+
+    #[test]
+    fn work_figures_ride_any_event_and_totals_only_grow() {
+        let mut registry = AgentRegistry::new();
+        let stats = AgentStats {
+            tool_uses: Some(3),
+            turns: Some(2),
+            max_turns: Some(10),
+            usage: Some(AgentUsage {
+                input: 1200,
+                output: 300,
+                cache_read: 5000,
+                cache_write: 40,
+            }),
+            compactions: Some(1),
+            question: Some(" Which total is right? ".into()),
+        };
+        let mut running = event("a1", AgentEventKind::Running);
+        running.stats = stats.clone();
+        let record = registry.apply(running, 5);
+        assert_eq!(record.queued_at, Some(5));
+        assert_eq!(
+            (record.tool_uses, record.turns, record.max_turns),
+            (3, 2, Some(10))
+        );
+        assert_eq!(record.usage.cache_read, 5000);
+        assert_eq!(record.compactions, 1);
+        assert_eq!(record.pending_question, text("Which total is right?"));
+        // A late, smaller report takes no total back; turns are the run's own.
+        let mut late = event("a1", AgentEventKind::Update);
+        late.stats = AgentStats {
+            tool_uses: Some(1),
+            turns: Some(1),
+            usage: Some(AgentUsage::default()),
+            ..AgentStats::default()
+        };
+        let record = registry.apply(late, 6);
+        assert_eq!(record.status, AgentStatus::Running);
+        assert_eq!((record.tool_uses, record.turns), (3, 1));
+        assert_eq!(record.usage.input, 1200);
+        assert_eq!(record.pending_question, text("Which total is right?"));
+        // A new run answers the question; the totals stay.
+        let record = registry.apply(event("a1", AgentEventKind::Resumed), 7);
+        assert_eq!(record.pending_question, None);
+        assert_eq!(record.tool_uses, 3);
+        // A blank question clears one.
+        let mut asked = event("a1", AgentEventKind::Update);
+        asked.stats.question = text("why?");
+        registry.apply(asked, 8);
+        let mut cleared = event("a1", AgentEventKind::Update);
+        cleared.stats.question = text("  ");
+        assert_eq!(registry.apply(cleared, 9).pending_question, None);
+    }
+
+    #[test]
+    fn a_queued_record_has_its_creation_time_but_no_start() {
+        let mut registry = AgentRegistry::new();
+        let record = registry.apply(event("a1", AgentEventKind::Queued), 40);
+        assert_eq!((record.queued_at, record.started_at), (Some(40), None));
+        let record = registry.apply(event("a1", AgentEventKind::Running), 45);
+        assert_eq!((record.queued_at, record.started_at), (Some(40), Some(45)));
+    }
 
     #[test]
     fn a_new_record_is_queued_and_empty() {
@@ -525,10 +695,17 @@ mod tests {
                 "type": "explore",
                 "description": null,
                 "status": "running",
+                "queuedAt": null,
                 "startedAt": 7,
                 "completedAt": null,
                 "result": null,
-                "error": null
+                "error": null,
+                "toolUses": 0,
+                "turns": 0,
+                "maxTurns": null,
+                "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                "compactions": 0,
+                "pendingQuestion": null
             }))
         );
         let parsed: Option<AgentEvent> =
@@ -552,7 +729,28 @@ mod tests {
             AgentEventKind::Error,
             AgentEventKind::Stopped,
             AgentEventKind::Resumed,
+            AgentEventKind::Update,
         ])
+    }
+
+    fn any_stats() -> impl Strategy<Value = AgentStats> {
+        (
+            proptest::option::of(0u32..50),
+            proptest::option::of(0u32..50),
+            proptest::option::of(0u64..5000),
+            proptest::option::of(prop_oneof![Just(String::new()), ".{0,6}"]),
+        )
+            .prop_map(|(tool_uses, turns, input, question)| AgentStats {
+                tool_uses,
+                turns,
+                max_turns: turns.map(|t| t + 1),
+                usage: input.map(|input| AgentUsage {
+                    input,
+                    ..AgentUsage::default()
+                }),
+                compactions: tool_uses.map(|t| t / 10),
+                question,
+            })
     }
 
     fn any_event() -> impl Strategy<Value = AgentEvent> {
@@ -562,14 +760,16 @@ mod tests {
             proptest::option::of(".{0,6}"),
             proptest::option::of(".{0,6}"),
             proptest::option::of(".{0,6}"),
+            any_stats(),
         )
-            .prop_map(|(id, kind, agent_type, result, error)| AgentEvent {
+            .prop_map(|(id, kind, agent_type, result, error, stats)| AgentEvent {
                 id: format!("a{id}"),
                 kind,
                 agent_type,
                 description: None,
                 result,
                 error,
+                stats,
             })
     }
 
@@ -584,9 +784,22 @@ mod tests {
             for incoming in events {
                 now = now.saturating_add(1);
                 let before = registry.get(&incoming.id).map(|r| r.status);
+                let totals_before = registry
+                    .get(&incoming.id)
+                    .map(|r| (r.tool_uses, r.compactions, r.usage.input));
                 let kind = incoming.kind;
                 let record = registry.apply(incoming, now);
                 prop_assert!(registry.len() <= MAX_AGENT_RECORDS);
+                prop_assert!(record.queued_at.is_some());
+                if let Some((tool_uses, compactions, input)) = totals_before {
+                    // Running totals never go back.
+                    prop_assert!(record.tool_uses >= tool_uses);
+                    prop_assert!(record.compactions >= compactions);
+                    prop_assert!(record.usage.input >= input);
+                }
+                if kind == AgentEventKind::Update {
+                    prop_assert_eq!(Some(record.status), before.or(Some(AgentStatus::Queued)));
+                }
                 if before == Some(AgentStatus::Stopped)
                     && !matches!(kind, AgentEventKind::Resumed | AgentEventKind::Running)
                 {

@@ -113,10 +113,6 @@ fn illegal_message(command: CommandName, stage: Option<Stage>, legal: &[CommandN
             stage.as_str()
         ),
         (_, None) => "no debug session is active; start one first".to_string(),
-        (CommandName::Proceed, Some(Stage::Investigating)) => {
-            "the agent holds the turn; Proceed becomes available once it hands the round to you"
-                .to_string()
-        }
         (CommandName::Done, Some(Stage::CleaningUp)) => {
             "the session is already cleaning up its probes".to_string()
         }

@@ -4,6 +4,7 @@
 
 use super::harness_memory::PersonCommandKind;
 use super::machine::{Command, TurnSource};
+use super::progress::{tool_activity, ActivityLine};
 use super::turn::TurnEvent;
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +63,16 @@ impl HarnessEvent {
                 .as_ref()
                 .filter(|tool| !tool.trim().is_empty())
                 .map(|tool| Command::ToolCall { tool: tool.clone() }),
+            _ => None,
+        }
+    }
+
+    /// The activity line this report gives an unmeasured session: a tool
+    /// call that names its tool says `calling <name>`; a nameless one, and
+    /// every other kind, says nothing.
+    pub fn activity_line(&self) -> Option<ActivityLine> {
+        match self.kind {
+            HarnessEventKind::ToolCall => tool_activity(self.tool.as_deref()),
             _ => None,
         }
     }
@@ -217,12 +228,19 @@ mod tests {
         let mut call = event(HarnessEventKind::ToolCall);
         assert_eq!(call.session_command(), None);
         assert_eq!(call.turn_event(), Some(TurnEvent::ToolCall));
+        assert_eq!(call.activity_line(), None);
+        call.tool = Some("  ".into());
+        assert_eq!(call.activity_line(), None);
         call.tool = Some("Edit".into());
         assert_eq!(
             call.session_command(),
             Some(Command::ToolCall {
                 tool: "Edit".into()
             })
+        );
+        assert_eq!(
+            call.activity_line().map(|line| line.text),
+            Some("calling Edit".to_string())
         );
     }
 

@@ -264,8 +264,11 @@ pub fn legal_commands(state: &DebugState) -> Vec<CommandName> {
     use CommandName::*;
     match state.stage() {
         None => vec![Start],
+        // The person's Proceed is legal here too: an explicit command wins
+        // over a round the agent still holds (no agent may be left to close it).
         Some(Stage::Investigating) => vec![
             HandOff,
+            Proceed,
             Done,
             Abort,
             Observe,
@@ -391,6 +394,13 @@ fn apply_active(
             effects.push(Effect::HandOff(result));
         }
         Command::Proceed(input) => {
+            if s.stage == Stage::Investigating {
+                // The agent never handed the round over: close it as the
+                // sidecar does when a stop spends the budget, then proceed.
+                let round = s.round_mut();
+                round.handoff = Some(HandoffMode::Incomplete);
+                round.awaiting_progress = false;
+            }
             let closed = s.round().index;
             record_inputs(&mut s, input.note, input.observations, input.artifacts, now)?;
             let index = closed.saturating_add(1);

@@ -65,6 +65,31 @@ impl HandoffMode {
     }
 }
 
+/// The hand-off modes an agent may choose: every mode but `incomplete`,
+/// which only the sidecar sets (when it closes a round the agent left open).
+/// The hand-off's params use this type, so their schema and the parse error
+/// of a wrong mode list exactly these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentHandoffMode {
+    /// Run the reproduction steps so the probes record what happens.
+    Reproduce,
+    /// Capture something only the user can (a screenshot, a report).
+    Capture,
+    /// The agent needs an answer before it can go on (put it in `message`).
+    Question,
+}
+
+impl From<AgentHandoffMode> for HandoffMode {
+    fn from(mode: AgentHandoffMode) -> Self {
+        match mode {
+            AgentHandoffMode::Reproduce => HandoffMode::Reproduce,
+            AgentHandoffMode::Capture => HandoffMode::Capture,
+            AgentHandoffMode::Question => HandoffMode::Question,
+        }
+    }
+}
+
 /// How a piece of evidence is obtained, cheapest for the user first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -83,14 +83,44 @@ pub fn next_turn_state(current: TurnState, event: TurnEvent) -> TurnState {
     }
 }
 
+/// Provider status text is cut to this many characters: it is a suffix to
+/// the label, not a sentence.
+pub const MAX_DETAIL_CHARS: usize = 60;
+
+/// The provider's own status text (Fido's `onStatus`) as a detail: one
+/// line, control characters dropped, at most `MAX_DETAIL_CHARS`; `None`
+/// when blank.
+pub fn read_detail(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|word| word.chars().filter(|c| !c.is_control()).collect())
+        .filter(|word: &String| !word.is_empty())
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    let line = words.join(" ");
+    if line.chars().count() <= MAX_DETAIL_CHARS {
+        return Some(line);
+    }
+    let mut cut: String = line.chars().take(MAX_DETAIL_CHARS - 1).collect();
+    cut.push('\u{2026}');
+    Some(cut)
+}
+
 /// Holds one session's turn state and reports only real changes, so a burst
 /// of identical deltas costs one notification.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
+///
+/// Beside the state it keeps the provider's optional detail, which is
+/// never authoritative: it never moves the state, it belongs to the state
+/// it arrived with (a change of state without a detail of its own drops
+/// it), and a turn's end, cancel or error clears it with the state.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnTracker {
     state: TurnState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
 }
 
 impl TurnTracker {
@@ -101,12 +131,33 @@ impl TurnTracker {
 
     /// Applies an event; returns the new state only when it differs from the old one.
     pub fn apply(&mut self, event: TurnEvent) -> Option<TurnState> {
+        let before = self.state;
+        self.apply_with_detail(event, None);
+        (self.state != before).then_some(self.state)
+    }
+
+    /// Applies an event carrying the provider's status text, if any (read
+    /// by `read_detail`). Returns whether the state or the detail changed.
+    pub fn apply_with_detail(&mut self, event: TurnEvent, detail: Option<&str>) -> bool {
         let next = next_turn_state(self.state, event);
-        if next == self.state {
-            return None;
-        }
+        let detail = if next == TurnState::Idle {
+            None
+        } else {
+            match detail.and_then(read_detail) {
+                Some(detail) => Some(detail),
+                None if next == self.state => self.detail.clone(),
+                None => None,
+            }
+        };
+        let changed = next != self.state || detail != self.detail;
         self.state = next;
-        Some(next)
+        self.detail = detail;
+        changed
+    }
+
+    /// The provider's detail for the current state, if it gave one.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
     }
 
     /// The current state.
@@ -322,6 +373,34 @@ mod tests {
             serde_json::to_value(TurnTracker::new()).ok(),
             Some(serde_json::json!({"state": "idle"}))
         );
+    }
+
+    #[test]
+    fn the_provider_detail_is_a_suffix_never_the_state() {
+        let mut tracker = TurnTracker::new();
+        assert!(tracker.apply_with_detail(TurnEvent::TurnStart, Some("  dialing\nthe API ")));
+        assert_eq!(tracker.state(), TurnState::Connecting);
+        assert_eq!(tracker.detail(), Some("dialing the API"));
+        // A delta of the same state keeps it; the same detail again is no change.
+        assert!(!tracker.apply_with_detail(TurnEvent::TurnStart, Some("dialing the API")));
+        // A new state without a detail of its own drops it.
+        assert!(tracker.apply_with_detail(TurnEvent::Reasoning, None));
+        assert_eq!(tracker.detail(), None);
+        assert!(tracker.apply_with_detail(TurnEvent::Reasoning, Some("searching")));
+        assert!(!tracker.apply_with_detail(TurnEvent::Reasoning, None));
+        assert_eq!(tracker.detail(), Some("searching"));
+        // The turn's end clears it, whatever the provider says.
+        assert!(tracker.apply_with_detail(TurnEvent::TurnEnd, Some("still going")));
+        assert_eq!((tracker.state(), tracker.detail()), (TurnState::Idle, None));
+    }
+
+    #[test]
+    fn a_detail_is_one_short_line() {
+        assert_eq!(read_detail(" \t\n"), None);
+        assert_eq!(read_detail("a\u{1b}[2Jb"), Some("a[2Jb".to_string()));
+        let long = read_detail(&"x".repeat(500)).unwrap_or_default();
+        assert_eq!(long.chars().count(), MAX_DETAIL_CHARS);
+        assert!(long.ends_with('\u{2026}'));
     }
 
     fn any_event() -> impl Strategy<Value = TurnEvent> {

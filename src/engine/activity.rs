@@ -1,10 +1,16 @@
 //! The agent's activity: turn state, progress, subagents and harness events.
 
 use super::*;
+use crate::core::progress::{over_the_limit, read_activity, ProgressView};
 
 impl Engine {
-    pub fn turn_state(&mut self, session_id: &str) -> Result<TurnState, EngineError> {
-        Ok(self.store.load_activity(session_id)?.turn.state())
+    /// The turn state and the provider's detail beside it.
+    pub fn turn_state(
+        &mut self,
+        session_id: &str,
+    ) -> Result<(TurnState, Option<String>), EngineError> {
+        let turn = self.store.load_activity(session_id)?.turn;
+        Ok((turn.state(), turn.detail().map(str::to_string)))
     }
 
     pub fn progress_state(
@@ -19,6 +25,19 @@ impl Engine {
             .visible(session_id, now))
     }
 
+    /// The whole folded view (the full todo list, the goal, the activity
+    /// line) beside the visible bubble: the view outlives the bubble, so a
+    /// panel can print the list after the bubble expired or retired.
+    pub fn progress_view(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<(ProgressView, Option<Bubble>), EngineError> {
+        let progress = self.store.load_activity(session_id)?.progress;
+        let view = progress.view(session_id).cloned().unwrap_or_default();
+        Ok((view, progress.visible(session_id, now)))
+    }
+
     pub fn agents(&mut self, session_id: &str) -> Result<Vec<AgentRecord>, EngineError> {
         Ok(self.store.load_activity(session_id)?.agents.list())
     }
@@ -31,16 +50,33 @@ impl Engine {
         event: HarnessEvent,
         now: u64,
     ) -> Result<(), EngineError> {
+        self.harness_event_with_detail(session_id, event, None, now)
+    }
+
+    /// `harness_event` with the provider's status text (`turn/event`'s
+    /// `text`), a detail beside the turn state that never moves it. A named
+    /// tool call is also the activity line of an unmeasured session.
+    pub fn harness_event_with_detail(
+        &mut self,
+        session_id: &str,
+        event: HarnessEvent,
+        detail: Option<&str>,
+        now: u64,
+    ) -> Result<(), EngineError> {
         let turn_event = event.turn_event();
         let edge = event.progress_edge();
+        let line = event.activity_line();
         self.change_activity(session_id, now, &mut |activity| {
             if let Some(turn_event) = turn_event {
-                activity.turn.apply(turn_event);
+                activity.turn.apply_with_detail(turn_event, detail);
             }
             match edge {
                 Some(true) => drop(activity.progress.turn_start(session_id, now)),
                 Some(false) => drop(activity.progress.turn_end(session_id, now)),
                 None => {}
+            }
+            if let Some(line) = &line {
+                activity.progress.activity(session_id, line.clone(), now);
             }
         })?;
         if let Some(command) = event.session_command() {
@@ -135,9 +171,20 @@ impl Engine {
         })
     }
 
-    pub fn activity(&mut self, session_id: &str, line: &str, now: u64) -> Result<(), EngineError> {
+    /// A `progress/activity` report: the model's words or a phase, read by
+    /// the seed's rules (`read_activity`); one that says nothing changes nothing.
+    pub fn activity(
+        &mut self,
+        session_id: &str,
+        phase: Option<&str>,
+        line: Option<&str>,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let Some(line) = read_activity(phase, line) else {
+            return Ok(());
+        };
         self.change_activity(session_id, now, &mut |activity| {
-            activity.progress.activity(session_id, line, now);
+            activity.progress.activity(session_id, line.clone(), now);
         })
     }
 
@@ -153,7 +200,9 @@ impl Engine {
     }
 
     /// Heartbeat: keeps running turns' bubbles alive and retires stale ones,
-    /// in the sessions this process has seen.
+    /// in the sessions this process has seen: those with a bubble showing,
+    /// a turn running, or a bubble observers heard of that has since expired
+    /// (which must be announced gone).
     pub fn tick(&mut self, now: u64) {
         let shown: Vec<String> = self
             .activities
@@ -161,6 +210,7 @@ impl Engine {
             .filter(|(id, activity)| {
                 activity.progress.visible(id, now).is_some()
                     || activity.progress.is_turn_running(id)
+                    || self.visible.get(*id).is_some_and(Option::is_some)
             })
             .map(|(id, _)| id.clone())
             .collect();
@@ -206,12 +256,42 @@ impl Engine {
             }
             return Ok(());
         }
+        let was_tracked = saved.progress.touched_at(session_id).is_some();
         let saved = self.store.update_activity(session_id, apply)?;
+        let now_tracked = saved.progress.touched_at(session_id).is_some();
         self.announce_activity(session_id, &known, saved, now);
+        if now_tracked && !was_tracked {
+            self.limit_tracked_progress(session_id, now)?;
+        }
+        Ok(())
+    }
+
+    /// At most `MAX_TRACKED_SESSIONS` sessions of the workspace keep their
+    /// progress (DESIGN section 5): each session's activity is its own
+    /// file, so when one starts being tracked the others are looked over
+    /// and the least recently touched beyond the limit are forgotten (their
+    /// bubbles announced gone). Only a newly tracked session can pass the
+    /// limit, so this runs then and only then.
+    fn limit_tracked_progress(&mut self, session_id: &str, now: u64) -> Result<(), EngineError> {
+        let mut tracked = Vec::new();
+        for id in self.store.session_ids()? {
+            if let Some(touched) = self.store.load_activity(&id)?.progress.touched_at(&id) {
+                tracked.push((id, touched));
+            }
+        }
+        for id in over_the_limit(&tracked, session_id) {
+            let forget_id = id.clone();
+            self.change_activity(&id, now, &mut |activity| {
+                activity.progress.forget(&forget_id, now);
+            })?;
+        }
         Ok(())
     }
 
     /// Announce what differs between what observers heard and `now_saved`.
+    /// The bubble is compared with the one last announced, not with the
+    /// bubble `heard` shows at `now`: a bubble that expired since it was
+    /// announced is news (gone) even though both activities hide it now.
     pub(super) fn announce_activity(
         &mut self,
         session_id: &str,
@@ -219,20 +299,34 @@ impl Engine {
         now_saved: Activity,
         now: u64,
     ) {
+        let bubble = now_saved.progress.visible(session_id, now);
+        let heard_bubble = match self.visible.get(session_id) {
+            Some(announced) => announced.clone(),
+            None => heard.progress.visible(session_id, now),
+        };
+        // In the order `activity_changes` gives: turn, bubble, subagents.
+        let mut agents = Vec::new();
         for change in activity_changes(session_id, heard, &now_saved, now) {
             let session_id = session_id.to_string();
-            self.changes.push(match change {
-                ActivityChange::Turn(state) => Change::Turn { session_id, state },
-                ActivityChange::Progress(bubble) => {
-                    Change::Progress(BubbleChange { session_id, bubble })
-                }
-                ActivityChange::Agent(record) => Change::Agent { session_id, record },
-            });
+            match change {
+                ActivityChange::Turn(state, detail) => self.changes.push(Change::Turn {
+                    session_id,
+                    state,
+                    detail,
+                }),
+                // Decided here, against what was announced.
+                ActivityChange::Progress(_) => {}
+                ActivityChange::Agent(record) => agents.push(Change::Agent { session_id, record }),
+            }
         }
-        self.visible.insert(
-            session_id.to_string(),
-            now_saved.progress.visible(session_id, now),
-        );
+        if bubble != heard_bubble {
+            self.changes.push(Change::Progress(BubbleChange {
+                session_id: session_id.to_string(),
+                bubble: bubble.clone(),
+            }));
+        }
+        self.changes.extend(agents);
+        self.visible.insert(session_id.to_string(), bubble);
         self.activities.insert(session_id.to_string(), now_saved);
     }
 

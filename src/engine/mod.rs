@@ -86,6 +86,8 @@ pub enum Change {
     Turn {
         session_id: String,
         state: TurnState,
+        /// The provider's status text beside the state, if any.
+        detail: Option<String>,
     },
     Progress(BubbleChange),
     Agent {

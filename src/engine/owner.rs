@@ -26,6 +26,10 @@ struct Inner {
     engine: Engine,
     changes: async_mpsc::UnboundedSender<Change>,
     scanner: mpsc::Sender<ScanRequest>,
+    /// Added to the wall clock for every job: the clock seam, moved only by
+    /// the test hooks (`advance_clock`), so timing rules are tested without
+    /// waiting.
+    clock_offset: u64,
 }
 
 /// A handle to the owner; cheap to clone.
@@ -55,6 +59,7 @@ impl Owner {
                 engine,
                 changes,
                 scanner,
+                clock_offset: 0,
             })),
         };
         spawn_scanner(Arc::downgrade(&owner.inner), scan_requests);
@@ -65,6 +70,19 @@ impl Owner {
     /// Run a job on the engine now and return its answer.
     pub fn ask<T>(&self, job: impl FnOnce(&mut Engine, u64) -> T) -> Result<T, JobFailed> {
         run(&self.inner, job)
+    }
+
+    /// Moves this process's clock `ms` forward and runs the heartbeat at
+    /// once (the test hooks' clock); answers the new time.
+    pub fn advance_clock(&self, ms: u64) -> Result<u64, JobFailed> {
+        {
+            let mut inner = lock(&self.inner);
+            inner.clock_offset = inner.clock_offset.saturating_add(ms);
+        }
+        self.ask(|engine, now| {
+            engine.tick(now);
+            now
+        })
     }
 
     /// Run a job whose answer nobody waits for.
@@ -83,7 +101,7 @@ fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 
 fn run<T>(inner: &Mutex<Inner>, job: impl FnOnce(&mut Engine, u64) -> T) -> Result<T, JobFailed> {
     let mut inner = lock(inner);
-    let now = now_ms();
+    let now = now_ms().saturating_add(inner.clock_offset);
     let answer = catch_unwind(AssertUnwindSafe(|| job(&mut inner.engine, now))).map_err(|panic| {
         let message = panic_message(&*panic);
         tracing::error!("engine job panicked: {message}");

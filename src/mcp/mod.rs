@@ -218,7 +218,7 @@ impl DebugMcp {
             "hand_off_to_user" => {
                 let p: HandOffParams = parse(arguments)?;
                 let hand_off = HandOff {
-                    mode: Some(p.mode),
+                    mode: Some(p.mode.into()),
                     steps: p.steps,
                     plan: p.plan,
                     hypotheses: p.hypotheses,

@@ -1,7 +1,7 @@
 //! What each protocol method does, as one short impl per method: resolve the
 //! session, call the engine, shape the result. No domain logic lives here.
 
-use crate::core::agents::AgentEvent;
+use crate::core::agents::{AgentEvent, AgentStats};
 use crate::core::harness::HarnessEvent;
 use crate::core::machine::{ObservationInput, ProceedInput, StopDecision};
 use crate::core::progress::Bubble;
@@ -49,7 +49,7 @@ impl RequestHandler for HandOff {
     ) -> Result<HandOffResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         let hand_off = crate::core::machine::HandOff {
-            mode: Some(p.mode),
+            mode: Some(p.mode.into()),
             steps: p.steps,
             plan: p.plan,
             hypotheses: p.hypotheses,
@@ -198,11 +198,12 @@ impl RequestHandler for TurnStateRequest {
         p: SessionParams,
     ) -> Result<TurnStateResult, EngineError> {
         let session_id = engine.resolve(p.session_id.as_deref())?;
-        let state = engine.turn_state(&session_id)?;
+        let (state, detail) = engine.turn_state(&session_id)?;
         Ok(TurnStateResult {
             session_id,
             state,
             label: state.label().to_string(),
+            detail,
         })
     }
 }
@@ -215,6 +216,24 @@ impl RequestHandler for ProgressState {
     ) -> Result<Option<Bubble>, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         engine.progress_state(&session, now)
+    }
+}
+
+impl RequestHandler for ProgressViewRequest {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: SessionParams,
+    ) -> Result<ProgressViewResult, EngineError> {
+        let session_id = engine.resolve(p.session_id.as_deref())?;
+        let (view, bubble) = engine.progress_view(&session_id, now)?;
+        Ok(ProgressViewResult {
+            session_id,
+            todos: view.todos.unwrap_or_default(),
+            goal: view.goal,
+            activity: view.activity,
+            bubble,
+        })
     }
 }
 
@@ -234,7 +253,7 @@ impl NotificationHandler for TurnEventNotification {
             tool: p.tool,
             source: p.source,
         };
-        engine.harness_event(&session, event, now)
+        engine.harness_event_with_detail(&session, event, p.text.as_deref(), now)
     }
 }
 
@@ -255,11 +274,7 @@ impl NotificationHandler for ProgressGoal {
 impl NotificationHandler for ProgressActivity {
     fn handle(engine: &mut Engine, now: u64, p: ActivityParams) -> Result<(), EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        // A phase alone is still activity worth showing.
-        match p.line.or(p.phase) {
-            Some(line) => engine.activity(&session, &line, now),
-            None => Ok(()),
-        }
+        engine.activity(&session, p.phase.as_deref(), p.line.as_deref(), now)
     }
 }
 
@@ -273,6 +288,14 @@ impl NotificationHandler for AgentsEvent {
             description: p.description,
             result: p.result,
             error: p.error,
+            stats: AgentStats {
+                tool_uses: p.tool_uses,
+                turns: p.turns,
+                max_turns: p.max_turns,
+                usage: p.usage,
+                compactions: p.compactions,
+                question: p.question,
+            },
         };
         engine.agent_event(&session, event, now)
     }

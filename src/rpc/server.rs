@@ -30,6 +30,9 @@ use tower_lsp_server::{Client, ClientSocket, LanguageServer, LspService};
 /// prove a panicking handler or engine job is answered and survived.
 pub const TEST_HOOKS_ENV: &str = "DEBUG_SIDECAR_TEST_HOOKS";
 pub const TEST_PANIC_METHOD: &str = "debugSidecar/testPanic";
+/// With the test hooks: `{advanceMs}` moves the server's clock forward and
+/// runs the progress heartbeat at once, answering `{now}`.
+pub const TEST_CLOCK_METHOD: &str = "debugSidecar/testClock";
 
 /// Whether the test hooks are on (they also allow shorter ingest timeouts).
 fn test_hooks() -> bool {
@@ -237,6 +240,22 @@ impl Backend {
         }
         panic!("test hook: a handler panicked")
     }
+
+    /// Moves the clock the engine reads forward by `advanceMs`.
+    async fn test_clock(&self, params: Value) -> jsonrpc::Result<Value> {
+        let Some(ms) = params.get("advanceMs").and_then(Value::as_u64) else {
+            let invalid = crate::core::error::DomainError::invalid(
+                "advanceMs",
+                "a whole number of milliseconds is needed",
+            );
+            return Err(errors::engine_error(invalid.into()));
+        };
+        let now = self
+            .owner()?
+            .advance_clock(ms)
+            .map_err(errors::job_failed)?;
+        Ok(json!({ "now": now }))
+    }
 }
 
 /// Sends every change to the client, in order, as its notification.
@@ -244,11 +263,16 @@ async fn publish(client: Client, mut changes: mpsc::UnboundedReceiver<Change>) {
     while let Some(change) = changes.recv().await {
         match change {
             Change::State(snapshot) => send::<StateChanged>(&client, &snapshot).await,
-            Change::Turn { session_id, state } => {
+            Change::Turn {
+                session_id,
+                state,
+                detail,
+            } => {
                 let params = TurnStateResult {
                     session_id,
                     state,
                     label: state.label().to_string(),
+                    detail,
                 };
                 send::<TurnStateChanged>(&client, &params).await
             }
@@ -307,11 +331,13 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
     let builder = register!(builder;
         requests: Start, HandOff, Proceed, Done, Abort, Status, Context, Stop, Observe,
             RecordHypotheses, ProbeSnippet, Probes, Logs, LogSummaryRequest, Attach,
-            TurnStateRequest, ProgressState, AgentsList;
+            TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList;
         notifications: TurnEventNotification, ProgressTodos, ProgressGoal, ProgressActivity,
             AgentsEvent);
     let builder = if test_hooks() {
-        builder.custom_method(TEST_PANIC_METHOD, Backend::test_panic)
+        builder
+            .custom_method(TEST_PANIC_METHOD, Backend::test_panic)
+            .custom_method(TEST_CLOCK_METHOD, Backend::test_clock)
     } else {
         builder
     };

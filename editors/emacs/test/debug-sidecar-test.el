@@ -558,20 +558,12 @@ the client learns of its changes through its own server's notifications."
 (ert-deftest debug-sidecar-test-illegal-command ()
   (ds-test-with-workspace
     (debug-sidecar-start "Checkout total ignores the 3-item discount.")
-    (let ((err (should-error (debug-sidecar-proceed nil) :type 'user-error)))
+    (let ((err (should-error (debug-sidecar-start "Another.") :type 'user-error)))
       (should (equal (cadr err)
-                     "Cannot proceed: the agent holds the turn; Proceed becomes available once it hands the round to you. Possible now: hand off, mark fixed, abort, observe, attach, record hypotheses, place a probe."))
+                     "Cannot start a debug session: a debug session is already active (stage investigating); abort it or finish it first. Possible now: hand off, proceed, mark fixed, abort, observe, attach, record hypotheses, place a probe."))
       (should (equal (plist-get debug-sidecar-last-error :code) -32050))
       (should (equal (plist-get (plist-get debug-sidecar-last-error :data) :stage) "investigating"))
-      (ds-test-capture "M-x debug-sidecar-proceed while the agent holds the turn" (cadr err)))
-    ;; Pressed as a command, it does not ask for a note it would not send.
-    (let ((err (cl-letf (((symbol-function 'read-string)
-                          (lambda (&rest _) (error "Asked for a note"))))
-                 (should-error (call-interactively #'debug-sidecar-proceed) :type 'user-error))))
-      (should (string-match-p "\\`Cannot proceed: the agent holds the turn" (cadr err))))
-    (let ((err (should-error (debug-sidecar-start "Another.") :type 'user-error)))
-      (should (string-match-p "\\`Cannot start a debug session: a debug session is already active"
-                              (cadr err))))
+      (ds-test-capture "M-x debug-sidecar-start while a session is active" (cadr err)))
     ;; Nothing changed, and the connection is still up.
     (should (equal (debug-sidecar-lighter) " Debug[idle · investigating r1]"))
     (should (debug-sidecar-connection))

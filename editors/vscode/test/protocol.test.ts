@@ -329,12 +329,10 @@ test('an illegal command shows the server’s own message, and nothing changes',
 
   await c.start(PROBLEM);
   const rev = c.snapshot?.revision;
-  assert.equal(await c.proceed('it broke'), null);
-  cap.step('Debug Mode: Proceed while the agent holds the turn');
-  assert.match(rec.messages.at(-1)?.text ?? '', /^Cannot proceed: the agent holds the turn; Proceed becomes available once it hands the round to you\. Possible now: /);
-  assert.equal(rec.messages.at(-1)?.text, await serverSays('debug/proceed', {}));
   assert.equal(await c.start('Another problem.'), null);
+  cap.step('Debug Mode: Start while a session is active');
   assert.match(rec.messages.at(-1)?.text ?? '', /^Cannot start a debug session: a debug session is already active \(stage investigating\)/);
+  assert.equal(rec.messages.at(-1)?.text, await serverSays('debug/start', { problem: 'Another problem.' }));
   const status = await raw.sendRequest<Snapshot>('debug/status', {});
   assert.equal(status.revision, rev, 'refused commands change nothing');
   assert.equal(rec.status?.text, '$(debug-alt) idle | Debug: agent investigating · round 1');

@@ -180,9 +180,19 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
         .log_file(run_id)
         .unwrap_or_else(|| "(no log file)".to_string());
     let run_id = inline_cut(run_id, ID);
+    // A round the agent never handed over (the person's Proceed or a spent
+    // stop budget closed it) had no reproduction steps to follow.
+    let opening = if closed.and_then(|r| r.handoff) == Some(HandoffMode::Incomplete) {
+        format!(
+            "You had not handed round {closed_round} over, so it was closed as incomplete and \
+             the user pressed Proceed."
+        )
+    } else {
+        "The user reproduced and pressed Proceed.".to_string()
+    };
     let mut out = format!(
-        "The user reproduced and pressed Proceed. Run {run_id} of round {closed_round} logged \
-         {lines} line(s) to {file}. Round {} is yours now.\n",
+        "{opening} Run {run_id} of round {closed_round} logged {lines} line(s) to {file}. \
+         Round {} is yours now.\n",
         session.round().index
     );
     if lines == 0 {
