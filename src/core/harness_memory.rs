@@ -74,6 +74,9 @@ pub struct HarnessTask {
 pub struct AppliedCommand {
     pub kind: PersonCommandKind,
     pub at: u64,
+    /// The problem or note it came with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub words: Option<String>,
     pub text: String,
 }
 
@@ -236,21 +239,34 @@ impl HarnessMemory {
             .collect()
     }
 
-    pub fn remember_command(&mut self, kind: PersonCommandKind, at: u64, text: &str) {
+    pub fn remember_command(
+        &mut self,
+        kind: PersonCommandKind,
+        words: Option<&str>,
+        at: u64,
+        text: &str,
+    ) {
         self.last_command = Some(AppliedCommand {
             kind,
             at,
+            words: words.map(|w| crate::core::escape::inline_cut(w, 2048)),
             text: text.to_string(),
         });
     }
 
-    /// The text a command of `kind` gave the model, if one was applied
-    /// within the echo window before `now`.
-    pub fn echo(&self, kind: PersonCommandKind, now: u64) -> Option<&str> {
-        self.last_command
-            .as_ref()
-            .filter(|c| c.kind == kind && now.saturating_sub(c.at) <= ECHO_WINDOW_MS)
-            .map(|c| c.text.as_str())
+    /// The text a command of `kind` gave the model, if this is its echo:
+    /// applied within the window before `now`, with the same words or a
+    /// leading part of them (Claude Code hands the MCP prompt the first
+    /// word of the problem). Another problem or note is a new command.
+    pub fn echo(&self, kind: PersonCommandKind, words: Option<&str>, now: u64) -> Option<&str> {
+        let command = self.last_command.as_ref()?;
+        let recent = command.kind == kind && now.saturating_sub(command.at) <= ECHO_WINDOW_MS;
+        let same = match (words.map(str::trim), command.words.as_deref()) {
+            (None | Some(""), _) => true,
+            (Some(given), Some(applied)) => applied.trim().starts_with(given),
+            (Some(_), None) => false,
+        };
+        (recent && same).then_some(command.text.as_str())
     }
 }
 
@@ -354,14 +370,28 @@ mod tests {
     #[test]
     fn a_command_answers_its_echo_for_a_while() {
         let mut memory = HarnessMemory::default();
-        memory.remember_command(PersonCommandKind::Proceed, 1_000, "Round 2 is yours");
+        memory.remember_command(PersonCommandKind::Proceed, None, 1_000, "Round 2 is yours");
         assert_eq!(
-            memory.echo(PersonCommandKind::Proceed, 5_000),
+            memory.echo(PersonCommandKind::Proceed, None, 5_000),
             Some("Round 2 is yours")
         );
-        assert_eq!(memory.echo(PersonCommandKind::Done, 5_000), None);
+        assert_eq!(memory.echo(PersonCommandKind::Done, None, 5_000), None);
         assert_eq!(
-            memory.echo(PersonCommandKind::Proceed, 1_000 + ECHO_WINDOW_MS + 1),
+            memory.echo(PersonCommandKind::Proceed, None, 1_000 + ECHO_WINDOW_MS + 1),
+            None
+        );
+        memory.remember_command(
+            PersonCommandKind::Start,
+            Some("the total is wrong"),
+            1_000,
+            "Debug Mode is on",
+        );
+        assert_eq!(
+            memory.echo(PersonCommandKind::Start, Some("the"), 2_000),
+            Some("Debug Mode is on")
+        );
+        assert_eq!(
+            memory.echo(PersonCommandKind::Start, Some("another problem"), 2_000),
             None
         );
     }

@@ -108,6 +108,7 @@ impl Engine {
         now: u64,
     ) -> Result<PersonAnswer, EngineError> {
         let words = words.filter(|w| !w.trim().is_empty());
+        let given = words.clone();
         let applied = match kind {
             PersonCommandKind::Start => {
                 let problem = words.ok_or_else(|| {
@@ -150,7 +151,9 @@ impl Engine {
             Ok((said, kickoff)) => {
                 let remembered = kickoff.clone().unwrap_or_default();
                 self.change_activity(session_id, now, &mut |activity| {
-                    activity.harness.remember_command(kind, now, &remembered)
+                    activity
+                        .harness
+                        .remember_command(kind, given.as_deref(), now, &remembered)
                 })?;
                 Ok(PersonAnswer {
                     said,
@@ -160,7 +163,7 @@ impl Engine {
             }
             Err(EngineError::Domain(error)) => {
                 let activity = self.store.load_activity(session_id)?;
-                match activity.harness.echo(kind, now) {
+                match activity.harness.echo(kind, given.as_deref(), now) {
                     Some(text) => Ok(PersonAnswer {
                         said: "Already applied.".to_string(),
                         kickoff: Some(text.to_string()).filter(|t| !t.is_empty()),

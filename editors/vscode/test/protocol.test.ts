@@ -250,10 +250,11 @@ test('the agent’s turn reported by its hooks (another process) shows in the st
   await hook('PreToolUse', { tool_name: 'Read', tool_input: {} });
   await rec.until('working… during the session', () => rec.status?.text.startsWith('$(sync~spin) working… | Debug: agent investigating · round 1') === true);
   cap.step('Debug Mode: Start, then Claude works (hooks UserPromptSubmit, PreToolUse)');
-  // Stopping without handing the round over sends Claude back: its turn goes on.
+  // Stopping without handing the round over sends Claude back (as guidance,
+  // `additionalContext`, which Claude Code runs the model on): its turn goes on.
   const blocked = JSON.parse(await hook('Stop', { stop_hook_active: false, last_assistant_message: 'Looked around.' }));
-  assert.equal(blocked.decision, 'block');
-  assert.match(blocked.reason, /hand_off_to_user/);
+  assert.equal(blocked.decision, undefined);
+  assert.match(blocked.hookSpecificOutput.additionalContext, /hand_off_to_user/);
   assert.ok(rec.status?.text.startsWith('$(sync~spin) working… | Debug: agent investigating · round 1'), rec.status?.text);
   cap.step('Claude stops without handing off (hook Stop): sent back, still working');
   await r.agent.sendRequest('debug/handOff', { mode: 'reproduce', steps: ['Run `sh checkout.sh 1000 2000 3000`.'] });
