@@ -99,3 +99,35 @@ fn a_person_runs_a_session_from_a_terminal_in_a_subfolder() {
     assert!(ok);
     assert!(out.contains("No probe is left on disk"), "{out}");
 }
+
+/// A reader that stops early (`status | head`) ends the command quietly,
+/// as it ends `ls`, instead of a panic on the closed pipe.
+#[test]
+fn a_closed_pipe_ends_a_listing_quietly() {
+    let workspace = Workspace::new("cli-pipe");
+    let root = &workspace.root;
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let (ok, _, err) = run(root, &["start", "the", "total", "is", "wrong"]);
+    assert!(ok, "{err}");
+    let mut child = Command::new(BIN)
+        .args(["status", "--json"])
+        .current_dir(root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before the listing is written: every write meets a closed pipe.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            output.status.success() || output.status.signal() == Some(13),
+            "{:?}",
+            output.status
+        );
+    }
+}
