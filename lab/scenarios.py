@@ -6,6 +6,7 @@ raises `Failure` naming the first broken expectation."""
 import json
 import os
 import re
+import shlex
 
 from harness import check, Failure
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say, search
@@ -207,6 +208,88 @@ def claude_whole_loop(kind, binary, ws):
         check(clean.returncode == 0, f"check is not clean: {clean.stdout}")
 
 
+# The person's answers in the hand-off form, given by an Elicitation hook
+# (Claude Code's -p cancels every form no hook answers): the first time they
+# run the program and pick Proceed with a note, the second time Mark fixed.
+# Each hook input is kept, so the scenario reads what the person was shown.
+ELICITATION_HOOK = r"""
+import json, os, subprocess, sys
+here = os.path.dirname(os.path.abspath(__file__))
+count = os.path.join(here, "count")
+n = int(open(count).read()) + 1 if os.path.exists(count) else 1
+open(count, "w").write(str(n))
+open(os.path.join(here, f"input-{n}.json"), "w").write(sys.stdin.read())
+if n == 1:
+    subprocess.run([sys.executable, os.path.join(here, "..", "app.py"), "3", "4", "5"],
+                   capture_output=True, cwd=os.path.join(here, ".."))
+    answer = {"choice": "proceed", "note": "it printed total: 9"}
+else:
+    answer = {"choice": "fixed"}
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "Elicitation",
+                                         "action": "accept", "content": answer}}))
+"""
+
+
+def claude_form(kind, binary, ws):
+    """The whole loop inside the chat: the person answers the hand-off form
+    (Proceed with a note, then Mark fixed), the answers come back to the
+    model as the tool results, and the session ends verified, with no
+    slash command typed."""
+    tools = ",".join(claude_names(t) for t in ("probe_snippet", "hand_off_to_user", "read_logs"))
+    script = Script([
+        Turn(PROBLEM, [
+            call("ToolSearch", {"query": f"select:{tools}", "max_results": 3}),
+            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                                   "message": "prices total() receives", "variables": ["prices"]}),
+            insert_probe(ws),
+            call("hand_off_to_user", HAND_OFF),
+            read_round_one_logs,
+            call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                          "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"}),
+            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+            remove_probe(ws),
+            say("Fixed: total() skipped the first price. Every probe is removed."),
+        ], name="start"),
+    ], claude_names)
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        hook_dir = os.path.join(ws.root, ".form")
+        os.makedirs(hook_dir)
+        with open(os.path.join(hook_dir, "answer.py"), "w") as f:
+            f.write(ELICITATION_HOOK)
+        settings_path = os.path.join(ws.root, ".claude", "settings.local.json")
+        with open(settings_path) as f:
+            settings = json.load(f)
+        settings["hooks"]["Elicitation"] = [{"matcher": "debug-sidecar", "hooks": [
+            {"type": "command", "command": "python3 " + shlex.quote(os.path.join(hook_dir, "answer.py"))}]}]
+        with open(settings_path, "w") as f:
+            json.dump(settings, f, indent=2)
+        shown = claude.prompt(f"/mcp__debug-sidecar__debug {PROBLEM}")
+        check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+        start = requests_of(lab, "start")
+        check(os.path.exists(os.path.join(hook_dir, "input-2.json")),
+              "the person was not asked twice in the chat")
+        with open(os.path.join(hook_dir, "input-1.json")) as f:
+            asked = json.load(f)
+        check("1. Run `python3 app.py 3 4 5`" in asked.get("message", ""),
+              f"the form did not show the steps: {asked.get('message', '')[:300]!r}")
+        check("choice" in json.dumps(asked.get("requested_schema")),
+              f"the form has no choice: {asked.get('requested_schema')}")
+        proceeded = last_tool_result(start[4]["body"])
+        check("pressed Proceed" in proceeded and "logged 1 line(s)" in proceeded
+              and "it printed total: 9" in proceeded,
+              f"the hand-off did not answer with the Proceed kickoff: {proceeded[:400]!r}")
+        fixed = last_tool_result(start[7]["body"])
+        check("marked the bug fixed" in fixed,
+              f"the second hand-off did not answer with the cleanup kickoff: {fixed[:400]!r}")
+        check("Cleanup verified" in shown.text or "verified" in shown.text.lower(),
+              "the person was not told the cleanup was verified")
+        sessions = ws.status()
+        check(all(s.get("stage") in (None, "ended", "idle") for s in sessions),
+              f"the session did not end: {sessions}")
+
+
 def claude_stubborn(kind, binary, ws):
     """A model that never hands off: sent back once, then the round is
     closed for it, and the person is told in words that read as guidance."""
@@ -393,6 +476,7 @@ def codex_stubborn(kind, binary, ws):
 
 ALL = [
     ("whole loop", "claude", claude_whole_loop),
+    ("whole loop in the chat forms", "claude", claude_form),
     ("stubborn model", "claude", claude_stubborn),
     ("start in a subfolder", "claude", claude_subfolder),
     ("whole loop", "codex", codex_whole_loop),

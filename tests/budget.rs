@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use debug_sidecar::core::budget::{BLACKBOARD, TOOL_RESULT};
+use debug_sidecar::core::budget::{BLACKBOARD, HAND_OFF_FORM, TOOL_RESULT};
 use debug_sidecar::core::machine::*;
 use debug_sidecar::core::model::*;
 use debug_sidecar::core::text::*;
@@ -72,6 +72,9 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
         assert_within("blackboard (user turn)", &blackboard(s, &env), BLACKBOARD);
         let accepted = hand_off_result(s, &HandOffResult::Accepted { mode });
         assert_within("hand-off result", &accepted, TOOL_RESULT);
+        assert_within("hand-off form", &hand_off_form(s), HAND_OFF_FORM);
+        let reply = form_reply(30, Some(&flood("reply", 1 << 20)));
+        assert_within("form reply", &reply, TOOL_RESULT);
     }
 
     let cleaning = step(

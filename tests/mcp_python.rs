@@ -70,3 +70,128 @@ fn the_python_sdk_runs_a_session() {
         seen["abort"]
     );
 }
+
+/// `tests/mcp_form.py` at `revision` answering the form with `answer`.
+fn form_run(python: &std::ffi::OsStr, revision: &str, answer: &str) -> Value {
+    let workspace = Workspace::new(&format!("mcp-form-{revision}-{answer}"));
+    std::fs::write(workspace.root.join("cart.sh"), "echo 0\n").unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_form.py");
+    let output = Command::new(python)
+        .args([script, BIN])
+        .arg(&workspace.root)
+        .args([revision, answer])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the Python client failed at {revision} answering {answer}:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The hand-off asks the person in the client's own form and applies the
+/// answer as their command, at 2026-07-28 (a multi-round-trip result) and
+/// before it (the blocking `elicitation/create`); a client without the
+/// capability gets the hand-off as before. Blackboard updates reach a
+/// `subscriptions/listen` stream and a legacy subscription alike.
+#[test]
+fn the_python_sdk_answers_the_hand_off_form_at_each_revision() {
+    let Some(python) = std::env::var_os("DEBUG_SIDECAR_MCP_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "DEBUG_SIDECAR_MCP_PYTHON is not set; run the tests through scripts/test"
+        );
+        eprintln!("skipped: DEBUG_SIDECAR_MCP_PYTHON is not set (scripts/test sets it)");
+        return;
+    };
+    let mut cases: Vec<(&str, &str)> = Vec::new();
+    for revision in ["2026-07-28", "2025-06-18"] {
+        for answer in [
+            "proceed", "fixed", "reply", "decline", "cancel", "junk", "none",
+        ] {
+            cases.push((revision, answer));
+        }
+    }
+    cases.push(("2025-11-25", "proceed"));
+    let seen: Vec<(&str, &str, Value)> = std::thread::scope(|scope| {
+        let runs: Vec<_> = cases
+            .chunks(cases.len().div_ceil(2))
+            .map(|chunk| {
+                let python = &python;
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(r, a)| (*r, *a, form_run(python, r, a)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .flat_map(|run| run.join().unwrap())
+            .collect()
+    });
+    for (revision, answer, seen) in seen {
+        let case = format!("{revision} {answer}: {seen:#}");
+        assert_eq!(seen["protocol"], revision, "{case}");
+        assert_eq!(seen["handOffError"], false, "{case}");
+        // 2026-07-28 updates come on the subscriptions/listen stream, older
+        // ones to the resources/subscribe subscriber.
+        let updates = if revision == "2026-07-28" {
+            "listened"
+        } else {
+            "updates"
+        };
+        assert!(seen[updates].as_u64().unwrap() >= 1, "{case}");
+        let hand_off = seen["handOff"].as_str().unwrap();
+        let board = seen["board"].as_str().unwrap();
+        let forms = seen["forms"].as_array().unwrap();
+        if answer == "none" {
+            assert!(forms.is_empty(), "{case}");
+        } else {
+            assert_eq!(forms.len(), 1, "{case}");
+            let message = forms[0]["message"].as_str().unwrap();
+            assert!(
+                message.contains("1. Run `sh cart.sh`.") && message.contains("Say which total"),
+                "{case}"
+            );
+            let choice = &forms[0]["schema"]["properties"]["choice"];
+            assert_eq!(choice["oneOf"].as_array().unwrap().len(), 3, "{case}");
+            assert_eq!(
+                forms[0]["schema"]["required"],
+                serde_json::json!(["choice"])
+            );
+        }
+        let (says, stage) = match answer {
+            "proceed" => (
+                "The user reproduced and pressed Proceed.",
+                "round 2 · stage investigating",
+            ),
+            "fixed" => ("The user marked the bug fixed.", "stage cleaning_up"),
+            "reply" => ("which total?", "round 1 · stage user_turn"),
+            "decline" => (
+                "The user declined the hand-off form.",
+                "round 1 · stage user_turn",
+            ),
+            "cancel" => ("closed without an answer", "round 1 · stage user_turn"),
+            "junk" => ("got no answer", "round 1 · stage user_turn"),
+            _ => ("stage is now user_turn", "round 1 · stage user_turn"),
+        };
+        assert!(hand_off.contains(says), "{case}");
+        assert!(board.contains(stage), "{case}");
+        if answer == "proceed" {
+            assert!(hand_off.contains("the total was 0"), "{case}");
+        }
+        for (name, tool) in seen["tools"].as_object().unwrap() {
+            let hints = &tool["annotations"];
+            assert!(tool["title"].is_string(), "{name}: {case}");
+            assert_eq!(hints["destructiveHint"], false, "{name}");
+            assert_eq!(hints["openWorldHint"], false, "{name}");
+            assert!(hints["idempotentHint"].is_boolean(), "{name}");
+            assert!(hints["readOnlyHint"].is_boolean(), "{name}");
+            // Text only: a result with structuredContent reaches Claude Code
+            // and Codex as that JSON alone (protocol/README.md).
+            assert!(tool["outputSchema"].is_null(), "{name}");
+        }
+    }
+}

@@ -367,3 +367,50 @@ fn kickoff_after_the_persons_proceed_on_a_round_the_agent_still_held() {
         &env()
     ));
 }
+
+#[test]
+fn hand_off_form_and_what_the_model_is_told_of_its_answer() {
+    let reproduce = run(
+        instrumented(1),
+        vec![hand_off(HandoffMode::Reproduce, Some(user_plan()))],
+    );
+    let question = run(instrumented(1), vec![hand_off(HandoffMode::Question, None)]);
+    let texts = [
+        hand_off_form(session(&reproduce)),
+        hand_off_form(session(&question)),
+        form_reply(
+            1,
+            Some("Which total? The cart shows two.\nThe second is 0."),
+        ),
+        form_reply(1, None),
+        form_dismissed(1, FormDismissal::Declined),
+        form_dismissed(1, FormDismissal::Cancelled),
+        form_dismissed(1, FormDismissal::Unanswered),
+        form_too_late(CHOICE_PROCEED, "stage investigating, round 2"),
+        FORM_UNKNOWN.to_string(),
+    ];
+    insta::assert_snapshot!(texts.join("\n---\n"));
+}
+
+#[test]
+fn the_skill_names_only_tools_that_exist() {
+    let skill = skill_md();
+    let tools = debug_sidecar::mcp::tool_names();
+    let named: Vec<&str> = skill
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| {
+            word.contains('_') && word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+        })
+        .collect();
+    assert!(named.len() >= 6, "{named:?}");
+    for name in named {
+        assert!(
+            tools.iter().any(|t| t == name),
+            "the skill names `{name}`, no such tool"
+        );
+    }
+    assert!(skill.starts_with("---\nname: debug-mode\ndescription: "));
+    insta::assert_snapshot!(skill);
+}

@@ -185,12 +185,15 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
             let mcp = root.join(".mcp.json");
             let mut hooks = hooks;
             merge(&mut hooks, &claude_permissions());
+            let skill = skill_path(agent, &root);
             if write {
                 write_merged(&settings, &hooks)?;
                 write_merged(&mcp, &mcp_config(program))?;
+                write_skill(&skill)?;
             } else {
                 print_file(&settings, &hooks);
                 print_file(&mcp, &mcp_config(program));
+                println!("{}:\n{}", skill.display(), crate::core::text::skill_md());
             }
             println!(
                 "Claude Code applies a project's permissions only once its folder is trusted: \
@@ -202,11 +205,14 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
         Agent::Codex => {
             let hooks_file = root.join(".codex/hooks.json");
             let config = root.join(".codex/config.toml");
+            let skill = skill_path(agent, &root);
             if write {
                 write_merged(&hooks_file, &hooks)?;
                 write_codex_toml(&config, program)?;
+                write_skill(&skill)?;
             } else {
                 print_file(&hooks_file, &hooks);
+                println!("{}:\n{}", skill.display(), crate::core::text::skill_md());
                 println!(
                     "{}:\n{}",
                     config.display(),
@@ -228,6 +234,28 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where each harness reads a project's skills: Claude Code's
+/// `.claude/skills/`, Codex's `.agents/skills/`.
+pub fn skill_path(agent: Agent, root: &Path) -> std::path::PathBuf {
+    let dir = match agent {
+        Agent::Claude => ".claude/skills",
+        Agent::Codex => ".agents/skills",
+    };
+    root.join(dir)
+        .join(crate::core::text::SKILL_NAME)
+        .join("SKILL.md")
+}
+
+/// The skill, written whole: it is ours, and a newer binary's replaces it.
+fn write_skill(path: &Path) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, crate::core::text::skill_md())?;
+    println!("updated {}", path.display());
+    Ok(())
 }
 
 fn print_file(path: &Path, value: &Value) {

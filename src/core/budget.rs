@@ -53,6 +53,13 @@ pub const LOG_PAGE: usize = 12 * 1024;
 pub const SUMMARY_VALUE: usize = 160;
 /// All values of one probe in `log_summary`.
 pub const SUMMARY_VALUES: usize = 600;
+/// The in-chat hand-off form's message (the person reads it in the
+/// harness's UI): at most this many steps, each cut to `FORM_STEP` bytes.
+pub const HAND_OFF_FORM: usize = 4 * 1024;
+pub const FORM_STEPS: usize = 10;
+pub const FORM_STEP: usize = 200;
+/// The agent's message (a question) in the form.
+pub const FORM_MESSAGE: usize = 800;
 
 /// `text` cut to at most `max` bytes at a character boundary, with a count
 /// of what was left out; the count itself fits inside `max` when `max` has

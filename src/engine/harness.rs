@@ -6,7 +6,7 @@
 use super::{Engine, EngineError, SessionIo};
 use crate::core::harness_memory::{HarnessMemory, PersonCommandKind};
 use crate::core::machine::ProceedInput;
-use crate::core::model::DebugState;
+use crate::core::model::{DebugState, Stage};
 use crate::core::text;
 use serde_json::Value;
 
@@ -198,5 +198,80 @@ impl Engine {
             })?;
         }
         Ok(())
+    }
+}
+
+/// The person's answer in the hand-off form (MCP elicitation), as the face
+/// read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormAnswer {
+    /// Proceed, with what they saw.
+    Proceed(Option<String>),
+    /// Mark fixed, with an optional note.
+    Fixed(Option<String>),
+    /// A reply to the agent instead of a reproduction.
+    Reply(Option<String>),
+    /// No answer: declined, closed, or none came.
+    Dismissed(text::FormDismissal),
+}
+
+impl FormAnswer {
+    fn choice(&self) -> &'static str {
+        match self {
+            FormAnswer::Proceed(_) => text::CHOICE_PROCEED,
+            FormAnswer::Fixed(_) => text::CHOICE_FIXED,
+            FormAnswer::Reply(_) => text::CHOICE_REPLY,
+            FormAnswer::Dismissed(_) => "closed",
+        }
+    }
+}
+
+impl Engine {
+    /// The hand-off form for the round the person holds now: its round
+    /// index and message; None unless the stage is `user_turn`.
+    pub fn hand_off_form(
+        &mut self,
+        session_id: &str,
+    ) -> Result<Option<(u32, String)>, EngineError> {
+        let stored = self.load(session_id)?;
+        Ok(stored
+            .state
+            .session()
+            .filter(|s| s.stage == Stage::UserTurn)
+            .map(|s| (s.round().index, text::hand_off_form(s))))
+    }
+
+    /// Applies the person's answer to the form of `round`, as the person's
+    /// command the editor buttons send (Proceed with the note, Mark
+    /// fixed), and answers the text the hand-off tool returns to the model.
+    /// An answer for a round the person no longer holds (a button or a
+    /// terminal command came first) changes nothing.
+    pub fn answer_hand_off(
+        &mut self,
+        session_id: &str,
+        round: u32,
+        answer: FormAnswer,
+        now: u64,
+    ) -> Result<String, EngineError> {
+        let stored = self.load(session_id)?;
+        let current = match stored.state.session() {
+            Some(s) if s.stage == Stage::UserTurn && s.round().index == round => s.round().index,
+            Some(s) => {
+                let now_is = format!("stage {}, round {}", s.stage.as_str(), s.round().index);
+                return Ok(text::form_too_late(answer.choice(), &now_is));
+            }
+            None => return Ok(text::form_too_late(answer.choice(), "no session is active")),
+        };
+        let person = |engine: &mut Engine, kind, note| {
+            engine
+                .person_command(session_id, kind, note, now)
+                .map(|a| a.kickoff.unwrap_or(a.said))
+        };
+        match answer {
+            FormAnswer::Proceed(note) => person(self, PersonCommandKind::Proceed, note),
+            FormAnswer::Fixed(note) => person(self, PersonCommandKind::Done, note),
+            FormAnswer::Reply(reply) => Ok(text::form_reply(current, reply.as_deref())),
+            FormAnswer::Dismissed(how) => Ok(text::form_dismissed(current, how)),
+        }
     }
 }

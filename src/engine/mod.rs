@@ -17,7 +17,7 @@ mod probes;
 mod session_io;
 pub mod tool_results;
 
-pub use harness::PersonAnswer;
+pub use harness::{FormAnswer, PersonAnswer};
 
 pub use config::{
     workspace_root, EngineConfig, StateDirError, StateDirOrigin, SESSION_ENV, STATE_DIR_ENV,

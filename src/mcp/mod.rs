@@ -5,14 +5,17 @@
 //! and the state beside it; an illegal command is a tool error the model can
 //! act on, never a protocol error.
 
+mod form;
+
 use crate::core::budget::{self, LOG_PAGE};
 use crate::core::harness::ToolNaming;
 use crate::core::harness_memory::PersonCommandKind;
 use crate::core::machine::HandOff;
-use crate::core::text;
+use crate::core::model::Stage;
+use crate::core::text::{self, FormDismissal};
 use crate::engine::owner::Owner;
 use crate::engine::tool_results;
-use crate::engine::{Engine, EngineConfig, EngineError, SnippetRequest, StateDirError};
+use crate::engine::{Engine, EngineConfig, EngineError, FormAnswer, SnippetRequest, StateDirError};
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
     RecordHypothesesParams, SessionParams, StartParams,
@@ -22,15 +25,17 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    RequestId, Resource, ResourceContents, ResourceUpdatedNotificationParam, Role,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -40,8 +45,14 @@ pub const BLACKBOARD_URI: &str = "debug-sidecar://blackboard";
 #[derive(Clone)]
 pub struct DebugMcp {
     owner: Owner,
-    /// The client that subscribed to the blackboard, told when it changes.
+    /// The client that subscribed to the blackboard (`resources/subscribe`,
+    /// before 2026-07-28), told when it changes.
     subscriber: Arc<Mutex<Option<Peer<RoleServer>>>>,
+    /// The open `subscriptions/listen` streams (2026-07-28) that take the
+    /// blackboard's updates, by their request id.
+    listeners: Arc<Mutex<Vec<(RequestId, SubscriptionSink)>>>,
+    /// Hand-off forms handed out in multi-round-trip results.
+    forms: form::PendingForms,
 }
 
 impl DebugMcp {
@@ -53,6 +64,8 @@ impl DebugMcp {
         Ok(DebugMcp {
             owner: Owner::spawn(Engine::new(config, store), changes),
             subscriber: Arc::new(Mutex::new(None)),
+            listeners: Arc::new(Mutex::new(Vec::new())),
+            forms: form::PendingForms::default(),
         })
     }
 
@@ -63,6 +76,16 @@ impl DebugMcp {
             let update = ResourceUpdatedNotificationParam::new(BLACKBOARD_URI);
             if let Err(error) = peer.notify_resource_updated(update).await {
                 tracing::warn!("could not announce the blackboard change: {error}");
+            }
+        }
+        let sinks: Vec<SubscriptionSink> = self
+            .listeners
+            .lock()
+            .map(|l| l.iter().map(|(_, sink)| sink.clone()).collect())
+            .unwrap_or_default();
+        for sink in sinks {
+            if let Err(error) = sink.notify_resource_updated(BLACKBOARD_URI).await {
+                tracing::debug!("a listener took no blackboard update: {error}");
             }
         }
     }
@@ -92,36 +115,64 @@ fn schema_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
 
 /// How a tool touches the world, so a harness can allow it without asking:
 /// every tool works on the session's own state only (never destructive,
-/// never the open world); the reading ones change nothing the user sees.
-/// Codex refuses an unannotated tool under `approval_policy = "never"`.
-fn annotated(tool: Tool, title: &str, read_only: bool) -> Tool {
-    tool.annotate(
+/// never the open world); the reading ones change nothing the user sees;
+/// the idempotent ones do nothing more when called again with the same
+/// arguments. Codex refuses an unannotated tool under
+/// `approval_policy = "never"`.
+fn annotated(tool: Tool, title: &str, read_only: bool, idempotent: bool) -> Tool {
+    tool.with_title(title).annotate(
         ToolAnnotations::with_title(title)
             .read_only(read_only)
             .destructive(false)
+            .idempotent(idempotent)
             .open_world(false),
     )
 }
 
+/// Each tool's title, whether it only reads, and whether it is idempotent.
+/// A hand-off is not (a second one re-closes the round and may ask the
+/// person again), a snippet registers a new probe each time, a start is
+/// refused the second time; hypotheses are recorded by id.
+const TOOL_HINTS: [(&str, &str, bool, bool); 8] = [
+    (
+        "hand_off_to_user",
+        "Hand the round to the user",
+        false,
+        false,
+    ),
+    (
+        "probe_snippet",
+        "Register a probe and get its block",
+        false,
+        false,
+    ),
+    ("probe_ledger", "Probe ledger", true, true),
+    ("read_logs", "Read run logs", true, true),
+    ("log_summary", "Summarise a run's log", true, true),
+    ("record_hypotheses", "Record hypotheses", false, true),
+    ("debug_status", "Debug session status", true, true),
+    ("start_debug_session", "Start Debug Mode", false, false),
+];
+
 fn tools() -> Vec<Tool> {
-    let titles = [
-        ("hand_off_to_user", "Hand the round to the user", false),
-        ("probe_snippet", "Register a probe and get its block", false),
-        ("probe_ledger", "Probe ledger", true),
-        ("read_logs", "Read run logs", true),
-        ("log_summary", "Summarise a run's log", true),
-        ("record_hypotheses", "Record hypotheses", false),
-        ("debug_status", "Debug session status", true),
-        ("start_debug_session", "Start Debug Mode", false),
-    ];
     tool_list()
         .into_iter()
         .map(
-            |tool| match titles.iter().find(|(name, ..)| *name == tool.name) {
-                Some((_, title, read_only)) => annotated(tool, title, *read_only),
+            |tool| match TOOL_HINTS.iter().find(|(name, ..)| *name == tool.name) {
+                Some((_, title, read_only, idempotent)) => {
+                    annotated(tool, title, *read_only, *idempotent)
+                }
                 None => tool,
             },
         )
+        .collect()
+}
+
+/// The names of the tools this face offers.
+pub fn tool_names() -> Vec<String> {
+    tool_list()
+        .into_iter()
+        .map(|t| t.name.to_string())
         .collect()
 }
 
@@ -215,21 +266,6 @@ impl DebugMcp {
                 let text = self.person(PersonCommandKind::Start, Some(p.problem))?;
                 Ok(answer(text))
             }
-            "hand_off_to_user" => {
-                let p: HandOffParams = parse(arguments)?;
-                let hand_off = HandOff {
-                    mode: Some(p.mode.into()),
-                    steps: p.steps,
-                    plan: p.plan,
-                    hypotheses: p.hypotheses,
-                    message: p.message,
-                };
-                let (_, text) = self.run(move |engine, now| {
-                    let session = engine.resolve(None)?;
-                    engine.hand_off(&session, hand_off, now)
-                })?;
-                Ok(answer(text))
-            }
             "probe_snippet" => {
                 let p: ProbeSnippetParams = parse(arguments)?;
                 let placed = self.run(move |engine, now| {
@@ -320,6 +356,118 @@ impl DebugMcp {
         Ok(answer.kickoff.unwrap_or(answer.said))
     }
 
+    /// `hand_off_to_user`: the hand-off as one job; then, for a client that
+    /// can show a form, the person's answer asked for with no lock held and
+    /// applied as a job of its own (see `form`).
+    async fn hand_off(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        // The answer to a form handed out in a multi-round-trip result.
+        if let Some(state) = request.request_state.as_deref() {
+            let answer = form::read_value(
+                request
+                    .input_responses
+                    .as_ref()
+                    .and_then(|r| r.get(form::FORM_KEY)),
+            );
+            let result = match self.forms.take(state) {
+                Some(pending) => self.apply_form(pending, answer),
+                None => Err(text::FORM_UNKNOWN.to_string()),
+            };
+            return self.finish(result).await;
+        }
+        let handed = parse::<HandOffParams>(request.arguments).and_then(|p| {
+            let hand_off = HandOff {
+                mode: Some(p.mode.into()),
+                steps: p.steps,
+                plan: p.plan,
+                hypotheses: p.hypotheses,
+                message: p.message,
+            };
+            self.run(move |engine, now| {
+                let session = engine.resolve(None)?;
+                engine.hand_off(&session, hand_off, now)
+            })
+        });
+        let (snapshot, said) = match handed {
+            Ok(handed) => handed,
+            Err(message) => return self.finish(Err(message)).await,
+        };
+        let way = form::form_way(context);
+        if snapshot.stage != Some(Stage::UserTurn) || way == form::FormWay::None {
+            return self.finish(Ok(answer(said))).await;
+        }
+        let session = snapshot.session_id.clone();
+        let asked = self
+            .run(move |engine, _| engine.hand_off_form(&session))
+            .ok()
+            .flatten()
+            .and_then(|(round, message)| Some((round, form::request(message)?)));
+        let Some((round, params)) = asked else {
+            return self.finish(Ok(answer(said))).await;
+        };
+        let pending = form::Pending {
+            session: snapshot.session_id,
+            round,
+        };
+        // Subscribers see the hand-off while the person answers.
+        self.blackboard_changed().await;
+        match way {
+            form::FormWay::InputRequired => {
+                let token = self.forms.add(pending);
+                CallToolResponse::InputRequired(form::input_required(params, token))
+            }
+            _ => {
+                let answered = tokio::select! {
+                    answered = context.peer.create_elicitation(params) => answered,
+                    // The call was cancelled: nothing more is applied.
+                    _ = context.ct.cancelled() => return CallToolResponse::Complete(answer(said)),
+                };
+                let answer = match answered {
+                    Ok(result) => form::read(&result),
+                    Err(error) => {
+                        tracing::warn!("the hand-off form got no answer: {error}");
+                        FormAnswer::Dismissed(FormDismissal::Unanswered)
+                    }
+                };
+                let result = self.apply_form(pending, answer);
+                self.finish(result).await
+            }
+        }
+    }
+
+    /// The person's answer to a form, applied as their command.
+    fn apply_form(
+        &self,
+        pending: form::Pending,
+        answer: FormAnswer,
+    ) -> Result<CallToolResult, String> {
+        let said = self.run(move |engine, now| {
+            engine.answer_hand_off(&pending.session, pending.round, answer, now)
+        })?;
+        Ok(self::answer(said))
+    }
+
+    /// A tool's outcome as the response: an error as an `isError` result
+    /// held to the cap; subscribers told of a change.
+    async fn finish(&self, result: Result<CallToolResult, String>) -> CallToolResponse {
+        let result = match result {
+            Ok(result) => result,
+            // An error can quote what the model sent: it is held to the cap too.
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(budget::fit(
+                crate::core::escape::scrub(&message),
+                budget::TOOL_RESULT,
+                "",
+            ))]),
+        };
+        if result.is_error != Some(true) {
+            self.blackboard_changed().await;
+        }
+        CallToolResponse::Complete(result)
+    }
+
     fn prompt(&self, name: &str, arguments: Option<Map<String, Value>>) -> Result<String, String> {
         let problem = arguments
             .as_ref()
@@ -358,26 +506,38 @@ fn prompts() -> Vec<Prompt> {
             "debug",
             Some("Start Debug Mode on a problem"),
             Some(vec![problem]),
-        ),
+        )
+        .with_title("Debug Mode: start"),
         Prompt::new(
             "debug-proceed",
             Some("I reproduced it: read the evidence and go on"),
             None::<Vec<PromptArgument>>,
-        ),
+        )
+        .with_title("Debug Mode: Proceed"),
         Prompt::new(
             "debug-done",
             Some("It is fixed: remove every probe"),
             None::<Vec<PromptArgument>>,
-        ),
+        )
+        .with_title("Debug Mode: Mark fixed"),
         Prompt::new(
             "debug-abort",
             Some("Stop Debug Mode now"),
             None::<Vec<PromptArgument>>,
-        ),
+        )
+        .with_title("Debug Mode: abort"),
     ]
 }
 
 impl ServerHandler for DebugMcp {
+    /// The revisions this face is tested at: 2026-07-28 (no `initialize`,
+    /// `subscriptions/listen`, multi-round-trip forms) and the handshake
+    /// revisions before it. A newer SDK's revisions are not taken on
+    /// unseen.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -412,19 +572,11 @@ impl ServerHandler for DebugMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.learn_client(&context.peer);
-        let result = match self.call(&request.name, request.arguments) {
-            Ok(result) => result,
-            // An error can quote what the model sent: it is held to the cap too.
-            Err(message) => CallToolResult::error(vec![ContentBlock::text(budget::fit(
-                crate::core::escape::scrub(&message),
-                budget::TOOL_RESULT,
-                "",
-            ))]),
-        };
-        if result.is_error != Some(true) {
-            self.blackboard_changed().await;
+        if request.name == text::HAND_OFF_TOOL {
+            return Ok(self.hand_off(request, &context).await);
         }
-        Ok(CallToolResponse::Complete(result))
+        let result = self.call(&request.name, request.arguments);
+        Ok(self.finish(result).await)
     }
 
     async fn list_prompts(
@@ -449,8 +601,40 @@ impl ServerHandler for DebugMcp {
         Ok(GetPromptResponse::Complete(result))
     }
 
+    /// `subscriptions/listen` (2026-07-28): the blackboard's updates, and
+    /// nothing else, for a client that asks for them.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(
+            SubscriptionFilter::builder()
+                .resource_subscription(BLACKBOARD_URI)
+                .build(),
+        )
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        let id = subscription.request_context().id.clone();
+        let takes_board = subscription
+            .accepted()
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| uris.iter().any(|uri| uri == BLACKBOARD_URI));
+        if takes_board {
+            if let Ok(mut listeners) = self.listeners.lock() {
+                listeners.push((id.clone(), subscription.sink().clone()));
+            }
+        }
+        subscription.cancelled().await;
+        if let Ok(mut listeners) = self.listeners.lock() {
+            listeners.retain(|(listener, _)| *listener != id);
+        }
+        Ok(())
+    }
+
     // The subscription model of protocol versions before 2026-07-28, which
-    // the clients in use speak.
+    // most clients in use speak.
     #[allow(deprecated)]
     async fn subscribe(
         &self,
@@ -486,9 +670,11 @@ impl ServerHandler for DebugMcp {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let blackboard = Resource::new(BLACKBOARD_URI, "blackboard").with_description(
-            "The debug session's state and what to do next, as the model is told each turn",
-        );
+        let blackboard = Resource::new(BLACKBOARD_URI, "blackboard")
+            .with_title("Debug Mode blackboard")
+            .with_description(
+                "The debug session's state and what to do next, as the model is told each turn",
+            );
         Ok(ListResourcesResult::with_all_items(vec![blackboard]))
     }
 

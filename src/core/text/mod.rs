@@ -3,14 +3,21 @@
 
 mod blackboard;
 mod briefing;
+mod form;
 mod messages;
+mod skill;
 
 pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
 pub use briefing::briefing;
+pub use form::{
+    form_dismissed, form_reply, form_too_late, hand_off_form, FormDismissal, CHOICE_FIXED,
+    CHOICE_PROCEED, CHOICE_REPLY, FORM_UNKNOWN,
+};
 pub use messages::{
     abort_notice, hand_off_result, kickoff, lost_state, notice, nudge_reason, placement_note,
     snippet_result, stop_reason, NO_SESSION,
 };
+pub use skill::{skill_md, SKILL_NAME};
 
 use std::path::Path;
 
