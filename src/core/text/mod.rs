@@ -4,6 +4,7 @@
 mod blackboard;
 mod briefing;
 mod messages;
+mod reproduction;
 
 pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
 pub use briefing::briefing;
@@ -11,6 +12,7 @@ pub use messages::{
     abort_notice, hand_off_result, kickoff, lost_state, notice, nudge_reason, placement_note,
     snippet_result, stop_reason, NO_SESSION,
 };
+pub use reproduction::{agent_run_result, person_run_notice};
 
 use std::path::Path;
 
