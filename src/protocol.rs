@@ -337,6 +337,21 @@ pub struct LogSummaryParams {
     pub run: Option<String>,
 }
 
+/// The agent's `run_reproduction` tool (MCP only): the program and its
+/// arguments, run without a shell in the workspace, and its time cap.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunReproductionParams {
+    pub session_id: Option<String>,
+    /// The program and its arguments, e.g. `["npm", "test"]` or
+    /// `["./run.sh", "3"]`; no shell is involved (pass `["sh", "-c", "..."]`
+    /// to ask for one).
+    pub command: Vec<String>,
+    /// Seconds before the program (and its process group) is killed:
+    /// default 60, at most 600.
+    pub timeout_sec: Option<u64>,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogSummaryResult {

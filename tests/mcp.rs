@@ -86,7 +86,9 @@ async fn a_whole_session_through_tools_and_prompts() {
     for tool in &listed {
         // Annotated, or Codex refuses the call under approval "never".
         let hints = tool.annotations.as_ref().expect("annotations");
-        assert_eq!(hints.destructive_hint, Some(false), "{}", tool.name);
+        // Only the agent's own run of a program is not promised harmless.
+        let destructive = tool.name == "run_reproduction";
+        assert_eq!(hints.destructive_hint, Some(destructive), "{}", tool.name);
         assert_eq!(hints.open_world_hint, Some(false), "{}", tool.name);
         let reads = ["probe_ledger", "read_logs", "log_summary", "debug_status"];
         assert_eq!(
@@ -107,7 +109,8 @@ async fn a_whole_session_through_tools_and_prompts() {
             "log_summary",
             "record_hypotheses",
             "debug_status",
-            "start_debug_session"
+            "start_debug_session",
+            "run_reproduction"
         ]
     );
     let prompts: Vec<String> = client

@@ -35,7 +35,7 @@ fn the_python_sdk_runs_a_session() {
     );
     let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(seen["server"], "debug-sidecar");
-    assert_eq!(seen["tools"].as_array().unwrap().len(), 8);
+    assert_eq!(seen["tools"].as_array().unwrap().len(), 9);
     assert_eq!(
         seen["prompts"],
         serde_json::json!(["debug", "debug-proceed", "debug-done", "debug-abort"])
@@ -185,7 +185,12 @@ fn the_python_sdk_answers_the_hand_off_form_at_each_revision() {
         for (name, tool) in seen["tools"].as_object().unwrap() {
             let hints = &tool["annotations"];
             assert!(tool["title"].is_string(), "{name}: {case}");
-            assert_eq!(hints["destructiveHint"], false, "{name}");
+            // Only the tool that runs a workspace program promises nothing.
+            assert_eq!(
+                hints["destructiveHint"],
+                name == "run_reproduction",
+                "{name}"
+            );
             assert_eq!(hints["openWorldHint"], false, "{name}");
             assert!(hints["idempotentHint"].is_boolean(), "{name}");
             assert!(hints["readOnlyHint"].is_boolean(), "{name}");

@@ -39,6 +39,9 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
             "run {run}: {} line(s), {} malformed, {} without a probe id",
             summary.lines, summary.malformed.count, summary.without_probe
         );
+        if let Some(sources) = summary.describe_sources() {
+            println!("  by source: {sources}");
+        }
         for probe in &summary.probes {
             println!("  {}", probe.describe());
         }

@@ -5,6 +5,7 @@ mod demo;
 mod evidence;
 mod install;
 mod install_check;
+mod run;
 mod session;
 mod status;
 
@@ -128,6 +129,18 @@ pub enum Command {
         #[command(flatten)]
         place: Where,
     },
+    /// Run the reproduction and record it: `debug-sidecar run -- npm test`.
+    /// The program runs in the workspace without a shell; its output reaches
+    /// the terminal unchanged, and every stdout and stderr line and its exit
+    /// status go into the session's current run, for the agent to read.
+    /// Exits with the program's status (128+n for signal n).
+    Run {
+        #[command(flatten)]
+        place: Where,
+        /// The program and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
     /// Run a whole scripted debug session on a bundled buggy program and show
     /// what an editor would display and what the model would be told.
     Demo {
@@ -143,7 +156,12 @@ impl Cli {
     pub fn prints_for_a_person(&self) -> bool {
         !matches!(
             self.command,
-            None | Some(Command::Serve) | Some(Command::Mcp) | Some(Command::Hook { .. })
+            None | Some(Command::Serve)
+                | Some(Command::Mcp)
+                | Some(Command::Hook { .. })
+                // Passes the program's output on: a closed stdout is the
+                // program's to meet, and the exit record is still written.
+                | Some(Command::Run { .. })
         )
     }
 }
@@ -151,6 +169,7 @@ impl Cli {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep }) => demo::run(keep),
+        Some(Command::Run { place, command }) => run::run(place, command),
         Some(Command::Check { paths, json }) => check::run(paths, json),
         Some(Command::Install {
             agent,

@@ -20,6 +20,10 @@ pub enum CommandName {
     /// Registering a probe is what `debug/probeSnippet` does.
     #[serde(rename = "probeSnippet")]
     RegisterProbe,
+    /// `debug-sidecar run`: the person's reproduction, recorded.
+    Run,
+    /// The agent's `run_reproduction` tool.
+    RunReproduction,
 }
 
 impl CommandName {
@@ -34,6 +38,8 @@ impl CommandName {
             CommandName::Attach => "attach",
             CommandName::RecordHypotheses => "recordHypotheses",
             CommandName::RegisterProbe => "probeSnippet",
+            CommandName::Run => "run",
+            CommandName::RunReproduction => "runReproduction",
         }
     }
 
@@ -49,6 +55,8 @@ impl CommandName {
             CommandName::Attach => "attach",
             CommandName::RecordHypotheses => "record hypotheses",
             CommandName::RegisterProbe => "place a probe",
+            CommandName::Run => "record a run",
+            CommandName::RunReproduction => "run the reproduction",
         }
     }
 
@@ -63,6 +71,8 @@ impl CommandName {
             CommandName::Attach => "attach an artifact",
             CommandName::RecordHypotheses => "record hypotheses",
             CommandName::RegisterProbe => "place a probe",
+            CommandName::Run => "record this run",
+            CommandName::RunReproduction => "run the reproduction yourself",
         }
     }
 
@@ -71,7 +81,11 @@ impl CommandName {
     pub fn is_user_command(self) -> bool {
         matches!(
             self,
-            CommandName::Start | CommandName::Proceed | CommandName::Done | CommandName::Abort
+            CommandName::Start
+                | CommandName::Proceed
+                | CommandName::Done
+                | CommandName::Abort
+                | CommandName::Run
         )
     }
 }
@@ -113,6 +127,11 @@ fn illegal_message(command: CommandName, stage: Option<Stage>, legal: &[CommandN
             stage.as_str()
         ),
         (_, None) => "no debug session is active; start one first".to_string(),
+        (CommandName::RunReproduction, Some(Stage::UserTurn)) => {
+            "the person holds the round: they reproduce it and press Proceed (or Mark fixed); \
+             wait for that"
+                .to_string()
+        }
         (CommandName::Done, Some(Stage::CleaningUp)) => {
             "the session is already cleaning up its probes".to_string()
         }

@@ -139,6 +139,9 @@ pub enum Command {
         run_id: String,
         lines: u64,
     },
+    /// The agent runs the reproduction itself: a run of its own, beside the
+    /// round's (legal only while the agent holds the round).
+    AgentRun,
 }
 
 impl Command {
@@ -259,6 +262,38 @@ pub struct Transition {
     pub effects: Vec<Effect>,
 }
 
+/// Who records a run of the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Recorder {
+    /// `debug-sidecar run`: the person's reproduction, into the current run.
+    Person,
+    /// `run_reproduction`: the agent's own check, into a run of its own.
+    Agent,
+}
+
+/// Whether a run of the program may be recorded now. The person may record
+/// into the current run while a round is open (investigating or their own
+/// turn); the agent only while it holds the round, never while the person
+/// does. Neither once the session is cleaning up: its last run is closed.
+pub fn check_recording(state: &DebugState, by: Recorder) -> Result<(), DomainError> {
+    let legal = matches!(
+        (state.stage(), by),
+        (Some(Stage::Investigating), _) | (Some(Stage::UserTurn), Recorder::Person)
+    );
+    if legal {
+        return Ok(());
+    }
+    Err(DomainError::Illegal {
+        command: match by {
+            Recorder::Person => CommandName::Run,
+            Recorder::Agent => CommandName::RunReproduction,
+        },
+        stage: state.stage(),
+        legal: legal_commands(state),
+    })
+}
+
 /// Every command legal in a state, user and agent alike, in a stable order.
 pub fn legal_commands(state: &DebugState) -> Vec<CommandName> {
     use CommandName::*;
@@ -346,6 +381,9 @@ pub fn apply(state: &DebugState, command: Command, now: u64) -> Result<Transitio
     if let Some(name) = command.name() {
         check_legal(state, name)?;
     }
+    if command == Command::AgentRun {
+        check_recording(state, Recorder::Agent)?;
+    }
     let mut effects = Vec::new();
     let next = match (state, command) {
         (DebugState::Inactive, Command::Start { problem }) => {
@@ -410,6 +448,7 @@ fn apply_active(
                 id: run.clone(),
                 round: index,
                 lines: 0,
+                agent: false,
             });
             s.stage = Stage::Investigating;
             s.turn_produced = false;
@@ -487,6 +526,22 @@ fn apply_active(
             if let Some(run) = s.runs.iter_mut().find(|r| r.id == run_id) {
                 run.lines = lines;
             }
+        }
+        Command::AgentRun => {
+            let round = s.round().index;
+            // Unique even when two runs start within one millisecond.
+            let mut stamp = now;
+            while s.run(&run_id(round, stamp)).is_some() {
+                stamp = stamp.saturating_add(1);
+            }
+            let run = run_id(round, stamp);
+            s.runs.push(Run {
+                id: run.clone(),
+                round,
+                lines: 0,
+                agent: true,
+            });
+            effects.push(Effect::RunStarted { run_id: run });
         }
     }
     Ok(DebugState::Active(Box::new(s)))

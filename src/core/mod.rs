@@ -15,6 +15,7 @@ pub mod machine;
 pub mod markers;
 pub mod model;
 pub mod progress;
+pub mod reproduction;
 pub mod revision;
 pub mod revival;
 pub mod run_id;

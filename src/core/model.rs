@@ -337,6 +337,10 @@ pub struct Run {
     pub round: u32,
     /// Lines seen in the run's log file, as last counted by the workspace.
     pub lines: u64,
+    /// The agent ran the reproduction itself (`run_reproduction`): a run of
+    /// its own beside the round's, never the person's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -422,6 +426,7 @@ impl DebugSession {
                 id: run_id,
                 round: 1,
                 lines: 0,
+                agent: false,
             }],
             hypotheses: Vec::new(),
             observations: Vec::new(),

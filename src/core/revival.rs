@@ -355,6 +355,7 @@ fn revive_runs(record: &Map<String, Value>, rounds: &[Round]) -> Vec<Run> {
                         .or_else(|| parse_run_id(&id).map(|(round, _)| round))
                         .unwrap_or(1),
                     lines: num(r.get("lines")).unwrap_or(0),
+                    agent: r.get("agent").and_then(Value::as_bool).unwrap_or(false),
                     id,
                 })
             })
@@ -364,6 +365,7 @@ fn revive_runs(record: &Map<String, Value>, rounds: &[Round]) -> Vec<Run> {
             .map(|id| Run {
                 round: parse_run_id(&id).map_or(1, |(round, _)| round),
                 lines: num(counts.get(&id)).unwrap_or(0),
+                agent: false,
                 id,
             })
             .collect(),
@@ -374,6 +376,7 @@ fn revive_runs(record: &Map<String, Value>, rounds: &[Round]) -> Vec<Run> {
                 id: round.run_id.clone(),
                 round: round.index,
                 lines: num(counts.get(&round.run_id)).unwrap_or(0),
+                agent: false,
             });
         }
     }

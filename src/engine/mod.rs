@@ -14,6 +14,7 @@ mod harness;
 mod logs;
 pub mod owner;
 mod probes;
+mod recording;
 mod session_io;
 pub mod tool_results;
 

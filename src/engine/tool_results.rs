@@ -126,9 +126,13 @@ pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
     }
     let hidden = (summary.probes.len() - listed) as u64 + summary.unlisted_probes;
     let run = inline_cut(run.unwrap_or("-"), ID);
+    let sources = summary
+        .describe_sources()
+        .map(|s| format!("; by source: {s}"))
+        .unwrap_or_default();
     let mut text = fence(
         &format!(
-            "Summary of run {run} ({} line(s), {} without a probe id)",
+            "Summary of run {run} ({} line(s), {} without a probe id{sources})",
             summary.lines, summary.without_probe
         ),
         "text",

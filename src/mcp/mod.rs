@@ -18,7 +18,7 @@ use crate::engine::tool_results;
 use crate::engine::{Engine, EngineConfig, EngineError, FormAnswer, SnippetRequest, StateDirError};
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
-    RecordHypothesesParams, SessionParams, StartParams,
+    RecordHypothesesParams, RunReproductionParams, SessionParams, StartParams,
 };
 use crate::workspace::logread::LogQuery;
 use rmcp::model::{
@@ -155,7 +155,7 @@ const TOOL_HINTS: [(&str, &str, bool, bool); 8] = [
 ];
 
 fn tools() -> Vec<Tool> {
-    tool_list()
+    let mut tools: Vec<Tool> = tool_list()
         .into_iter()
         .map(
             |tool| match TOOL_HINTS.iter().find(|(name, ..)| *name == tool.name) {
@@ -165,15 +165,39 @@ fn tools() -> Vec<Tool> {
                 None => tool,
             },
         )
-        .collect()
+        .collect();
+    tools.push(run_reproduction_tool());
+    tools
+}
+
+/// `run_reproduction`: runs a program of the workspace, so it is not read
+/// only, and what that program does to files is its own: not promised
+/// harmless (destructive). It reaches nothing beyond the machine's workspace
+/// by itself (not the open world).
+fn run_reproduction_tool() -> Tool {
+    Tool::new(
+        "run_reproduction",
+        "Run a machine-checkable reproduction yourself (a test, a script) while the round is \
+         yours: `command` is the program and its arguments, run in the workspace without a \
+         shell; killed after `timeoutSec` (default 60, at most 600). Its stdout, stderr and \
+         exit status are recorded into a run of its own, marked as your agent run; the answer \
+         gives the exit status and the last lines. It never replaces the person's Proceed or \
+         Mark fixed, and is refused while the person holds the round.",
+        schema_of::<RunReproductionParams>(),
+    )
+    .with_title("Run the reproduction")
+    .annotate(
+        ToolAnnotations::with_title("Run the reproduction")
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(false),
+    )
 }
 
 /// The names of the tools this face offers.
 pub fn tool_names() -> Vec<String> {
-    tool_list()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect()
+    tools().into_iter().map(|t| t.name.to_string()).collect()
 }
 
 fn tool_list() -> Vec<Tool> {
@@ -340,11 +364,53 @@ impl DebugMcp {
                 let text = board.unwrap_or_else(|| text::NO_SESSION.into());
                 Ok(answer(text))
             }
+            "run_reproduction" => {
+                let p: RunReproductionParams = parse(arguments)?;
+                let report = self.run_reproduction(p)?;
+                Ok(answer(text::agent_run_result(&report)))
+            }
             other => Err(format!(
                 "Unknown tool `{}`.",
                 crate::core::escape::inline_cut(other, budget::ID)
             )),
         }
+    }
+
+    /// The agent's own run: the engine names its run (refusing it unless the
+    /// round is the agent's), the program runs off the owner, and the run's
+    /// line count goes back through it.
+    fn run_reproduction(
+        &self,
+        p: RunReproductionParams,
+    ) -> Result<crate::core::reproduction::RunReport, String> {
+        use crate::core::reproduction::AGENT_RUN_CAP;
+        use crate::workspace::reproduce::{self, Limits};
+        let timeout = crate::core::reproduction::agent_timeout(p.timeout_sec)?;
+        if p.command.first().is_none_or(|program| program.is_empty()) {
+            return Err(
+                "Invalid argument `command`: give the program and its arguments, \
+                        e.g. [\"npm\", \"test\"]."
+                    .into(),
+            );
+        }
+        let (target, root) = self.run(|engine, now| {
+            let session = engine.resolve(None)?;
+            let target = engine.begin_run(&session, crate::core::machine::Recorder::Agent, now)?;
+            Ok((target, engine.config().root.clone()))
+        })?;
+        let limits = Limits {
+            run_bytes: AGENT_RUN_CAP,
+            timeout: Some(timeout),
+            pass_through: false,
+            stdin: false,
+        };
+        let outcome = reproduce::run(&p.command, &root, &target, &limits);
+        let ended = target.clone();
+        let counted = self.run(move |engine, now| engine.end_run(&ended, now));
+        if let Err(error) = counted {
+            tracing::warn!("the agent run's line count was not saved: {error}");
+        }
+        outcome.map_err(|error| error.to_string())
     }
 
     /// A person's command; the text the agent's turn goes on from.

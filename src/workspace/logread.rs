@@ -277,6 +277,45 @@ pub struct LogSummary {
     /// Lines of the unlisted probes.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unlisted_lines: u64,
+    /// Lines per `source` (`stdout`, `stderr`, `exit` from `debug-sidecar
+    /// run`); absent when no line has one. At most 8 sources are named,
+    /// the rest count as `other`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sources: std::collections::BTreeMap<String, u64>,
+}
+
+/// Distinct sources a summary names.
+const SOURCES_NAMED: usize = 8;
+/// The longest source name kept.
+const SOURCE_NAME: usize = 32;
+
+impl LogSummary {
+    fn count_source(&mut self, source: &str) {
+        if let Some(n) = self.sources.get_mut(source) {
+            *n += 1;
+            return;
+        }
+        let key = if self.sources.len() < SOURCES_NAMED && source.len() <= SOURCE_NAME {
+            source.to_string()
+        } else {
+            "other".to_string()
+        };
+        *self.sources.entry(key).or_default() += 1;
+    }
+
+    /// `stdout 2, stderr 2, exit 1`, most first; None without sources.
+    pub fn describe_sources(&self) -> Option<String> {
+        if self.sources.is_empty() {
+            return None;
+        }
+        let mut sources: Vec<(&String, &u64)> = self.sources.iter().collect();
+        sources.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        let listed: Vec<String> = sources
+            .iter()
+            .map(|(name, n)| format!("{} {n}", crate::core::escape::inline(name)))
+            .collect();
+        Some(listed.join(", "))
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -296,6 +335,8 @@ struct SummaryLine<'a> {
     timestamp: Option<&'a RawValue>,
     #[serde(borrow)]
     data: Option<&'a RawValue>,
+    #[serde(borrow)]
+    source: Option<Cow<'a, str>>,
 }
 
 struct Figures {
@@ -364,6 +405,9 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
             summary.malformed.note(number);
             continue;
         };
+        if let Some(source) = &line.source {
+            summary.count_source(source);
+        }
         let Some(probe_id) = line.probe_id else {
             summary.without_probe += 1;
             continue;

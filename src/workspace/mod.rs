@@ -6,6 +6,7 @@ pub mod breadcrumb;
 pub mod committed;
 pub mod ingest;
 pub mod logread;
+pub mod reproduce;
 pub mod runlog;
 pub mod scan;
 pub mod snippet;

@@ -224,7 +224,13 @@ fn render_runs(out: &mut String, session: &DebugSession, env: &RenderEnv) {
         let _ = writeln!(out, "  +{hidden} earlier");
     }
     for run in runs.into_iter().skip(hidden) {
-        let marker = if run.id == current { " (current)" } else { "" };
+        let marker = if run.id == current {
+            " (current)"
+        } else if run.agent {
+            " (agent run)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
             "  {}: {}{marker}",

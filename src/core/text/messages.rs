@@ -144,7 +144,10 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
              2. Instrument: insert 2-6 probes, each tagged with the hypothesis it tests, using \
              the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers.\n\
              3. Call {HAND_OFF_TOOL} with numbered reproduction steps and an evidence plan, \
-             then stop. The user reproduces and presses Proceed.\n\
+             then stop. The user reproduces and presses Proceed. A reproduction that is a \
+             command goes in a step as `debug-sidecar run -- <command>` (for example \
+             `debug-sidecar run -- npm test`): its output and exit status are recorded into the \
+             run, so the user copies nothing.\n\
              Do not fix anything until the logs confirm a hypothesis.",
             indented(&quoted(&session.problem, KICKOFF_TEXT, 120), "  ")
         ),
@@ -223,7 +226,10 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
          2. Mark each hypothesis confirmed, rejected or inconclusive with {HYPOTHESES_TOOL}, \
          citing log lines.\n\
          3. If one is confirmed, fix it, keep the probes, and hand off again so the user \
-         verifies the fix. Otherwise refine the hypotheses, add probes and hand off again."
+         verifies the fix. Otherwise refine the hypotheses, add probes and hand off again.\n\
+         Lines with `source` stdout, stderr or exit are the program's output and exit status, \
+         recorded by `debug-sidecar run`. A check you can run yourself (a test, a script) \
+         runs with run_reproduction, into a run of its own; the user still verifies."
     );
     out
 }

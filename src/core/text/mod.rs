@@ -5,6 +5,7 @@ mod blackboard;
 mod briefing;
 mod form;
 mod messages;
+mod reproduction;
 mod skill;
 
 pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
@@ -17,6 +18,7 @@ pub use messages::{
     abort_notice, hand_off_result, kickoff, lost_state, notice, nudge_reason, placement_note,
     snippet_result, stop_reason, NO_SESSION,
 };
+pub use reproduction::{agent_run_result, person_run_notice};
 pub use skill::{skill_md, SKILL_NAME};
 
 use std::path::Path;

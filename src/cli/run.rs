@@ -1,0 +1,46 @@
+//! `debug-sidecar run [--session ID] -- <command> [args...]`: the person's
+//! reproduction, recorded. The program runs in the workspace without a
+//! shell, its output reaches the terminal unchanged, every line and the exit
+//! status go into the session's current run, and `run` exits as the program
+//! did.
+
+use super::Where;
+use crate::core::machine::Recorder;
+use crate::core::reproduction::PERSON_RUN_CAP;
+use crate::engine::owner::now_ms;
+use crate::workspace::reproduce::{self, Limits, RunError};
+use std::process::ExitCode;
+
+pub fn run(place: Where, command: Vec<String>) -> anyhow::Result<ExitCode> {
+    let (mut engine, session) = place.open()?;
+    let target = engine.begin_run(&session, Recorder::Person, now_ms())?;
+    let root = engine.config().root.clone();
+    // From a folder of the workspace, as the person typed it; else its root.
+    let cwd = std::env::current_dir()
+        .ok()
+        .filter(|dir| dir.starts_with(&root))
+        .unwrap_or(root);
+    let limits = Limits {
+        run_bytes: PERSON_RUN_CAP,
+        timeout: None,
+        pass_through: true,
+        stdin: true,
+    };
+    let report = match reproduce::run(&command, &cwd, &target, &limits) {
+        Ok(report) => report,
+        Err(error @ RunError::Spawn { .. }) => {
+            // As a shell says it: nothing ran, nothing was recorded.
+            eprintln!("debug-sidecar: {error}");
+            return Ok(ExitCode::from(127));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    if let Err(error) = engine.end_run(&target, now_ms()) {
+        tracing::warn!("the run's line count was not saved: {error}");
+    }
+    eprintln!(
+        "{}",
+        crate::core::text::person_run_notice(&session, &report)
+    );
+    Ok(ExitCode::from(report.ending.exit_code()))
+}

@@ -1,0 +1,104 @@
+//! What a recorded run of the program tells the model (`run_reproduction`)
+//! and the person (`debug-sidecar run`'s closing line).
+
+use super::HAND_OFF_TOOL;
+use crate::core::budget::{cut, BOARD_ID};
+use crate::core::escape::{fence, inline_cut};
+use crate::core::reproduction::{RunReport, TAIL_LINE_BYTES};
+use std::fmt::Write;
+
+/// The longest command line an answer quotes.
+const COMMAND_BYTES: usize = 300;
+
+fn command_line(command: &[String]) -> String {
+    let words: Vec<String> = command
+        .iter()
+        .map(|w| {
+            if !w.is_empty() && !w.contains([' ', '\'', '"', '\\']) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect();
+    inline_cut(&words.join(" "), COMMAND_BYTES)
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{}.{} s", ms / 1000, (ms % 1000) / 100)
+}
+
+fn recorded(report: &RunReport) -> String {
+    let mut out = format!(
+        "{} stdout and {} stderr line(s)",
+        report.stdout_lines, report.stderr_lines
+    );
+    if report.dropped_lines > 0 {
+        let _ = write!(
+            out,
+            " ({} later line(s) not recorded: the run's records reached their cap of {} KiB)",
+            report.dropped_lines,
+            report.cap_bytes / 1024
+        );
+    }
+    out
+}
+
+/// The `run_reproduction` tool's answer: how the run ended, where its
+/// records are, the last lines it printed (fenced as data), and that the
+/// person still decides.
+pub fn agent_run_result(report: &RunReport) -> String {
+    let run = inline_cut(&report.run_id, BOARD_ID);
+    let mut out = format!(
+        "Agent run {run} of `{}`: the program {} after {}.\nRecorded {} into run {run}, a run of its own \
+         marked as yours (agentRun), never the person's reproduction; read_logs with \
+         `run: \"{run}\"` reads every record, and its last record is the exit status. Probe \
+         lines the program wrote went to the current run's log as usual.\n",
+        command_line(&report.command),
+        report.ending.describe(),
+        seconds(report.duration_ms),
+        recorded(report),
+    );
+    if report.tail.is_empty() {
+        out.push_str("The program printed nothing.\n");
+    } else {
+        let total = report.stdout_lines + report.stderr_lines;
+        let label = if total > report.tail.len() as u64 {
+            format!("Its last {} line(s) of {total}", report.tail.len())
+        } else {
+            "Its output".to_string()
+        };
+        let body: Vec<String> = report
+            .tail
+            .iter()
+            .map(|line| {
+                format!(
+                    "{} | {}",
+                    line.source.as_str(),
+                    cut(&line.text, TAIL_LINE_BYTES)
+                )
+            })
+            .collect();
+        out.push_str(&fence(&label, "text", &body.join("\n")));
+        out.push('\n');
+    }
+    let _ = write!(
+        out,
+        "This is evidence you gathered yourself: it does not replace the person's Proceed or \
+         Mark fixed. When the person should reproduce or confirm, call {HAND_OFF_TOOL} (a step \
+         may say: run `debug-sidecar run -- <command>`, which records their run the same way)."
+    );
+    out
+}
+
+/// The line `debug-sidecar run` ends with, on stderr.
+pub fn person_run_notice(session_id: &str, report: &RunReport) -> String {
+    format!(
+        "debug-sidecar: recorded {} into run {} of session {}; the program {} after {}.",
+        recorded(report),
+        inline_cut(&report.run_id, BOARD_ID),
+        inline_cut(session_id, BOARD_ID),
+        report.ending.describe(),
+        seconds(report.duration_ms),
+    )
+}
