@@ -249,3 +249,19 @@ pub fn output_within_10s(command: &mut Command) -> std::process::Output {
     }
     child.wait_with_output().unwrap()
 }
+
+/// A test tool `scripts/test` installs and names in `var`; None (the test
+/// is skipped, saying so) outside it. Under CI a missing one fails: CI must
+/// not pass by skipping.
+#[allow(dead_code)]
+pub fn installed_tool(var: &str) -> Option<std::ffi::OsString> {
+    let value = std::env::var_os(var);
+    if value.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{var} is not set; run the tests through scripts/test"
+        );
+        eprintln!("skipped: {var} is not set (scripts/test sets it)");
+    }
+    value
+}
