@@ -65,14 +65,20 @@ def read_round_one_logs(body):
     return call("read_logs", {"run": re.findall(r"\br1-[a-z0-9]+", request_text(body))[-1]})
 
 
+BUGGY_LINE = "    return sum(prices[1:])"
+
+
+def block_before_bug(body):
+    """The block probe_snippet returned, indented into total() above its bug."""
+    block = probe_block(last_tool_result(body))
+    return "\n".join("    " + line for line in block.splitlines()) + "\n" + BUGGY_LINE
+
+
 def insert_probe(ws):
     """The model inserts the block probe_snippet returned, inside total()."""
     def step(body):
-        block = probe_block(last_tool_result(body))
-        indented = "\n".join("    " + line for line in block.splitlines())
-        old = "    return sum(prices[1:])"
         return call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
-                             "old_string": old, "new_string": indented + "\n" + old})
+                             "old_string": BUGGY_LINE, "new_string": block_before_bug(body)})
     return step
 
 
@@ -349,10 +355,7 @@ def patch(path, old, new):
 
 
 def codex_insert_probe(body):
-    block = probe_block(last_tool_result(body))
-    indented = "\n".join("    " + line for line in block.splitlines())
-    old = "    return sum(prices[1:])"
-    return call("apply_patch", patch("app.py", old, indented + "\n" + old))
+    return call("apply_patch", patch("app.py", BUGGY_LINE, block_before_bug(body)))
 
 
 def codex_remove_probe(ws):

@@ -12,21 +12,8 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
-use serde_json::{json, Map, Value};
-use support::{initialized, Workspace, BIN};
-
-fn arguments(value: Value) -> Map<String, Value> {
-    value.as_object().cloned().unwrap_or_default()
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use serde_json::{json, Value};
+use support::{arguments, initialized, text, Workspace, BIN};
 
 async fn tool(
     client: &RunningService<RoleClient, ()>,

@@ -190,19 +190,6 @@ fn a_flood_is_passed_through_whole_and_recorded_within_its_caps() {
     assert_eq!(lines.len() as u64 - 1 + unrecorded, 400_001);
 }
 
-fn arguments(value: Value) -> serde_json::Map<String, Value> {
-    value.as_object().cloned().unwrap_or_default()
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn call(client: &RunningService<RoleClient, ()>, args: Value) -> CallToolResult {
     client
         .call_tool(CallToolRequestParams::new("run_reproduction").with_arguments(arguments(args)))

@@ -265,3 +265,18 @@ pub fn installed_tool(var: &str) -> Option<std::ffi::OsString> {
     }
     value
 }
+
+/// An MCP call's arguments from a JSON object.
+pub fn arguments(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// An MCP tool result's text blocks, joined.
+pub fn text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
