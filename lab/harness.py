@@ -50,7 +50,20 @@ class Workspace:
             f.write(BUGGY_APP)
         bin_dir = os.path.join(self.base, "bin")
         os.makedirs(bin_dir)
-        os.symlink(sidecar, os.path.join(bin_dir, "debug-sidecar"))
+        if os.environ.get("LAB_TRACE_HOOKS"):
+            # Every hook's input and answer, in hooks.log beside the repo.
+            trace = os.path.join(self.base, "hooks.log")
+            with open(os.path.join(bin_dir, "debug-sidecar"), "w") as f:
+                f.write(f"""#!/bin/sh
+[ "$1" = hook ] || exec {sidecar} "$@"
+input=$(cat)
+out=$(printf '%s' "$input" | {sidecar} "$@")
+printf '== %s\\n%s\\n-> %s\\n' "$*" "$input" "$out" >> {trace}
+printf '%s' "$out"
+""")
+            os.chmod(os.path.join(bin_dir, "debug-sidecar"), 0o755)
+        else:
+            os.symlink(sidecar, os.path.join(bin_dir, "debug-sidecar"))
         self.env = {
             "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
             "HOME": self.home,

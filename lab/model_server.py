@@ -1,8 +1,10 @@
 """A scripted model on 127.0.0.1 for the harness lab.
 
-Speaks the two wire formats the harnesses use: Anthropic Messages
-(`POST /v1/messages`, Claude Code) and OpenAI Responses (`POST
-/v1/responses`, Codex), both streamed as server-sent events. Every request
+Speaks the wire formats the harnesses use: Anthropic Messages
+(`POST /v1/messages`, Claude Code), OpenAI Responses (`POST /v1/responses`,
+Codex), OpenAI chat completions (`POST /v1/chat/completions`, OpenCode and
+Copilot CLI) and Gemini's `:streamGenerateContent` / `:generateContent`
+(Gemini CLI), streamed as server-sent events where asked. Every request
 is logged whole. What the model answers comes from a script: a list of
 turns, each started by the first request whose newest person-side text
 (a prompt, or what a hook fed back) contains the turn's key; within a turn
@@ -145,6 +147,49 @@ def responses_anchor(body):
     return anchor, since
 
 
+def chat_anchor(body):
+    """The same for chat completions: tool results are messages of role
+    `tool`, so every `user` message is the person's side."""
+    messages = body.get("messages") or []
+    since = 0
+    for message in reversed(messages):
+        role = message.get("role")
+        if role == "assistant":
+            since += 1
+        elif role == "user":
+            return _text_of(message.get("content")), since
+    return "", since
+
+
+def gemini_anchor(body):
+    """The same for Gemini: `contents` of role user carry either the
+    person's text or function responses; `model` entries are answers."""
+    since = 0
+    for entry in reversed(body.get("contents") or []):
+        parts = entry.get("parts") or []
+        if entry.get("role") == "model":
+            since += 1
+            continue
+        if any("functionResponse" in p for p in parts if isinstance(p, dict)):
+            continue
+        texts = [p.get("text", "") for p in parts if isinstance(p, dict) and "text" in p]
+        if texts:
+            return "\n".join(texts), since
+    return "", since
+
+
+def _gemini_response_text(part):
+    response = part["functionResponse"].get("response")
+    if isinstance(response, dict):
+        for key in ("output", "content", "result", "error"):
+            value = response.get(key)
+            if isinstance(value, str):
+                return value
+            if isinstance(value, list):
+                return _text_of(value)
+    return json.dumps(response)
+
+
 def last_tool_result(body):
     """The text of the newest tool result in a request, either wire format."""
     for message in reversed(body.get("messages") or []):
@@ -155,6 +200,13 @@ def last_tool_result(body):
         if item.get("type") in ("function_call_output", "custom_tool_call_output"):
             output = item.get("output")
             return output if isinstance(output, str) else _text_of(output)
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "tool":
+            return _text_of(message.get("content"))
+    for entry in reversed(body.get("contents") or []):
+        for part in reversed(entry.get("parts") or []):
+            if isinstance(part, dict) and "functionResponse" in part:
+                return _gemini_response_text(part)
     return ""
 
 
@@ -163,6 +215,21 @@ def request_text(body):
     parts = []
     system = body.get("system") or body.get("instructions")
     parts.append(system if isinstance(system, str) else _text_of(system))
+    instruction = body.get("systemInstruction") or {}
+    for part in instruction.get("parts") or [] if isinstance(instruction, dict) else []:
+        parts.append(part.get("text", ""))
+    # Gemini CLI 0.61.0's `--resume` repeats each earlier function response
+    # (same id) once more per resume: read each response once.
+    responses = set()
+    for entry in body.get("contents") or []:
+        for part in entry.get("parts") or []:
+            if isinstance(part, dict) and "text" in part:
+                parts.append(part["text"])
+            elif isinstance(part, dict) and "functionResponse" in part:
+                key = json.dumps(part["functionResponse"], sort_keys=True)
+                if key not in responses:
+                    responses.add(key)
+                    parts.append(_gemini_response_text(part))
     for message in body.get("messages") or []:
         parts.append(_text_of(message.get("content")))
     for item in body.get("input") or [] if isinstance(body.get("input"), list) else []:
@@ -238,6 +305,15 @@ class Lab:
                 if path.endswith("/responses"):
                     anchor, since = responses_anchor(body)
                     return self._answer(body, anchor, since, lab._responses)
+                if path.endswith("/chat/completions"):
+                    anchor, since = chat_anchor(body)
+                    return self._answer(body, anchor, since, lab._chat)
+                if path.endswith(":countTokens"):
+                    lab._record(self.path, body, None, None)
+                    return self._json(200, {"totalTokens": 100})
+                if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+                    anchor, since = gemini_anchor(body)
+                    return self._answer(body, anchor, since, lab._gemini)
                 lab._record(self.path, body, None, None)
                 self._json(404, {"error": {"type": "not_found", "message": self.path}})
 
@@ -249,12 +325,16 @@ class Lab:
                     step = step(body)
                 lab._record(self.path, body, turn, step if found else None)
                 events = render(body, step)
-                if body.get("stream") is False or (
-                    "stream" not in body and self.path.split("?")[0].endswith("/messages")
+                path = self.path.split("?")[0]
+                if body.get("stream") is False or path.endswith(":generateContent") or (
+                    "stream" not in body
+                    and (path.endswith("/messages") or path.endswith("/chat/completions"))
                 ):
                     return self._json(200, events[-1][1]["__final__"])
+                # Events without a name (chat completions, Gemini) are bare `data:` lines.
                 payload = b"".join(
-                    f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                    (f"event: {name}\n" if name else "").encode()
+                    + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n".encode()
                     for name, data in events
                     if name != "__final__"
                 )
@@ -400,3 +480,54 @@ class Lab:
                 ("__final__", {"__final__": done}),
             ]
         )
+
+    # OpenAI chat completions
+
+    def _chat(self, body, step):
+        n = self.next_id()
+        cid = f"chatcmpl-lab{n:04d}"
+        model = body.get("model", "scripted")
+        message = {"role": "assistant", "content": step.text or None}
+        chunks = []
+
+        def chunk(delta, finish=None):
+            return (None, {"id": cid, "object": "chat.completion.chunk", "created": 0,
+                           "model": model,
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+        chunks.append(chunk({"role": "assistant", "content": ""}))
+        if step.text:
+            chunks.append(chunk({"content": step.text}))
+        if step.tool:
+            call = {"id": f"call_lab{n:04d}", "type": "function",
+                    "function": {"name": self.script.tool_names(step.tool),
+                                 "arguments": json.dumps(step.args)}}
+            message["tool_calls"] = [call]
+            chunks.append(chunk({"tool_calls": [dict(call, index=0)]}))
+        finish = "tool_calls" if step.tool else "stop"
+        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        last = chunk({}, finish)
+        last[1]["usage"] = usage
+        chunks.append(last)
+        final = {"id": cid, "object": "chat.completion", "created": 0, "model": model,
+                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                 "usage": usage}
+        return chunks + [(None, "[DONE]"), ("__final__", {"__final__": final})]
+
+    # Gemini generateContent
+
+    def _gemini(self, body, step):
+        parts = []
+        if step.text:
+            parts.append({"text": step.text})
+        if step.tool:
+            parts.append({"functionCall": {"name": self.script.tool_names(step.tool),
+                                           "args": step.args}})
+        response = {
+            "candidates": [{"content": {"role": "model", "parts": parts},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10,
+                              "totalTokenCount": 20},
+            "modelVersion": "scripted",
+        }
+        return [(None, response), ("__final__", {"__final__": response})]

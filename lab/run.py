@@ -7,7 +7,8 @@ only then the sidecar's state.
 
     python3 lab/run.py [--only NAME] [--keep]
 
-Needs DEBUG_SIDECAR_BIN, LAB_CLAUDE and LAB_CODEX (scripts/test sets them).
+Needs DEBUG_SIDECAR_BIN, LAB_CLAUDE, LAB_CODEX, LAB_GEMINI and LAB_COPILOT
+(scripts/test sets them).
 """
 
 import argparse
@@ -21,7 +22,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import Claude, Codex, Failure, Workspace  # noqa: E402
 from model_server import Lab  # noqa: E402
+from reach import Copilot, Gemini  # noqa: E402
 import scenarios  # noqa: E402
+import scenarios_reach  # noqa: E402
 
 
 def main():
@@ -32,9 +35,11 @@ def main():
     sidecar = os.environ.get("DEBUG_SIDECAR_BIN") or os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target/debug/debug-sidecar")
     programs = {"claude": (Claude, os.environ.get("LAB_CLAUDE")),
-                "codex": (Codex, os.environ.get("LAB_CODEX"))}
+                "codex": (Codex, os.environ.get("LAB_CODEX")),
+                "gemini": (Gemini, os.environ.get("LAB_GEMINI")),
+                "copilot": (Copilot, os.environ.get("LAB_COPILOT"))}
     failed, timings = [], []
-    for name, harness_name, play in scenarios.ALL:
+    for name, harness_name, play in scenarios.ALL + scenarios_reach.ALL:
         label = f"{harness_name}: {name}"
         if args.only and not any(o in label for o in args.only):
             continue

@@ -1,4 +1,4 @@
-//! `debug-sidecar install claude|codex [--write]`: the hook and MCP server
+//! `debug-sidecar install claude|codex|gemini|copilot [--write]`: the hook and MCP server
 //! configuration an agent needs, printed, or merged into the project's
 //! config files without losing what is already there.
 
@@ -10,6 +10,11 @@ use std::process::ExitCode;
 pub enum Agent {
     Claude,
     Codex,
+    /// Gemini CLI: `.gemini/settings.json`, its own event names.
+    Gemini,
+    /// Copilot CLI: `.github/hooks/debug-sidecar.json` (Claude-shaped
+    /// events) and `.mcp.json`.
+    Copilot,
 }
 
 /// The hook events we answer, and whether they take a tool matcher.
@@ -21,14 +26,34 @@ pub const EVENTS: &[(&str, bool)] = &[
     ("Stop", false),
 ];
 
-/// `{"hooks": {...}}` in the shape Claude Code and Codex share.
+/// Gemini CLI's names for the same moments, and `PreCompress` (only a
+/// manual one is taken as a compression). Its tool matchers are regular
+/// expressions: no matcher matches every tool.
+pub const GEMINI_EVENTS: &[(&str, bool)] = &[
+    ("SessionStart", false),
+    ("BeforeAgent", false),
+    ("BeforeTool", false),
+    ("AfterTool", false),
+    ("AfterAgent", false),
+    ("PreCompress", false),
+];
+
+/// The events `agent`'s hooks file names, and its `hook` dialect.
+pub fn events_of(agent: Agent) -> (&'static [(&'static str, bool)], &'static str) {
+    match agent {
+        Agent::Claude => (EVENTS, "claude"),
+        Agent::Codex => (EVENTS, "codex"),
+        Agent::Gemini => (GEMINI_EVENTS, "gemini"),
+        Agent::Copilot => (EVENTS, "copilot"),
+    }
+}
+
+/// `{"hooks": {...}}` in the shape the four harnesses share (Copilot CLI's
+/// hooks file also carries `"version": 1`).
 pub fn hooks_config(agent: Agent, program: &str) -> Value {
-    let dialect = match agent {
-        Agent::Claude => "claude",
-        Agent::Codex => "codex",
-    };
+    let (events, dialect) = events_of(agent);
     let mut hooks = Map::new();
-    for (event, matcher) in EVENTS {
+    for (event, matcher) in events {
         let mut entry = json!({
             "hooks": [{"type": "command", "command": format!("{program} hook {dialect} {event}")}]
         });
@@ -36,6 +61,9 @@ pub fn hooks_config(agent: Agent, program: &str) -> Value {
             entry["matcher"] = json!("*");
         }
         hooks.insert(event.to_string(), json!([entry]));
+    }
+    if agent == Agent::Copilot {
+        return json!({ "version": 1, "hooks": hooks });
     }
     json!({ "hooks": hooks })
 }
@@ -232,16 +260,53 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
                 root.display()
             );
         }
+        Agent::Gemini => {
+            let settings = root.join(".gemini/settings.json");
+            let mut ours = hooks;
+            merge(&mut ours, &mcp_config(program));
+            if write {
+                write_merged(&settings, &ours)?;
+            } else {
+                print_file(&settings, &ours);
+            }
+            println!(
+                "Gemini CLI reads a project's .gemini/settings.json only in a trusted folder: \
+                 start `gemini` here once and trust it, or run it with `--skip-trust` or \
+                 GEMINI_CLI_TRUST_WORKSPACE=true. It asks before each tool call unless you \
+                 allow it (--approval-mode). Start Debug Mode with `/debug <the problem>`, or \
+                 ask for it in words. `debug-sidecar install gemini --check` says what is \
+                 missing."
+            );
+        }
+        Agent::Copilot => {
+            let hooks_file = root.join(".github/hooks/debug-sidecar.json");
+            let mcp = root.join(".mcp.json");
+            if write {
+                write_merged(&hooks_file, &hooks)?;
+                write_merged(&mcp, &mcp_config(program))?;
+            } else {
+                print_file(&hooks_file, &hooks);
+                print_file(&mcp, &mcp_config(program));
+            }
+            println!(
+                "Copilot CLI runs a repository's hooks only in a trusted folder: accept the \
+                 folder when `copilot` asks, or pass `--trust-folder`. In `-p` mode it does \
+                 not expand MCP prompts: start Debug Mode with `/debug <the problem>` (the \
+                 prompt hook applies it) or ask for it in words. `debug-sidecar install \
+                 copilot --check` says what is missing."
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Where each harness reads a project's skills: Claude Code's
-/// `.claude/skills/`, Codex's `.agents/skills/`.
+/// `.claude/skills/`, Codex's `.agents/skills/`. (No skill is written for
+/// Gemini CLI or Copilot CLI: their skill folders were not tried here.)
 pub fn skill_path(agent: Agent, root: &Path) -> std::path::PathBuf {
     let dir = match agent {
         Agent::Claude => ".claude/skills",
-        Agent::Codex => ".agents/skills",
+        Agent::Codex | Agent::Gemini | Agent::Copilot => ".agents/skills",
     };
     root.join(dir)
         .join(crate::core::text::SKILL_NAME)

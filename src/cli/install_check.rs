@@ -2,7 +2,7 @@
 //! load and run what `--write` wrote. Both skip an untrusted project's
 //! settings without a word in headless runs, so this says it instead.
 
-use super::install::{Agent, EVENTS};
+use super::install::{events_of, Agent};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,8 +38,9 @@ fn home() -> Option<PathBuf> {
 }
 
 /// Every event of ours has a hook running `debug-sidecar hook <dialect>`.
-fn has_our_hooks(settings: &Value, dialect: &str) -> bool {
-    EVENTS.iter().all(|(event, _)| {
+fn has_our_hooks(settings: &Value, agent: Agent) -> bool {
+    let (events, dialect) = events_of(agent);
+    events.iter().all(|(event, _)| {
         settings["hooks"][*event]
             .as_array()
             .into_iter()
@@ -56,6 +57,8 @@ pub fn run(agent: Agent) -> anyhow::Result<ExitCode> {
     match agent {
         Agent::Claude => check_claude(&root, &mut report),
         Agent::Codex => check_codex(&root, &mut report),
+        Agent::Gemini => check_gemini(&root, &mut report),
+        Agent::Copilot => check_copilot(&root, &mut report),
     }
     Ok(if report.missing == 0 {
         ExitCode::SUCCESS
@@ -68,7 +71,7 @@ fn check_claude(root: &Path, report: &mut Report) {
     let local = read_json(&root.join(".claude/settings.local.json"));
     let shared = read_json(&root.join(".claude/settings.json"));
     report.line(
-        has_our_hooks(&local, "claude") || has_our_hooks(&shared, "claude"),
+        has_our_hooks(&local, Agent::Claude) || has_our_hooks(&shared, Agent::Claude),
         "hooks in .claude/settings.local.json",
         "run `debug-sidecar install claude --write` here",
     );
@@ -141,7 +144,7 @@ fn check_codex(root: &Path, report: &mut Report) {
     );
     let hooks_file = root.join(".codex/hooks.json");
     report.line(
-        has_our_hooks(&read_json(&hooks_file), "codex"),
+        has_our_hooks(&read_json(&hooks_file), Agent::Codex),
         "hooks in .codex/hooks.json",
         "run `debug-sidecar install codex --write` here",
     );
@@ -164,6 +167,36 @@ fn check_codex(root: &Path, report: &mut Report) {
         "start `codex` here once and accept the hooks (`codex exec` skips untrusted hooks \
          silently; an edited hook needs trusting again), or run `codex exec \
          --dangerously-bypass-hook-trust`",
+    );
+}
+
+fn check_gemini(root: &Path, report: &mut Report) {
+    let settings = read_json(&root.join(".gemini/settings.json"));
+    report.line(
+        has_our_hooks(&settings, Agent::Gemini),
+        "hooks in .gemini/settings.json",
+        "run `debug-sidecar install gemini --write` here",
+    );
+    report.line(
+        settings["mcpServers"]["debug-sidecar"].is_object(),
+        "the debug-sidecar MCP server in .gemini/settings.json",
+        "run `debug-sidecar install gemini --write` here",
+    );
+}
+
+fn check_copilot(root: &Path, report: &mut Report) {
+    report.line(
+        has_our_hooks(
+            &read_json(&root.join(".github/hooks/debug-sidecar.json")),
+            Agent::Copilot,
+        ),
+        "hooks in .github/hooks/debug-sidecar.json",
+        "run `debug-sidecar install copilot --write` here",
+    );
+    report.line(
+        read_json(&root.join(".mcp.json"))["mcpServers"]["debug-sidecar"].is_object(),
+        "the debug-sidecar MCP server in .mcp.json",
+        "run `debug-sidecar install copilot --write` here",
     );
 }
 

@@ -40,8 +40,9 @@ pub enum Command {
     },
     /// Serve MCP over stdio for an agent (tools, prompts, the blackboard).
     Mcp,
-    /// Print the hook and MCP configuration for Claude Code or Codex, or
-    /// merge it into the project's config files with `--write`.
+    /// Print the hook and MCP configuration for Claude Code, Codex, Gemini
+    /// CLI or Copilot CLI, or merge it into the project's config files with
+    /// `--write`.
     Install {
         agent: install::Agent,
         #[arg(long)]
@@ -51,11 +52,13 @@ pub enum Command {
         #[arg(long, conflicts_with = "write")]
         check: bool,
     },
-    /// A Claude Code or Codex command hook: reads the hook's JSON on stdin
-    /// and prints the answer. Always exits 0; problems go to stderr.
+    /// A command hook of Claude Code, Codex, Gemini CLI or Copilot CLI:
+    /// reads the hook's JSON on stdin and prints the answer. Always exits
+    /// 0; problems go to stderr.
     Hook {
         dialect: crate::hook::Dialect,
         /// SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, ...
+        /// (Gemini: BeforeAgent, BeforeTool, AfterTool, AfterAgent, ...)
         event: String,
     },
     /// List the workspace's debug sessions: stage, round, live probes, last activity.

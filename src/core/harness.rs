@@ -100,6 +100,12 @@ pub enum ToolNaming {
     ClaudeCode,
     /// The `mcp__debug_sidecar` namespace, found with `tool_search`.
     Codex,
+    /// `mcp_debug-sidecar_<tool>` (Gemini CLI 0.61).
+    Gemini,
+    /// `debug-sidecar-<tool>` (Copilot CLI 1.0).
+    Copilot,
+    /// `debug-sidecar_<tool>` (OpenCode 1.18).
+    OpenCode,
 }
 
 impl ToolNaming {
@@ -110,12 +116,19 @@ impl ToolNaming {
             ToolNaming::ClaudeCode
         } else if name.starts_with("codex") {
             ToolNaming::Codex
+        } else if name.starts_with("gemini") {
+            ToolNaming::Gemini
+        } else if name.contains("copilot") {
+            ToolNaming::Copilot
+        } else if name.starts_with("opencode") {
+            ToolNaming::OpenCode
         } else {
             ToolNaming::Bare
         }
     }
 
     /// One line saying how this harness calls the tools the texts name.
+    /// No angle brackets: Gemini CLI HTML-escapes hook context (`&lt;`).
     pub fn tools_line(self) -> Option<&'static str> {
         match self {
             ToolNaming::Bare => None,
@@ -128,12 +141,26 @@ impl ToolNaming {
                 "Tools named here are debug-sidecar's MCP tools, in the mcp__debug_sidecar \
                  namespace; if they are not loaded, find them with tool_search \"debug sidecar\".",
             ),
+            ToolNaming::Gemini => Some(
+                "Tools named here are debug-sidecar's MCP tools: call each with the prefix \
+                 mcp_debug-sidecar_ (mcp_debug-sidecar_hand_off_to_user).",
+            ),
+            ToolNaming::Copilot => Some(
+                "Tools named here are debug-sidecar's MCP tools: call each with the prefix \
+                 debug-sidecar- (debug-sidecar-hand_off_to_user).",
+            ),
+            ToolNaming::OpenCode => Some(
+                "Tools named here are debug-sidecar's MCP tools: call each with the prefix \
+                 debug-sidecar_ (debug-sidecar_hand_off_to_user).",
+            ),
         }
     }
 }
 
-/// The MCP prompts of ours a harness may show as slash commands, as Claude
-/// Code spells them (`/mcp__<server>__<prompt>`).
+/// The MCP prompts of ours a harness may show as slash commands: as Claude
+/// Code spells them (`/mcp__<server>__<prompt>`), and by their own names
+/// (`/debug`, as Gemini CLI offers them, and as a person types them where
+/// the harness does not expand MCP prompts, like Copilot CLI's `-p`).
 const PROMPT_COMMANDS: &[(&str, PersonCommandKind)] = &[
     (
         "/mcp__debug-sidecar__debug-proceed",
@@ -142,6 +169,10 @@ const PROMPT_COMMANDS: &[(&str, PersonCommandKind)] = &[
     ("/mcp__debug-sidecar__debug-done", PersonCommandKind::Done),
     ("/mcp__debug-sidecar__debug-abort", PersonCommandKind::Abort),
     ("/mcp__debug-sidecar__debug", PersonCommandKind::Start),
+    ("/debug-proceed", PersonCommandKind::Proceed),
+    ("/debug-done", PersonCommandKind::Done),
+    ("/debug-abort", PersonCommandKind::Abort),
+    ("/debug", PersonCommandKind::Start),
 ];
 
 /// A person's command typed as one of our slash commands, with the whole
@@ -151,7 +182,7 @@ pub fn person_command(prompt: &str) -> Option<(PersonCommandKind, String)> {
     let prompt = prompt.trim_start();
     PROMPT_COMMANDS.iter().find_map(|(command, kind)| {
         let rest = prompt.strip_prefix(command)?;
-        // `/mcp__debug-sidecar__debug` must not claim `...__debug-proceed`.
+        // `/debug` must not claim `/debug-proceed` or `/debugger`.
         if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
             return None;
         }
@@ -277,6 +308,15 @@ mod tests {
             Some((PersonCommandKind::Done, "it prints 12 now".to_string()))
         );
         assert_eq!(person_command("/mcp__debug-sidecar__debugger x"), None);
+        assert_eq!(
+            person_command("/debug-proceed it printed 9"),
+            Some((PersonCommandKind::Proceed, "it printed 9".into()))
+        );
+        assert_eq!(
+            person_command("/debug the total is wrong"),
+            Some((PersonCommandKind::Start, "the total is wrong".into()))
+        );
+        assert_eq!(person_command("/debugger x"), None);
         assert_eq!(person_command("please /mcp__debug-sidecar__debug x"), None);
         assert_eq!(ToolNaming::of_client("claude-code"), ToolNaming::ClaudeCode);
         assert_eq!(ToolNaming::of_client("codex-mcp-client"), ToolNaming::Codex);

@@ -21,6 +21,19 @@ pub struct HarnessMemory {
     pub injected: Vec<Injected>,
     pub tasks: Vec<HarnessTask>,
     pub last_command: Option<AppliedCommand>,
+    /// The last nudge sent back to a conversation: Gemini CLI hands it to
+    /// the model as a new prompt, and fires its prompt hook for it again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_nudge: Option<SentNudge>,
+}
+
+/// A nudge as it was sent, by digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SentNudge {
+    pub conversation: String,
+    pub digest: u64,
+    pub at: u64,
 }
 
 /// What one harness conversation holds of the blackboard: the digest of
@@ -157,6 +170,26 @@ impl HarnessMemory {
         if self.injected.len() > MAX_CONVERSATIONS {
             self.injected.remove(0);
         }
+    }
+
+    /// A nudge was sent back to `conversation`.
+    pub fn nudged(&mut self, conversation: &str, text: &str, at: u64) {
+        self.last_nudge = Some(SentNudge {
+            conversation: conversation.to_string(),
+            digest: digest(text.trim()),
+            at,
+        });
+    }
+
+    /// Whether `prompt` is the nudge this conversation was just sent,
+    /// coming back as a prompt (within the echo window): the agent's own
+    /// continuation, not the person speaking.
+    pub fn is_nudge_echo(&self, conversation: &str, prompt: &str, now: u64) -> bool {
+        self.last_nudge.as_ref().is_some_and(|sent| {
+            sent.conversation == conversation
+                && sent.digest == digest(prompt.trim())
+                && now.saturating_sub(sent.at) <= ECHO_WINDOW_MS
+        })
     }
 
     /// The conversation lost what it was given (compacted, cleared).

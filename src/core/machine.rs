@@ -349,7 +349,9 @@ pub fn needs_fresh_scan(state: &DebugState, command: &Command) -> bool {
     }
 }
 
-/// Tools whose calls can add or remove probes, so a rescan should follow.
+/// Tools whose calls can add or remove probes, so a rescan should follow:
+/// Claude Code's, Codex's, OpenCode's and Copilot CLI's edit tools, and
+/// Gemini CLI's `write_file` and `replace`.
 pub fn is_edit_tool(tool: &str) -> bool {
     matches!(
         tool,
@@ -362,6 +364,9 @@ pub fn is_edit_tool(tool: &str) -> bool {
             | "write"
             | "multiedit"
             | "patch"
+            | "create"
+            | "write_file"
+            | "replace"
     )
 }
 

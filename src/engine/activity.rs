@@ -101,7 +101,8 @@ impl Engine {
         base_dir: &Path,
         now: u64,
     ) -> Result<(), EngineError> {
-        if tool == "TodoWrite" {
+        // Claude Code's TodoWrite, Gemini CLI's write_todos.
+        if matches!(tool, "TodoWrite" | "write_todos") {
             if let Some(todos) = tool_input.get("todos").and_then(Value::as_array) {
                 self.todos(session_id, todos, now)?;
             }

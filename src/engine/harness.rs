@@ -83,6 +83,33 @@ impl Engine {
         Ok(given)
     }
 
+    /// A nudge went back to `conversation`, remembered so its echo as a
+    /// prompt is known for what it is.
+    pub fn nudge_sent(
+        &mut self,
+        session_id: &str,
+        conversation: &str,
+        text: &str,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.harness.nudged(conversation, text, now)
+        })
+    }
+
+    /// Whether `prompt` is the nudge just sent to `conversation`, back as
+    /// a prompt (the agent continuing, not the person speaking).
+    pub fn is_nudge_echo(
+        &mut self,
+        session_id: &str,
+        conversation: &str,
+        prompt: &str,
+        now: u64,
+    ) -> Result<bool, EngineError> {
+        let activity = self.store.load_activity(session_id)?;
+        Ok(activity.harness.is_nudge_echo(conversation, prompt, now))
+    }
+
     /// The conversation lost what it was given (compacted or cleared).
     pub fn conversation_reset(
         &mut self,

@@ -6,7 +6,12 @@
 //! unknown event, an unreadable workspace) is one line on stderr, nothing
 //! on stdout, and exit code 0.
 
-use crate::core::harness::{person_command, HarnessEvent, HarnessEventKind, ToolNaming};
+mod dialect;
+
+pub use dialect::Dialect;
+use dialect::Event;
+
+use crate::core::harness::{person_command, HarnessEvent, HarnessEventKind};
 use crate::core::machine::{StopDecision, TurnSource};
 use crate::core::text;
 use crate::engine::owner::now_ms;
@@ -18,12 +23,6 @@ use std::path::PathBuf;
 
 /// The largest hook input read (a `PostToolUse` can carry a whole file).
 const MAX_INPUT: u64 = 16 * 1024 * 1024;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Dialect {
-    Claude,
-    Codex,
-}
 
 /// Run one hook: the answer to print, if any. Never fails, never panics.
 pub fn run(dialect: Dialect, event: &str, input: &str) -> Option<Value> {
@@ -55,7 +54,10 @@ pub fn run_stdio(dialect: Dialect, event: &str) {
     }
 }
 
-fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<Value>> {
+fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Option<Value>> {
+    let Some(event) = dialect.event(event_name) else {
+        anyhow::bail!("unknown hook event `{event_name}`; nothing was done");
+    };
     if input.trim().is_empty() {
         anyhow::bail!("no input on stdin");
     }
@@ -78,57 +80,74 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
     let config = EngineConfig::for_agent(crate::engine::workspace_root(&cwd))?;
     let store = committed::open_store(&config.root, &config.state_dir);
     let mut engine = Engine::new(config, store);
-    engine.set_tool_naming(match dialect {
-        Dialect::Claude => ToolNaming::ClaudeCode,
-        Dialect::Codex => ToolNaming::Codex,
-    });
+    engine.set_tool_naming(dialect.naming());
     let session = engine.resolve(None)?;
     let now = now_ms();
     let harness = |kind, tool: Option<String>, source| HarnessEvent { kind, tool, source };
     // A state directory deleted under an active session: said once, on the
     // first event whose answer reaches both the person and the model.
-    if matches!(
-        event,
-        "SessionStart" | "UserPromptSubmit" | "PostToolUse" | "Stop"
-    ) {
+    let reaches_both = match event {
+        Event::SessionStart => dialect.board_at_session_start(),
+        Event::PromptSubmit | Event::ToolEnd | Event::Stop => true,
+        _ => false,
+    };
+    if reaches_both {
         if let Some((person, model)) = engine.take_lost_notice() {
-            return Ok(Some(if event == "Stop" {
-                send_back(dialect, &model, &person)
+            return Ok(Some(if event == Event::Stop {
+                dialect.send_back(&model, &person)
             } else {
-                context_answer(event, Some(&model), Some(&person))
+                dialect.context_answer(event_name, Some(&model), Some(&person))
             }));
         }
     }
     match event {
-        "SessionStart" => {
+        Event::SessionStart => {
             let source = input.get("source").and_then(Value::as_str);
-            if matches!(source, Some("compact" | "clear")) {
+            if dialect.session_start_forgets(source) {
                 engine.conversation_reset(&session, &conversation, now)?;
             }
+            if !dialect.board_at_session_start() {
+                return Ok(None);
+            }
             let board = engine.board_for(&session, &conversation, now)?;
-            Ok(board.map(|board| context_answer(event, Some(&board), None)))
+            Ok(board.map(|board| dialect.context_answer(event_name, Some(&board), None)))
         }
-        "UserPromptSubmit" => {
-            let event_kind = harness(HarnessEventKind::TurnStart, None, Some(TurnSource::User));
+        Event::PromptSubmit => {
+            let prompt = dialect.prompt(&input);
+            // Gemini CLI hands a nudge to the model as a new prompt and runs
+            // this hook for it: the agent goes on, the person said nothing.
+            let source = if engine.is_nudge_echo(&session, &conversation, prompt, now)? {
+                None
+            } else {
+                Some(TurnSource::User)
+            };
+            let event_kind = harness(HarnessEventKind::TurnStart, None, source);
             engine.harness_event(&session, event_kind, now)?;
             // A slash command of ours is applied here, with the whole prompt,
             // so the board below already shows its outcome (Claude Code
             // expands the command only after this hook).
-            let prompt = input.get("prompt").and_then(Value::as_str).unwrap_or("");
             let mut person = None;
-            if let Some((kind, words)) = person_command(prompt) {
+            let mut kickoff = None;
+            if let Some((kind, words)) = person_command(prompt).filter(|_| source.is_some()) {
                 person = Some(
                     match engine.person_command(&session, kind, Some(words), now) {
-                        Ok(answer) => answer.said,
+                        Ok(answer) => {
+                            kickoff = answer.kickoff.filter(|_| !dialect.expands_prompts());
+                            answer.said
+                        }
                         Err(error) => format!("debug-sidecar: {error}"),
                     },
                 );
             }
             let board = engine.board_for(&session, &conversation, now)?;
-            Ok((board.is_some() || person.is_some())
-                .then(|| context_answer(event, board.as_deref(), person.as_deref())))
+            let model = match (kickoff, board) {
+                (Some(kickoff), Some(board)) => Some(format!("{kickoff}\n\n{board}")),
+                (kickoff, board) => kickoff.or(board),
+            };
+            Ok((model.is_some() || person.is_some())
+                .then(|| dialect.context_answer(event_name, model.as_deref(), person.as_deref())))
         }
-        "PreToolUse" => {
+        Event::ToolStart => {
             engine.harness_event(
                 &session,
                 harness(HarnessEventKind::ToolCall, None, None),
@@ -136,64 +155,46 @@ fn answer(dialect: Dialect, event: &str, input: &str) -> anyhow::Result<Option<V
             )?;
             Ok(None)
         }
-        "PostToolUse" => {
+        Event::ToolEnd => {
             let tool = input
                 .get("tool_name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
-            let response = input.get("tool_response").cloned().unwrap_or(Value::Null);
+            let response = dialect.tool_response(&input);
             engine.tool_used(&session, tool, &tool_input, &response, &cwd, now)?;
             // A call that changed the state (hypotheses, a probe on disk, a
             // hand-off) refreshes the sections of the board it changed.
             let board = engine.board_update_for(&session, &conversation, now)?;
-            Ok(board.map(|board| context_answer(event, Some(&board), None)))
+            Ok(board.map(|board| dialect.context_answer(event_name, Some(&board), None)))
         }
-        "Stop" => {
-            let last = input.get("last_assistant_message").and_then(Value::as_str);
+        Event::Stop => {
+            let last = match dialect.last_message(&input) {
+                Some(last) => last,
+                None => {
+                    // Not reported (Copilot CLI): the notice must not say
+                    // the agent stopped without a word.
+                    let said = harness(HarnessEventKind::Message, None, None);
+                    engine.harness_event(&session, said, now)?;
+                    None
+                }
+            };
             let stop = engine.agent_stopped(&session, last, now)?;
             Ok(match (stop.decision, stop.reason) {
                 (StopDecision::Block { .. }, Some(reason)) => {
-                    Some(send_back(dialect, &reason, text::NUDGE_NOTICE))
+                    engine.nudge_sent(&session, &conversation, &reason, now)?;
+                    Some(dialect.send_back(&reason, text::NUDGE_NOTICE))
                 }
                 _ => stop.notice.map(|notice| json!({ "systemMessage": notice })),
             })
         }
-        "PreCompact" => {
+        Event::Compact => {
             // What the conversation was given is about to be summarised away.
-            engine.conversation_reset(&session, &conversation, now)?;
+            if dialect.compacts(&input) {
+                engine.conversation_reset(&session, &conversation, now)?;
+            }
             Ok(None)
         }
-        "SessionEnd" | "SubagentStop" | "Notification" => Ok(None),
-        other => anyhow::bail!("unknown hook event `{other}`; nothing was done"),
-    }
-}
-
-/// Text for the model (`additionalContext`) and a line for the person
-/// (`systemMessage`), as both harnesses take them on these events.
-fn context_answer(event: &str, model: Option<&str>, person: Option<&str>) -> Value {
-    let mut answer = json!({});
-    if let Some(model) = model {
-        answer["hookSpecificOutput"] =
-            json!({ "hookEventName": event, "additionalContext": model });
-    }
-    if let Some(person) = person {
-        answer["systemMessage"] = json!(person);
-    }
-    answer
-}
-
-/// Send a model that stopped back to work. Claude Code takes a Stop hook's
-/// `additionalContext` as guidance and runs the model again, where a
-/// `decision: block` reads to the person as "stop hook problem" and to the
-/// model as a blocking error, with the reason twice (measured in the lab
-/// with 2.1.332). Codex continues only on a block.
-fn send_back(dialect: Dialect, model: &str, person: &str) -> Value {
-    match dialect {
-        Dialect::Claude => json!({
-            "hookSpecificOutput": { "hookEventName": "Stop", "additionalContext": model },
-            "systemMessage": person,
-        }),
-        Dialect::Codex => json!({ "decision": "block", "reason": model, "systemMessage": person }),
+        Event::Quiet => Ok(None),
     }
 }

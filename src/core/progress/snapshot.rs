@@ -64,10 +64,14 @@ fn u32_field(object: &serde_json::Map<String, Value>, keys: &[&str]) -> Option<u
     })
 }
 
-/// Reads one todo entry; `None` when it has no usable `content`.
+/// Reads one todo entry; `None` when it has no usable `content` (Gemini
+/// CLI's `write_todos` calls it `description`) or was cancelled.
 fn read_todo(raw: &Value) -> Option<Todo> {
     let object = raw.as_object()?;
-    let content = non_blank_str(object.get("content"))?;
+    let content = non_blank_field(object, &["content", "description"])?;
+    if object.get("status").and_then(Value::as_str) == Some("cancelled") {
+        return None;
+    }
     // Anything but an exact known status counts as pending: never over-report.
     let status = match object.get("status").and_then(Value::as_str) {
         Some("completed") => TodoStatus::Completed,

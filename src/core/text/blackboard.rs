@@ -51,7 +51,7 @@ pub fn blackboard(session: &DebugSession, env: &RenderEnv) -> String {
     let _ = write!(
         out,
         "\nEvidence methods, least user work first: {}. Ask the user only for what no probe can record.",
-        methods.join(" > ")
+        methods.join(", ")
     );
     if let Some(line) = env.tools.tools_line() {
         out.push('\n');

@@ -145,7 +145,7 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
              the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers.\n\
              3. Call {HAND_OFF_TOOL} with numbered reproduction steps and an evidence plan, \
              then stop. The user reproduces and presses Proceed. A reproduction that is a \
-             command goes in a step as `debug-sidecar run -- <command>` (for example \
+             command goes in a step prefixed with `debug-sidecar run --` (for example \
              `debug-sidecar run -- npm test`): its output and exit status are recorded into the \
              run, so the user copies nothing.\n\
              Do not fix anything until the logs confirm a hypothesis.",

@@ -86,7 +86,7 @@ pub fn agent_run_result(report: &RunReport) -> String {
         out,
         "This is evidence you gathered yourself: it does not replace the person's Proceed or \
          Mark fixed. When the person should reproduce or confirm, call {HAND_OFF_TOOL} (a step \
-         may say: run `debug-sidecar run -- <command>`, which records their run the same way)."
+         may say: run the command prefixed with `debug-sidecar run --`, which records their run the same way)."
     );
     out
 }

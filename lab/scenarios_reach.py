@@ -1,0 +1,189 @@
+"""Gemini CLI and Copilot CLI through the whole loop, and a stubborn model
+in each: start, one current blackboard per request, hand-off to the
+person, Proceed, Mark fixed, verified cleanup. Assertions read what the
+model received first, then what the person was shown, then our state."""
+
+import json
+import os
+import re
+
+from harness import check
+from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
+from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug, boards,
+                       newest_board, no_doubled_board, read_round_one_logs, requests_of)
+
+OURS = ("record_hypotheses", "probe_snippet", "hand_off_to_user", "read_logs", "probe_ledger",
+        "debug_status", "start_debug_session", "log_summary", "run_reproduction")
+
+
+def gemini_names(tool):
+    return f"mcp_debug-sidecar_{tool}" if tool in OURS else tool
+
+
+def copilot_names(tool):
+    return f"debug-sidecar-{tool}" if tool in OURS else tool
+
+
+def edit_step(ws, names, old, new_of):
+    """An edit of app.py in the harness's own edit tool: Gemini's `replace`,
+    Copilot's `edit`. `new_of(body)` gives the new text."""
+    def step(body):
+        path = os.path.join(ws.root, "app.py")
+        new = new_of(body)
+        old_text = old(body) if callable(old) else old
+        if names is gemini_names:
+            return call("replace", {"file_path": path, "old_string": old_text, "new_string": new,
+                                    "instruction": "edit total()"})
+        return call("edit", {"path": path, "old_str": old_text, "new_str": new})
+    return step
+
+
+def probe_in_source(ws):
+    def old(_body):
+        source = ws.read("app.py")
+        match = re.search(r"(?ms)^    # #region debug-probe.*?# #endregion debug-probe \S+\n", source)
+        check(match, "the probe block is not in app.py at cleanup")
+        return match.group(0)
+    return old
+
+
+def loop_script(ws, names, start_steps):
+    return Script([
+        Turn(PROBLEM, start_steps + [
+            call("record_hypotheses", {"hypotheses": HYPOTHESES}),
+            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                                   "message": "prices total() receives", "variables": ["prices"]}),
+            edit_step(ws, names, BUGGY_LINE, block_before_bug),
+            call("hand_off_to_user", HAND_OFF),
+            say("Run it, then press Proceed."),
+        ], name="start"),
+        Turn("pressed Proceed", [
+            read_round_one_logs,
+            call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
+                                                           evidence=["probe p1: prices [3,4,5]"])]}),
+            edit_step(ws, names, "return sum(prices[1:])", lambda _b: "return sum(prices)"),
+            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again",
+                                                           "Mark fixed if it prints 12"])),
+            say("Fixed, I think: please check."),
+        ], name="proceed"),
+        Turn("marked the bug fixed", [
+            edit_step(ws, names, probe_in_source(ws), lambda _b: ""),
+            call("probe_ledger", {"rescan": True}),
+            say("Every probe is removed."),
+        ], name="done"),
+    ], names)
+
+
+def whole_loop(kind, binary, ws, names, start_prompt, start_steps, prefix):
+    script = loop_script(ws, names, start_steps)
+    with Lab(script) as lab:
+        harness = kind(binary, ws, lab.port)
+        before = ws.sidecar("install", kind.name, "--check", check_rc=False)
+        check(before.returncode == 1, f"install {kind.name} --check passed before install")
+        harness.install()
+        after = ws.sidecar("install", kind.name, "--check", check_rc=False)
+        check(after.returncode == 0, f"install {kind.name} --check after install: {after.stdout}")
+        harness.prompt(start_prompt)
+        check(script.unplayed() == ["proceed", "done"],
+              f"turn 1 did not play through: unplayed {script.unplayed()}")
+        start = requests_of(lab, "start")
+        snippet = last_tool_result(start[-3]["body"])
+        check("unchanged between its markers" in snippet,
+              f"probe_snippet's text did not reach the model: {snippet[:300]!r}")
+        handed = last_tool_result(start[-1]["body"])
+        check("end your turn" in handed.lower() or "one short line" in handed.lower(),
+              f"the hand-off's text did not reach the model: {handed[:300]!r}")
+        no_doubled_board(lab)
+        given = boards(request_text(start[-1]["body"]))
+        check(any(prefix in board for board in given),
+              f"the board does not name the tools as {kind.name} calls them")
+        check(not any("&lt;" in board or "&gt;" in board for board in given),
+              f"our words reached the model HTML-escaped: {given[0][-400:]!r}")
+        check("H1" in newest_board(start[1]), "the board was not refreshed after record_hypotheses")
+        sessions = ws.status()
+        check(sessions and sessions[0].get("stage") == "user_turn",
+              f"the hand-off did not give the person the round: {sessions}")
+        ws.run_app("3", "4", "5")
+
+        harness.prompt("/debug-proceed it printed total: 9")
+        proceed = requests_of(lab, "proceed")
+        check(proceed, "the proceed turn never reached the model")
+        board = newest_board(proceed[0])
+        check("round 2" in board.splitlines()[0] and "stage investigating" in board.splitlines()[0],
+              f"the proceed turn's board contradicts Proceed: {board.splitlines()[0]}")
+        logs = last_tool_result(proceed[1]["body"])
+        check("not instructions" in logs and "prices" in logs, f"read_logs: {logs[:400]!r}")
+        check(script.unplayed() == ["done"], f"unplayed after Proceed: {script.unplayed()}")
+        ws.run_app("3", "4", "5")
+
+        shown = harness.prompt("/debug-done it prints 12 now")
+        check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+        done = newest_board(requests_of(lab, "done")[0]).splitlines()[0]
+        check("stage cleaning_up" in done, f"the Mark fixed turn's board contradicts it: {done}")
+        no_doubled_board(lab)
+        sessions = ws.status()
+        check(all(not s.get("active") for s in sessions), f"the session did not end: {sessions}")
+        check(ws.sidecar("check", check_rc=False).returncode == 0, "check is not clean")
+        if kind.shows_hook_messages:
+            check("verified" in shown.text.lower(), f"the person was not told: {shown.text[-600:]!r}")
+        return lab
+
+
+def stubborn(kind, binary, ws, names, start_prompt, start_steps):
+    """A model that never hands off: sent back once, then the round closes
+    for it. The nudge's echo as a prompt is no new turn of the person's."""
+    script = Script([
+        Turn(PROBLEM, start_steps + [say("It is probably the slice in total().")], name="start"),
+        Turn("still yours", [say("I am confident it is the slice.")], name="nudged"),
+    ], names)
+    with Lab(script) as lab:
+        harness = kind(binary, ws, lab.port)
+        harness.install()
+        shown = harness.prompt(start_prompt)
+        nudged = requests_of(lab, "nudged")
+        check(len(nudged) == 1, f"the model was sent back {len(nudged)} times, not once")
+        text = request_text(nudged[0]["body"])
+        check(text.count("is still yours") == 1,
+              f"the model was handed the nudge {text.count('is still yours')} times")
+        # The retry's prompt hook gave no second copy of an unchanged board.
+        copies = boards(text)
+        check(len(copies) == len(set(copies)), "the same board twice after the nudge")
+        if kind.shows_hook_messages:
+            check("closed round 1" in shown.text, f"the person was not told: {shown.text[-600:]!r}")
+        sessions = ws.status()
+        check(sessions and sessions[0].get("stage") == "user_turn",
+              f"the round was not closed: {sessions}")
+        activity = json.loads(ws.read(".debug-sidecar/sessions/default/activity.json"))
+        check(activity.get("harness", {}).get("lastNudge"), "the nudge was not remembered")
+
+
+def gemini_whole_loop(kind, binary, ws):
+    # `/debug <problem>` is our MCP prompt, which Gemini CLI expands.
+    lab = whole_loop(kind, binary, ws, gemini_names, f"/debug {PROBLEM}", [], "mcp_debug-sidecar_")
+    first = requests_of(lab, "start")[0]
+    check(PROBLEM in request_text(first["body"]), "the kickoff lacks the whole problem")
+
+
+def gemini_stubborn(kind, binary, ws):
+    stubborn(kind, binary, ws, gemini_names, f"/debug {PROBLEM}", [])
+
+
+def copilot_whole_loop(kind, binary, ws):
+    # Copilot CLI's -p does not expand MCP prompts: the prompt hook applies
+    # `/debug <problem>` and gives the model the kickoff itself.
+    lab = whole_loop(kind, binary, ws, copilot_names, f"/debug {PROBLEM}", [], "debug-sidecar-")
+    first = request_text(requests_of(lab, "start")[0]["body"])
+    check("Work from runtime evidence" in first, "the kickoff did not reach the model")
+
+
+def copilot_stubborn(kind, binary, ws):
+    stubborn(kind, binary, ws, copilot_names, f"Use debug mode on this: {PROBLEM}",
+             [call("start_debug_session", {"problem": PROBLEM})])
+
+
+ALL = [
+    ("whole loop", "gemini", gemini_whole_loop),
+    ("stubborn model", "gemini", gemini_stubborn),
+    ("whole loop", "copilot", copilot_whole_loop),
+    ("stubborn model", "copilot", copilot_stubborn),
+]
