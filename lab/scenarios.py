@@ -453,15 +453,19 @@ def codex_whole_loop(kind, binary, ws):
 
 
 def codex_stubborn(kind, binary, ws):
+    """Started with a typed `/debug` (Codex has no MCP prompts: the prompt
+    hook applies it and gives the kickoff), then a model that never hands
+    off."""
     script = Script([
-        Turn(PROBLEM, [search("debug sidecar"), call("start_debug_session", {"problem": PROBLEM}),
-                       say("It is probably the slice.")], name="start"),
+        Turn(PROBLEM, [say("It is probably the slice.")], name="start"),
         Turn("still yours", [say("I am sure it is the slice.")], name="nudged"),
     ], codex_names)
     with Lab(script) as lab:
         codex = kind(binary, ws, lab.port)
         codex.install()
-        shown = codex.prompt(f"Use debug mode on this: {PROBLEM}")
+        shown = codex.prompt(f"/debug {PROBLEM}")
+        start = request_text(requests_of(lab, "start")[0]["body"])
+        check("Work from runtime evidence" in start, "the kickoff did not reach the model")
         nudged = requests_of(lab, "nudged")
         check(nudged, "the Stop hook's nudge never reached the model")
         check(request_text(nudged[0]["body"]).count("is still yours") == 1,
