@@ -22,6 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Claude, Codex, Failure, Workspace  # noqa: E402
 from model_server import Lab  # noqa: E402
 import scenarios  # noqa: E402
+import scenarios_pi  # noqa: E402
+from pi_hosts import Pi  # noqa: E402
 
 
 def main():
@@ -32,9 +34,10 @@ def main():
     sidecar = os.environ.get("DEBUG_SIDECAR_BIN") or os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target/debug/debug-sidecar")
     programs = {"claude": (Claude, os.environ.get("LAB_CLAUDE")),
-                "codex": (Codex, os.environ.get("LAB_CODEX"))}
+                "codex": (Codex, os.environ.get("LAB_CODEX")),
+                "pi": (Pi, os.environ.get("LAB_PI"))}
     failed, timings = [], []
-    for name, harness_name, play in scenarios.ALL:
+    for name, harness_name, play in scenarios.ALL + scenarios_pi.ALL:
         label = f"{harness_name}: {name}"
         if args.only and not any(o in label for o in args.only):
             continue
