@@ -58,3 +58,39 @@ class Pi:
         if out.returncode != 0:
             raise Failure(f"pi exited {out.returncode}: {out.stderr[-2000:]}")
         return out.stdout + out.stderr
+
+
+class OhMyPi(Pi):
+    """oh-my-pi on Bun (the `bun` npm package beside it in node_modules/.bin):
+    `models.yml` in its agent directory, print mode without its title, LSP
+    or PTY."""
+
+    name = "omp"
+
+    def __init__(self, binary, workspace, port):
+        super().__init__(binary, workspace, port)
+        self.agent_dir = os.path.join(workspace.home, ".omp", "agent")
+        bin_dir = os.path.dirname(binary)
+        self.env = dict(self.env, PI_CODING_AGENT_DIR=self.agent_dir,
+                        PATH=bin_dir + os.pathsep + self.env["PATH"])
+
+    def install(self):
+        os.makedirs(self.agent_dir, exist_ok=True)
+        with open(os.path.join(self.agent_dir, "models.yml"), "w") as f:
+            f.write(f"""providers:
+  lab:
+    baseUrl: http://127.0.0.1:{self.port}
+    api: anthropic-messages
+    apiKey: lab
+    models:
+      - id: scripted
+        contextWindow: 200000
+        maxTokens: 4096
+""")
+
+    def command(self, *prompts, resume=False):
+        args = [self.binary, "-p", "--no-title", "--no-lsp", "--no-pty",
+                "--model", "lab/scripted", "-e", EXTENSION]
+        if resume:
+            args.append("-c")
+        return args + list(prompts)

@@ -23,7 +23,7 @@ from harness import Claude, Codex, Failure, Workspace  # noqa: E402
 from model_server import Lab  # noqa: E402
 import scenarios  # noqa: E402
 import scenarios_pi  # noqa: E402
-from pi_hosts import Pi  # noqa: E402
+from pi_hosts import OhMyPi, Pi  # noqa: E402
 
 
 def main():
@@ -35,7 +35,8 @@ def main():
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target/debug/debug-sidecar")
     programs = {"claude": (Claude, os.environ.get("LAB_CLAUDE")),
                 "codex": (Codex, os.environ.get("LAB_CODEX")),
-                "pi": (Pi, os.environ.get("LAB_PI"))}
+                "pi": (Pi, os.environ.get("LAB_PI")),
+                "omp": (OhMyPi, os.environ.get("LAB_OMP"))}
     failed, timings = [], []
     for name, harness_name, play in scenarios.ALL + scenarios_pi.ALL:
         label = f"{harness_name}: {name}"

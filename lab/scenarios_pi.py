@@ -18,16 +18,36 @@ TOOLS = ["hand_off_to_user", "probe_snippet", "probe_ledger", "read_logs", "log_
          "record_hypotheses", "debug_status", "start_debug_session", "run_reproduction"]
 
 
-def pi_names(tool):
-    return tool
+def wire_name(kind, tool):
+    """The name a host offers a tool under: oh-my-pi prefixes `_`."""
+    return f"_{tool}" if kind.name == "omp" else tool
+
+
+def act(kind, tool, args=None):
+    """A call as the host's model makes it: oh-my-pi requires its intent
+    field `i` in every call (and strips it before the tool runs)."""
+    args = dict(args or {})
+    if kind.name == "omp":
+        args["i"] = f"lab: {tool}"
+    return call(tool, args)
+
+
+def edit_app(kind, ws, old, new):
+    """The host's own edit tool changing app.py (read when the step is due):
+    pi's `edit`; oh-my-pi's patch-shaped `edit` is replaced by its `write`."""
+    if kind.name == "omp":
+        return act(kind, "write", {"path": os.path.join(ws.root, "app.py"),
+                                   "content": ws.read("app.py").replace(old, new, 1)})
+    return call("edit", {"path": os.path.join(ws.root, "app.py"),
+                         "edits": [{"oldText": old, "newText": new}]})
 
 
 def is_board(text):
     return text.startswith(BOARD)
 
 
-def script(turns):
-    return Script(turns, pi_names, not_person=is_board)
+def script(kind, turns):
+    return Script(turns, lambda tool: wire_name(kind, tool), not_person=is_board)
 
 
 def injected_boards(request):
@@ -52,12 +72,12 @@ def one_current_board_each(lab):
         check(len(copies) == 1, f"turn {r['turn']}: {len(copies)} blackboard copies in one request")
 
 
-def every_tool_offered(lab):
+def every_tool_offered(kind, lab):
     for r in lab.requests:
         if r["turn"] is None:
             continue
         offered = [t.get("name") for t in r["body"].get("tools") or []]
-        missing = [t for t in TOOLS if t not in offered]
+        missing = [t for t in TOOLS if wire_name(kind, t) not in offered]
         check(not missing, f"turn {r['turn']}: tools not offered: {missing}")
 
 
@@ -70,8 +90,8 @@ def session(ws):
 def pi_stubborn(kind, binary, ws):
     """Started by `/debug`; a model that stops without handing off is sent
     back once (the nudge), then the round is closed for it."""
-    lab_script = script([
-        Turn(PROBLEM, [call("debug_status"), say("It is probably the slice in total().")],
+    lab_script = script(kind, [
+        Turn(PROBLEM, [act(kind, "debug_status"), say("It is probably the slice in total().")],
              name="start"),
         Turn("still yours", [say("I am confident it is the slice.")], name="nudged"),
     ])
@@ -80,11 +100,12 @@ def pi_stubborn(kind, binary, ws):
         pi.install()
         shown = pi.prompt(f"/debug {PROBLEM}")
         one_current_board_each(lab)
-        every_tool_offered(lab)
+        every_tool_offered(kind, lab)
         nudged = requests_of(lab, "nudged")
         check(nudged, "the nudge never reached the model")
         texts = [b.get("text", "") for m in nudged[0]["body"]["messages"] if m["role"] == "user"
-                 for b in (m["content"] if isinstance(m["content"], list) else [])
+                 for b in (m["content"] if isinstance(m["content"], list)
+                           else [{"type": "text", "text": m["content"]}])
                  if isinstance(b, dict) and b.get("type") == "text"]
         check(sum("is still yours" in t for t in texts) == 1,
               "the model was not handed the nudge exactly once")
@@ -98,9 +119,9 @@ def pi_started_elsewhere(kind, binary, ws):
     """A session the person started from the terminal: pi's model gets its
     board with a plain prompt and hands the round over with the tool."""
     ws.sidecar("start", PROBLEM)
-    lab_script = script([
-        Turn("look at the bug", [call("record_hypotheses", {"hypotheses": HYPOTHESES}),
-                                 call("hand_off_to_user", {"mode": "question",
+    lab_script = script(kind, [
+        Turn("look at the bug", [act(kind, "record_hypotheses", {"hypotheses": HYPOTHESES}),
+                                 act(kind, "hand_off_to_user", {"mode": "question",
                                                            "steps": ["Say which prices you used"],
                                                            "message": "Which prices did you enter?"}),
                                  say("Tell me which prices you entered.")], name="turn"),
@@ -119,11 +140,6 @@ def pi_started_elsewhere(kind, binary, ws):
         check([h["id"] for h in s.get("hypotheses", [])] == ["H1", "H2", "H3"], f"hypotheses: {s}")
 
 
-def pi_edit_in(ws, old, new):
-    return call("edit", {"path": os.path.join(ws.root, "app.py"),
-                         "edits": [{"oldText": old, "newText": new}]})
-
-
 def pi_whole_loop(kind, binary, ws):
     """/debug, probe, hand-off; the person runs the program; /debug-proceed
     reads the evidence and fixes; /debug-done removes the probe and the
@@ -131,26 +147,26 @@ def pi_whole_loop(kind, binary, ws):
     def insert(body):
         block = probe_block(last_tool_result(body))
         indented = "\n".join("    " + line for line in block.splitlines())
-        return pi_edit_in(ws, BUGGY_LINE, indented + "\n" + BUGGY_LINE)
+        return edit_app(kind, ws, BUGGY_LINE, indented + "\n" + BUGGY_LINE)
 
     def remove(body):
         source = ws.read("app.py")
         match = re.search(r"(?ms)^    # #region debug-probe.*?# #endregion debug-probe \S+\n", source)
         check(match, "the probe block is not in app.py at cleanup")
-        return pi_edit_in(ws, match.group(0), "")
+        return edit_app(kind, ws, match.group(0), "")
 
-    lab_script = script([
+    lab_script = script(kind, [
         Turn(PROBLEM, [
-            call("record_hypotheses", {"hypotheses": HYPOTHESES}),
-            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1", "variables": ["prices"]}),
+            act(kind, "record_hypotheses", {"hypotheses": HYPOTHESES}),
+            act(kind, "probe_snippet", {"file": "app.py", "hypothesisId": "H1", "variables": ["prices"]}),
             insert,
-            call("hand_off_to_user", HAND_OFF),
+            act(kind, "hand_off_to_user", HAND_OFF),
             say("Run `python3 app.py 3 4 5`, then /debug-proceed."),
         ], name="start"),
         Turn("pressed Proceed", [
-            read_round_one_logs,
-            pi_edit_in(ws, BUGGY_LINE, "    return sum(prices)"),
-            call("hand_off_to_user", {"mode": "reproduce", "steps": ["Run `python3 app.py 3 4 5` again"],
+            lambda body: act(kind, "read_logs", read_round_one_logs(body).args),
+            lambda body: edit_app(kind, ws, BUGGY_LINE, "    return sum(prices)"),
+            act(kind, "hand_off_to_user", {"mode": "reproduce", "steps": ["Run `python3 app.py 3 4 5` again"],
                                       "plan": [{"id": "E2", "method": "user_report",
                                                 "instructions": ["the total printed"]}]}),
             say("Fixed: please run it again."),
@@ -205,7 +221,7 @@ def alive(pid):
 
 def pi_killed_mid_turn(kind, binary, ws):
     """The host is killed while a tool runs: its sidecar exits by itself."""
-    lab_script = script([Turn(PROBLEM, [call("bash", {"command": "sleep 60"}), say("done")],
+    lab_script = script(kind, [Turn(PROBLEM, [act(kind, "bash", {"command": "sleep 60"}), say("done")],
                               name="start")])
     with Lab(lab_script) as lab:
         pi = kind(binary, ws, lab.port)
@@ -233,8 +249,12 @@ def pi_killed_mid_turn(kind, binary, ws):
 
 
 ALL = [
-    ("stubborn model", "pi", pi_stubborn),
-    ("session started elsewhere", "pi", pi_started_elsewhere),
-    ("whole loop", "pi", pi_whole_loop),
-    ("killed mid-turn", "pi", pi_killed_mid_turn),
+    (name, host, play)
+    for host in ("pi", "omp")
+    for name, play in [
+        ("stubborn model", pi_stubborn),
+        ("session started elsewhere", pi_started_elsewhere),
+        ("whole loop", pi_whole_loop),
+        ("killed mid-turn", pi_killed_mid_turn),
+    ]
 ]

@@ -91,7 +91,7 @@ export default async function debugSidecar(pi: ExtensionAPI) {
       description: tool.description,
       parameters: tool.inputSchema as any,
       loadMode: "essential",
-      approval: tool.annotations.destructiveHint ? "ask" : "allow",
+      approval: tool.annotations.readOnlyHint ? "read" : tool.annotations.destructiveHint ? "exec" : "write",
       async execute(_id: string, params: Record<string, unknown>) {
         const { i: _intent, ...args } = params ?? {};
         const answer = await sidecar.request("tools/call", { name: tool.name, arguments: args });
