@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 
 from harness import check, Failure
@@ -248,6 +249,72 @@ def pi_killed_mid_turn(kind, binary, ws):
         check(session(ws).get("stage") == "investigating", "the session did not survive the host")
 
 
+def ask_serve(ws, method, params=None):
+    """One request to a `debug-sidecar serve` of the workspace (as an editor
+    would ask), after initialize; the result."""
+    server = subprocess.Popen(["debug-sidecar", "serve"], cwd=ws.root, env=ws.env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+
+    def send(message):
+        body = json.dumps(message).encode()
+        server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        server.stdin.flush()
+
+    def answer(wanted):
+        while True:
+            length = None
+            while True:
+                line = server.stdout.readline()
+                if not line:
+                    raise Failure("debug-sidecar serve ended before answering")
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(server.stdout.read(length))
+            if message.get("id") == wanted:
+                return message
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"capabilities": {}, "rootUri": f"file://{ws.root}"}})
+        answer(1)
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send({"jsonrpc": "2.0", "id": 2, "method": method, "params": params or {}})
+        result = answer(2)
+        send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+        answer(3)
+        send({"jsonrpc": "2.0", "method": "exit"})
+        server.wait(timeout=10)
+        return result.get("result")
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def omp_todos(kind, binary, ws):
+    """oh-my-pi's todo tool: its list reaches the sidecar's progress."""
+    lab_script = script(kind, [Turn(PROBLEM, [
+        act(kind, "todo", {"op": "init", "list": [
+            {"phase": "Debug", "items": ["Read total()", "Place a probe", "Hand off"]}]}),
+        act(kind, "todo", {"op": "done", "task": "Read total()"}),
+        act(kind, "todo", {"op": "start", "task": "Place a probe"}),
+        act(kind, "hand_off_to_user", {"mode": "question", "steps": ["Say which prices you used"],
+                                       "message": "Which prices?"}),
+        say("Which prices did you use?"),
+    ], name="start")])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        pi.prompt(f"/debug {PROBLEM}")
+        one_current_board_each(lab)
+        view = ask_serve(ws, "progress/view")
+        got = [(t.get("content"), t.get("status")) for t in view.get("todos", [])]
+        check(got == [("Read total()", "completed"), ("Place a probe", "in_progress"),
+                      ("Hand off", "pending")], f"progress/view's todos: {view}")
+
+
 ALL = [
     (name, host, play)
     for host in ("pi", "omp")
@@ -257,4 +324,4 @@ ALL = [
         ("whole loop", pi_whole_loop),
         ("killed mid-turn", pi_killed_mid_turn),
     ]
-]
+] + [("todos reach progress", "omp", omp_todos)]

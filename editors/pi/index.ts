@@ -195,10 +195,15 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   pi.on("message_end", async (event) => {
     if ((event.message as any).role === "assistant") turnEvent({ kind: "message" });
   });
+  const todoList = new TodoList();
   pi.on("tool_execution_start", async (event) => {
     turnEvent({ kind: "toolCall", tool: event.toolName });
-    const todos = (event.args as any)?.todos;
-    if (TODO_TOOLS.has(event.toolName) && Array.isArray(todos)) sidecar.notify("progress/todos", { todos });
+    const args = event.args as any;
+    if (TODO_TOOLS.has(event.toolName) && Array.isArray(args?.todos)) {
+      sidecar.notify("progress/todos", { todos: args.todos });
+    } else if (event.toolName === "todo" && typeof args?.op === "string" && todoList.apply(args)) {
+      sidecar.notify("progress/todos", { todos: todoList.entries });
+    }
   });
 
   // The stop: the sidecar decides, within its budgets, whether the model is
@@ -272,4 +277,40 @@ function lastAssistantText(messages: any[]): string | undefined {
     return text || undefined;
   }
   return undefined;
+}
+
+/** oh-my-pi's `todo` tool speaks in operations on a phased list; the
+ * sidecar takes the whole list (`progress/todos`), so it is kept here. */
+class TodoList {
+  entries: { content: string; status: string }[] = [];
+
+  /** Applies one call's operation; whether the list changed. */
+  apply(args: { op: string; list?: { phase?: string; items?: string[] }[]; task?: string }): boolean {
+    const items = (args.list ?? []).flatMap((phase) => phase.items ?? []).filter((i) => typeof i === "string");
+    const named = (status: string) => {
+      const entry = this.entries.find((e) => e.content === args.task);
+      if (entry) entry.status = status;
+      return entry !== undefined;
+    };
+    switch (args.op) {
+      case "init":
+        this.entries = items.map((content) => ({ content, status: "pending" }));
+        return true;
+      case "append":
+        this.entries.push(...items.map((content) => ({ content, status: "pending" })));
+        return items.length > 0;
+      case "start":
+        return named("in_progress");
+      case "done":
+        return named("completed");
+      case "rm":
+      case "drop": {
+        const before = this.entries.length;
+        this.entries = this.entries.filter((e) => e.content !== args.task);
+        return this.entries.length !== before;
+      }
+      default:
+        return false;
+    }
+  }
 }
