@@ -54,8 +54,11 @@ class Turn:
 class Script:
     """Turns matched in order: a turn is claimed once, by its key."""
 
-    def __init__(self, turns, tool_names):
+    def __init__(self, turns, tool_names, not_person=None):
         self.turns = turns
+        # A user-role text that is not the person's (a host that sends the
+        # blackboard as a user message): skipped when finding the anchor.
+        self.not_person = not_person
         # The harness's name for one of our tools, given its bare name.
         self.tool_names = tool_names
         self.claimed = {}  # turn index -> the person-side text that started it
@@ -102,7 +105,7 @@ def _text_of(content):
     return "\n".join(parts)
 
 
-def anthropic_anchor(body):
+def anthropic_anchor(body, not_person=None):
     """(newest person-side text, model answers after it) for Messages."""
     messages = body.get("messages") or []
     since = 0
@@ -114,7 +117,8 @@ def anthropic_anchor(body):
         if message.get("role") != "user":
             continue  # Claude Code puts `system` messages between turns
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-        person = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+        person = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                  and not (not_person and not_person(b.get("text", "")))]
         if person and not any(b.get("type") == "tool_result" for b in blocks if isinstance(b, dict)):
             return "\n".join(b.get("text", "") for b in person), since
     return "", since
@@ -300,7 +304,7 @@ class Lab:
                     lab._record(self.path, body, None, None)
                     return self._json(200, {"input_tokens": 100})
                 if path.endswith("/messages"):
-                    anchor, since = anthropic_anchor(body)
+                    anchor, since = anthropic_anchor(body, lab.script.not_person)
                     return self._answer(body, anchor, since, lab._anthropic)
                 if path.endswith("/responses"):
                     anchor, since = responses_anchor(body)

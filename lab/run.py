@@ -25,6 +25,8 @@ from model_server import Lab  # noqa: E402
 from reach import Copilot, Gemini  # noqa: E402
 import scenarios  # noqa: E402
 import scenarios_reach  # noqa: E402
+import scenarios_pi  # noqa: E402
+from pi_hosts import OhMyPi, Pi  # noqa: E402
 
 
 def main():
@@ -37,9 +39,11 @@ def main():
     programs = {"claude": (Claude, os.environ.get("LAB_CLAUDE")),
                 "codex": (Codex, os.environ.get("LAB_CODEX")),
                 "gemini": (Gemini, os.environ.get("LAB_GEMINI")),
-                "copilot": (Copilot, os.environ.get("LAB_COPILOT"))}
+                "copilot": (Copilot, os.environ.get("LAB_COPILOT")),
+                "pi": (Pi, os.environ.get("LAB_PI")),
+                "omp": (OhMyPi, os.environ.get("LAB_OMP"))}
     failed, timings = [], []
-    for name, harness_name, play in scenarios.ALL + scenarios_reach.ALL:
+    for name, harness_name, play in scenarios.ALL + scenarios_reach.ALL + scenarios_pi.ALL:
         label = f"{harness_name}: {name}"
         if args.only and not any(o in label for o in args.only):
             continue

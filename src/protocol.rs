@@ -4,6 +4,7 @@
 //! they drift. The `serve` face (`src/rpc`) answers them.
 
 use crate::core::agents::{AgentEventKind, AgentRecord, AgentUsage};
+use crate::core::context_sync::ContextPlan;
 use crate::core::harness::HarnessEventKind;
 use crate::core::machine::{ArtifactInput, ObservationInput, TurnSource};
 use crate::core::model::{AgentHandoffMode, EvidenceRequest, Hypothesis, Placement, Probe};
@@ -75,6 +76,11 @@ pub struct MethodSpec {
 pub struct SessionParams {
     pub session_id: Option<String>,
 }
+
+/// A method that takes no params (an empty object, or none).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -155,6 +161,9 @@ pub struct ContextParams {
     pub session_id: Option<String>,
     /// The messages a harness is about to send; when given, the synced list is returned.
     pub messages: Option<Vec<Value>>,
+    /// Instead of the whole list: the contents of the context copies it
+    /// holds, in order; when given, `plan` says what to do with them.
+    pub held: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -166,6 +175,9 @@ pub struct ContextResult {
     pub content: Option<String>,
     /// The synced list; null when it is unchanged (or none was given).
     pub messages: Option<Vec<Value>>,
+    /// For `held`: what to do with those copies so the list holds exactly
+    /// one current copy; null when it already does (or `held` was not given).
+    pub plan: Option<ContextPlan>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
@@ -231,6 +243,10 @@ pub struct TurnEventParams {
     pub text: Option<String>,
     /// For `turnStart`: a user-sourced start is the "user message arrived" event.
     pub source: Option<TurnSource>,
+    /// For `toolCall`: whether the call edited files, so a probe rescan
+    /// follows (or not). Without it the tool's name decides: the known edit
+    /// tools and the client's `editTools` from `initialize`.
+    pub edits: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -474,6 +490,91 @@ pub struct AgentList {
     pub agents: Vec<AgentRecord>,
 }
 
+/// A tool's hints, as MCP annotates a tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    pub title: String,
+    /// Changes nothing the user sees.
+    pub read_only_hint: bool,
+    /// May do what the session cannot undo (only `run_reproduction`, which
+    /// runs a program of the workspace).
+    pub destructive_hint: bool,
+    /// Does nothing more when called again with the same arguments.
+    pub idempotent_hint: bool,
+    /// Reaches beyond the machine (never).
+    pub open_world_hint: bool,
+}
+
+/// One of the agent's tools, as the MCP face lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSpec {
+    pub name: String,
+    pub title: String,
+    /// What the model is told the tool does.
+    pub description: String,
+    /// The JSON Schema (draft 2020-12) of its arguments.
+    pub input_schema: serde_json::Map<String, Value>,
+    pub annotations: ToolAnnotations,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsListResult {
+    pub tools: Vec<ToolSpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolCallParams {
+    pub session_id: Option<String>,
+    /// A name from `tools/list`.
+    pub name: String,
+    /// The model's arguments, as it gave them; checked against the tool's
+    /// schema by the sidecar (a bad one is an `isError` answer).
+    pub arguments: Option<serde_json::Map<String, Value>>,
+}
+
+/// One block of a tool's answer: always text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ToolContent {
+    /// Always `text`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallResult {
+    /// The text the model reads, as the MCP face answers it: one block, at
+    /// the tool-result cap.
+    pub content: Vec<ToolContent>,
+    /// The call failed (bad arguments, a command the stage does not allow,
+    /// an unknown tool): the text says why, for the model to act on.
+    pub is_error: bool,
+}
+
+/// One session of the workspace.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntry {
+    #[serde(flatten)]
+    pub snapshot: Snapshot,
+    /// When it was last written (ms since the epoch).
+    pub updated_at: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionsResult {
+    /// The session a request without `sessionId` acts on now.
+    pub current: String,
+    /// Every session of the workspace, most recently active first.
+    pub sessions: Vec<SessionEntry>,
+}
+
 methods! {
     Start = "debug/start", Request, StartParams => KickoffResult;
     HandOff = "debug/handOff", Request, HandOffParams => HandOffResult;
@@ -494,6 +595,9 @@ methods! {
     ProgressState = "progress/state", Request, SessionParams => Option<Bubble>;
     ProgressViewRequest = "progress/view", Request, SessionParams => ProgressViewResult;
     AgentsList = "agents/list", Request, SessionParams => AgentList;
+    Sessions = "debug/sessions", Request, NoParams => SessionsResult;
+    ToolsList = "tools/list", Request, NoParams => ToolsListResult;
+    ToolsCall = "tools/call", Request, ToolCallParams => ToolCallResult;
     TurnEventNotification = "turn/event", ClientNotification, TurnEventParams => ();
     ProgressTodos = "progress/todos", ClientNotification, TodosParams => ();
     ProgressGoal = "progress/goal", ClientNotification, GoalParams => ();

@@ -1,6 +1,6 @@
 //! Context sync: exactly one current copy of the debug context message.
 
-use debug_sidecar::core::context_sync::{sync_context, Synced, CONTEXT_TYPE};
+use debug_sidecar::core::context_sync::{plan, sync_context, ContextPlan, Synced, CONTEXT_TYPE};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -76,5 +76,68 @@ proptest! {
         prop_assert_eq!(others(&out), others(&messages));
         // Syncing the result again changes nothing.
         prop_assert_eq!(sync_context(&out, Some(&content)), Synced::Unchanged);
+    }
+}
+
+/// What a client does with a plan: the copies it holds, edited as told.
+fn applied(held: &[&str], plan: &ContextPlan, content: &str) -> Vec<String> {
+    let mut out: Vec<String> = held
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !plan.drop.contains(i))
+        .map(|(i, c)| {
+            if plan.rewrite == Some(i) {
+                content.to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    if plan.append {
+        out.push(content.to_string());
+    }
+    out
+}
+
+#[test]
+fn a_plan_over_the_held_copies_alone() {
+    assert_eq!(plan(&["v2"], Some("v2")), None);
+    assert_eq!(plan(&[], None), None);
+    let stale = plan(&["v1", "v2"], Some("v3")).unwrap();
+    assert_eq!(
+        stale,
+        ContextPlan {
+            drop: vec![0],
+            rewrite: Some(1),
+            append: false
+        }
+    );
+    let missing = plan(&[], Some("v1")).unwrap();
+    assert!(missing.append && missing.drop.is_empty() && missing.rewrite.is_none());
+    let ended = plan(&["v1", "v2"], None).unwrap();
+    assert_eq!(ended.drop, vec![0, 1]);
+    assert_eq!(ended.rewrite, None);
+}
+
+proptest! {
+    /// A client applying the plan to its copies ends where syncing the
+    /// whole list does: exactly one copy, the current board.
+    #[test]
+    fn a_client_applying_the_plan_holds_one_current_copy(
+        held in prop::collection::vec("[a-c]{0,2}", 0..6),
+        content in "[a-c]{0,2}",
+    ) {
+        let held: Vec<&str> = held.iter().map(String::as_str).collect();
+        let after = match plan(&held, Some(&content)) {
+            None => held.iter().map(|c| c.to_string()).collect(),
+            Some(plan) => applied(&held, &plan, &content),
+        };
+        prop_assert_eq!(after, vec![content.clone()]);
+        let messages: Vec<Value> = held.iter().map(|c| copy(c)).collect();
+        let synced = match sync_context(&messages, Some(&content)) {
+            Synced::Unchanged => messages,
+            Synced::Changed(out) => out,
+        };
+        prop_assert_eq!(synced, vec![copy(&content)]);
     }
 }

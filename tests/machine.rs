@@ -292,6 +292,7 @@ fn stop_while_investigating_reminds_twice_then_closes_the_round() {
         state,
         vec![Command::ToolCall {
             tool: "Read".into(),
+            edits: false,
         }],
     );
     assert!(
@@ -311,6 +312,7 @@ fn stop_while_investigating_reminds_twice_then_closes_the_round() {
         vec![
             Command::ToolCall {
                 tool: "Read".into(),
+                edits: false,
             },
             Command::AssistantMessage,
         ],
@@ -568,6 +570,7 @@ fn edit_tools_ask_for_a_rescan() {
         &started(),
         Command::ToolCall {
             tool: "Edit".into(),
+            edits: true,
         },
     );
     assert_eq!(effects, vec![Effect::Rescan]);
@@ -575,6 +578,7 @@ fn edit_tools_ask_for_a_rescan() {
         &started(),
         Command::ToolCall {
             tool: "Read".into(),
+            edits: false,
         },
     );
     assert!(effects.is_empty());
@@ -695,6 +699,7 @@ fn an_event_that_changes_nothing_leaves_the_session_untouched() {
     let state = started();
     let read = Command::ToolCall {
         tool: "Read".into(),
+        edits: false,
     };
     let once = apply(&state, read.clone(), T0 + 5_000).unwrap().state;
     let twice = apply(&once, read, T0 + 9_000).unwrap().state;

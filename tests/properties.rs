@@ -67,8 +67,14 @@ fn command() -> impl Strategy<Value = Command> {
         Just(Command::Stop),
         Just(Command::Stop),
         Just(Command::AssistantMessage),
-        prop::sample::select(vec!["Edit", "Read", "Bash"])
-            .prop_map(|t| Command::ToolCall { tool: t.into() }),
+        (
+            prop::sample::select(vec!["Edit", "Read", "Bash"]),
+            any::<bool>()
+        )
+            .prop_map(|(t, edits)| Command::ToolCall {
+                tool: t.into(),
+                edits
+            }),
         prop::sample::select(vec![TurnSource::User, TurnSource::Continuation])
             .prop_map(Command::TurnStarted),
         (text(), prop::option::of(Just("H1".to_string()))).prop_map(|(file, hypothesis_id)| {
@@ -172,7 +178,10 @@ proptest! {
         let mut state = started();
         for _ in 0..stops {
             if tool_between {
-                state = step(&state, Command::ToolCall { tool: "Read".into() }).0;
+                state = step(&state, Command::ToolCall {
+                    tool: "Read".into(),
+                    edits: false,
+                }).0;
             }
             state = step(&state, Command::Stop).0;
         }

@@ -197,7 +197,7 @@ fn methods_named_in(dir: &Path) -> BTreeSet<String> {
             let Some((prefix, tail)) = rest.split_once('/') else {
                 continue;
             };
-            if !["debug", "turn", "progress", "agents"].contains(&prefix) {
+            if !["debug", "turn", "progress", "agents", "tools"].contains(&prefix) {
                 continue;
             }
             let method: String = tail.chars().take_while(char::is_ascii_alphabetic).collect();
@@ -240,4 +240,30 @@ fn editor_clients_use_only_protocol_methods_and_cover_the_persons_commands() {
             "editors/{client} never uses {missing:?}"
         );
     }
+}
+
+#[test]
+fn the_pi_extension_uses_only_protocol_methods_and_covers_both_sides() {
+    let defined: BTreeSet<String> = catalogue().iter().map(|s| s.method.to_string()).collect();
+    let named = methods_named_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/pi"));
+    let unknown: Vec<_> = named.difference(&defined).collect();
+    assert!(
+        unknown.is_empty(),
+        "editors/pi names methods protocol v1 does not have: {unknown:?}"
+    );
+    let needed = [
+        "tools/list",
+        "tools/call",
+        "debug/context",
+        "debug/stop",
+        "turn/event",
+        "debug/start",
+        "debug/proceed",
+        "debug/done",
+        "debug/abort",
+        "debug/status",
+        "debug/stateChanged",
+    ];
+    let missing: Vec<_> = needed.iter().filter(|m| !named.contains(**m)).collect();
+    assert!(missing.is_empty(), "editors/pi never uses {missing:?}");
 }

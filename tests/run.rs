@@ -248,7 +248,9 @@ async fn the_agent_runs_the_reproduction_in_a_run_of_its_own_within_its_caps() {
     assert_eq!(agent_runs.len(), 1, "{agent_runs:?}");
     let agent_file = runs_dir.join(&agent_runs[0]);
     let agent_records = records(agent_file.to_str().unwrap());
-    assert_eq!(agent_records[0]["message"], "args: a b c");
+    // stdout and stderr are two pipes: which line is read first is a race.
+    let first_out = agent_records.iter().find(|r| r["source"] == "stdout");
+    assert_eq!(first_out.unwrap()["message"], "args: a b c");
     assert!(agent_records
         .iter()
         .any(|r| r["source"] == "stderr" && r["message"] == "oops"));

@@ -61,6 +61,7 @@ fn blackboard_user_turn_incomplete() {
             Command::Stop,
             Command::ToolCall {
                 tool: "Read".into(),
+                edits: false,
             },
             Command::Stop,
             Command::Stop,

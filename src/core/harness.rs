@@ -33,6 +33,31 @@ pub struct HarnessEvent {
     /// For `turnStart`: who started the turn. A start without a source is
     /// taken as a continuation, so it never spends the user's budgets.
     pub source: Option<TurnSource>,
+    /// For `toolCall`: the harness says whether the call edited files;
+    /// None leaves it to the tool's name.
+    pub edits: Option<bool>,
+}
+
+/// The edit tools known by name (Claude Code's, Codex's, pi's, oh-my-pi's,
+/// OpenCode's, Copilot CLI's `edit` and `create`, Gemini CLI's `write_file`
+/// and `replace`): their calls can add or remove probes, so a rescan follows.
+pub fn is_edit_tool(tool: &str) -> bool {
+    matches!(
+        tool,
+        "Edit"
+            | "Write"
+            | "MultiEdit"
+            | "NotebookEdit"
+            | "apply_patch"
+            | "edit"
+            | "write"
+            | "multiedit"
+            | "patch"
+            | "ast_edit"
+            | "create"
+            | "write_file"
+            | "replace"
+    )
 }
 
 impl HarnessEvent {
@@ -52,7 +77,9 @@ impl HarnessEvent {
 
     /// The debug-session command this report carries, if any: a turn start,
     /// a finished assistant message, or a tool call that names its tool.
-    pub fn session_command(&self) -> Option<Command> {
+    /// `edit_tools` are the client's own tools that edit files, beside the
+    /// ones known by name; the event's own `edits` outranks both.
+    pub fn session_command(&self, edit_tools: &[String]) -> Option<Command> {
         match self.kind {
             HarnessEventKind::TurnStart => Some(Command::TurnStarted(
                 self.source.unwrap_or(TurnSource::Continuation),
@@ -62,7 +89,12 @@ impl HarnessEvent {
                 .tool
                 .as_ref()
                 .filter(|tool| !tool.trim().is_empty())
-                .map(|tool| Command::ToolCall { tool: tool.clone() }),
+                .map(|tool| Command::ToolCall {
+                    tool: tool.clone(),
+                    edits: self.edits.unwrap_or_else(|| {
+                        is_edit_tool(tool) || edit_tools.iter().any(|t| t == tool)
+                    }),
+                }),
             _ => None,
         }
     }
@@ -243,30 +275,55 @@ mod tests {
             kind,
             tool: None,
             source: None,
+            edits: None,
         }
     }
 
     #[test]
     fn a_start_without_source_is_a_continuation() {
         assert_eq!(
-            event(HarnessEventKind::TurnStart).session_command(),
+            event(HarnessEventKind::TurnStart).session_command(&[]),
             Some(Command::TurnStarted(TurnSource::Continuation))
         );
     }
 
     #[test]
+    fn whether_a_call_edits_is_the_events_word_then_the_declared_then_the_known_names() {
+        let call = |tool: &str, edits: Option<bool>| HarnessEvent {
+            kind: HarnessEventKind::ToolCall,
+            tool: Some(tool.into()),
+            source: None,
+            edits,
+        };
+        let edits = |event: HarnessEvent, declared: &[String]| match event.session_command(declared)
+        {
+            Some(Command::ToolCall { edits, .. }) => edits,
+            other => panic!("not a tool call: {other:?}"),
+        };
+        let declared = vec!["my_patch".to_string()];
+        assert!(edits(call("Edit", None), &[]));
+        assert!(edits(call("ast_edit", None), &[]));
+        assert!(!edits(call("my_patch", None), &[]));
+        assert!(edits(call("my_patch", None), &declared));
+        assert!(!edits(call("bash", None), &declared));
+        assert!(edits(call("bash", Some(true)), &declared));
+        assert!(!edits(call("Edit", Some(false)), &declared));
+    }
+
+    #[test]
     fn a_tool_call_without_a_name_is_only_a_turn_state_event() {
         let mut call = event(HarnessEventKind::ToolCall);
-        assert_eq!(call.session_command(), None);
+        assert_eq!(call.session_command(&[]), None);
         assert_eq!(call.turn_event(), Some(TurnEvent::ToolCall));
         assert_eq!(call.activity_line(), None);
         call.tool = Some("  ".into());
         assert_eq!(call.activity_line(), None);
         call.tool = Some("Edit".into());
         assert_eq!(
-            call.session_command(),
+            call.session_command(&[]),
             Some(Command::ToolCall {
-                tool: "Edit".into()
+                tool: "Edit".into(),
+                edits: true,
             })
         );
         assert_eq!(
@@ -326,7 +383,10 @@ mod tests {
     fn a_finished_message_moves_no_turn_state() {
         let message = event(HarnessEventKind::Message);
         assert_eq!(message.turn_event(), None);
-        assert_eq!(message.session_command(), Some(Command::AssistantMessage));
+        assert_eq!(
+            message.session_command(&[]),
+            Some(Command::AssistantMessage)
+        );
         assert_eq!(message.progress_edge(), None);
     }
 }

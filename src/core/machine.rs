@@ -131,8 +131,11 @@ pub enum Command {
     Stop,
     TurnStarted(TurnSource),
     AssistantMessage,
+    /// A tool call; `edits` when it may have added or removed probes, so
+    /// a rescan follows (the harness side decides: `harness::edits_files`).
     ToolCall {
         tool: String,
+        edits: bool,
     },
     ProbeScan(ScanReport),
     LogLines {
@@ -349,27 +352,6 @@ pub fn needs_fresh_scan(state: &DebugState, command: &Command) -> bool {
     }
 }
 
-/// Tools whose calls can add or remove probes, so a rescan should follow:
-/// Claude Code's, Codex's, OpenCode's and Copilot CLI's edit tools, and
-/// Gemini CLI's `write_file` and `replace`.
-pub fn is_edit_tool(tool: &str) -> bool {
-    matches!(
-        tool,
-        "Edit"
-            | "Write"
-            | "MultiEdit"
-            | "NotebookEdit"
-            | "apply_patch"
-            | "edit"
-            | "write"
-            | "multiedit"
-            | "patch"
-            | "create"
-            | "write_file"
-            | "replace"
-    )
-}
-
 /// Refuses a command the state does not allow, saying what is possible.
 pub fn check_legal(state: &DebugState, name: CommandName) -> Result<(), DomainError> {
     if legal_commands(state).contains(&name) {
@@ -516,10 +498,10 @@ fn apply_active(
             s.user_spoke = source == TurnSource::User;
         }
         Command::AssistantMessage => s.turn_produced = true,
-        Command::ToolCall { tool } => {
+        Command::ToolCall { edits, .. } => {
             // Any tool call is visible progress and re-arms the reminder.
             s.round_mut().awaiting_progress = false;
-            if is_edit_tool(&tool) {
+            if edits {
                 effects.push(Effect::Rescan);
             }
         }

@@ -79,7 +79,7 @@ impl Engine {
                 activity.progress.activity(session_id, line.clone(), now);
             }
         })?;
-        if let Some(command) = event.session_command() {
+        if let Some(command) = event.session_command(&self.config.edit_tools) {
             // Only an active session has anything to learn from the harness.
             if self.store.load(session_id)?.state.session().is_some() {
                 self.apply(session_id, command, now, ScanTiming::Deferred)?;
@@ -114,6 +114,7 @@ impl Engine {
             kind: HarnessEventKind::ToolCall,
             tool: Some(tool.to_string()),
             source: None,
+            edits: None,
         };
         self.harness_event(session_id, call, now)?;
         let asked = self.take_scan_requests();
@@ -148,6 +149,7 @@ impl Engine {
                 kind: HarnessEventKind::TurnEnd,
                 tool: None,
                 source: None,
+                edits: None,
             };
             self.harness_event(session_id, ended, now)?;
         }

@@ -13,6 +13,10 @@ pub struct EngineConfig {
     pub state_dir: PathBuf,
     /// The session of requests that name none (from `initialize`).
     pub default_session: Option<String>,
+    /// The client's own tools that edit files (`editTools` from
+    /// `initialize`): a call of one is followed by a probe rescan, like the
+    /// edit tools the sidecar knows by name.
+    pub edit_tools: Vec<String>,
 }
 
 /// The state directory's name under the workspace root.
@@ -114,6 +118,7 @@ impl EngineConfig {
             root,
             state_dir,
             default_session: None,
+            edit_tools: Vec::new(),
         })
     }
 }

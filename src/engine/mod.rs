@@ -17,6 +17,7 @@ mod probes;
 mod recording;
 mod session_io;
 pub mod tool_results;
+pub mod tools;
 
 pub use harness::{FormAnswer, PersonAnswer};
 

@@ -83,7 +83,12 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
     engine.set_tool_naming(dialect.naming());
     let session = engine.resolve(None)?;
     let now = now_ms();
-    let harness = |kind, tool: Option<String>, source| HarnessEvent { kind, tool, source };
+    let harness = |kind, tool: Option<String>, source| HarnessEvent {
+        kind,
+        tool,
+        source,
+        edits: None,
+    };
     // A state directory deleted under an active session: said once, on the
     // first event whose answer reaches both the person and the model.
     let reaches_both = match event {

@@ -18,7 +18,7 @@ use tower::Service;
 use tower_lsp_server::jsonrpc::{Error, Id, Request, Response};
 
 /// Method prefixes of protocol v1; their params default to `{}`.
-const OUR_PREFIXES: &[&str] = &["debug/", "turn/", "progress/", "agents/"];
+const OUR_PREFIXES: &[&str] = &["debug/", "turn/", "progress/", "agents/", "tools/"];
 
 pub struct Guard<S> {
     inner: S,

@@ -121,10 +121,15 @@ impl RequestHandler for Context {
     fn handle(engine: &mut Engine, _: u64, p: ContextParams) -> Result<ContextResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         let (content, messages) = engine.context(&session, p.messages)?;
+        let plan = p.held.and_then(|held| {
+            let held: Vec<&str> = held.iter().map(String::as_str).collect();
+            crate::core::context_sync::plan(&held, content.as_deref())
+        });
         Ok(ContextResult {
             custom_type: crate::core::context_sync::CONTEXT_TYPE.to_string(),
             content,
             messages,
+            plan,
         })
     }
 }
@@ -252,6 +257,7 @@ impl NotificationHandler for TurnEventNotification {
             kind: p.kind,
             tool: p.tool,
             source: p.source,
+            edits: p.edits,
         };
         engine.harness_event_with_detail(&session, event, p.text.as_deref(), now)
     }
@@ -370,5 +376,20 @@ impl RequestHandler for Attach {
     fn handle(engine: &mut Engine, now: u64, p: AttachParams) -> Result<Snapshot, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         engine.attach(&session, &p.path, p.request_id, p.kind, now)
+    }
+}
+
+impl RequestHandler for Sessions {
+    fn handle(engine: &mut Engine, _: u64, _: NoParams) -> Result<SessionsResult, EngineError> {
+        let current = engine.resolve(None)?;
+        let sessions = engine
+            .sessions()?
+            .into_iter()
+            .map(|s| SessionEntry {
+                snapshot: s.snapshot,
+                updated_at: s.updated_at,
+            })
+            .collect();
+        Ok(SessionsResult { current, sessions })
     }
 }

@@ -5,7 +5,7 @@ use super::errors;
 use super::handlers::{NotificationHandler, RequestHandler};
 use crate::core::session_id::check_session_id;
 use crate::engine::owner::Owner;
-use crate::engine::{Change, Engine, EngineConfig};
+use crate::engine::{tools, Change, Engine, EngineConfig};
 use crate::protocol::{self, *};
 use crate::workspace::committed;
 use crate::workspace::ingest;
@@ -44,6 +44,9 @@ fn test_hooks() -> bool {
 struct InitializationOptions {
     session_id: Option<String>,
     state_dir: Option<PathBuf>,
+    /// The client's tools that edit files, beyond the ones known by name.
+    #[serde(default)]
+    edit_tools: Vec<String>,
 }
 
 pub struct Backend {
@@ -72,6 +75,7 @@ impl LanguageServer for Backend {
         );
         let (changes, published) = mpsc::unbounded_channel();
         let state_dir = config.state_dir.clone();
+        let bound = config.default_session.is_some();
         let store = committed::open_store(&config.root, &state_dir);
         let owner = Owner::spawn(Engine::new(config, store), changes);
         if self.owner.set(owner.clone()).is_err() {
@@ -92,10 +96,18 @@ impl LanguageServer for Backend {
             Err(error) => tracing::warn!("no ingest server: {error}"),
         }
         self.watch(&state_dir, owner.clone());
+        let session = owner
+            .ask(|engine, _| engine.resolve(None))
+            .map_err(errors::job_failed)?
+            .map_err(errors::engine_error)?;
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 experimental: Some(json!({
-                    "debugSidecar": { "protocolVersion": protocol::PROTOCOL_VERSION }
+                    "debugSidecar": {
+                        "protocolVersion": protocol::PROTOCOL_VERSION,
+                        "sessionId": session,
+                        "sessionBound": bound,
+                    }
                 })),
                 ..ServerCapabilities::default()
             },
@@ -148,6 +160,7 @@ fn engine_config(params: &InitializeParams) -> jsonrpc::Result<EngineConfig> {
     let mut config =
         EngineConfig::for_workspace(root, options.state_dir).map_err(errors::state_dir_error)?;
     config.default_session = options.session_id;
+    config.edit_tools = options.edit_tools;
     Ok(config)
 }
 
@@ -230,6 +243,42 @@ impl Backend {
 }
 
 impl Backend {
+    /// `tools/call`: the tool's answer as the MCP face gives it. A run of a
+    /// program (`run_reproduction`) waits off the runtime, so the server
+    /// keeps answering and notifying while it runs; every other call is
+    /// applied before any `.await`, in arrival order.
+    async fn tools_call(&self, params: Value) -> jsonrpc::Result<ToolCallResult> {
+        let p: ToolCallParams = errors::parse_params(params)?;
+        if let Some(id) = &p.session_id {
+            check_session_id(id).map_err(|e| errors::engine_error(e.into()))?;
+        }
+        let owner = self.owner()?.clone();
+        let runs_a_program = p.name == tools::RUN_REPRODUCTION;
+        let call = move || tools::call(&owner, p.session_id.as_deref(), &p.name, p.arguments);
+        let answer = if runs_a_program {
+            tokio::task::spawn_blocking(call)
+                .await
+                .map_err(|error| errors::internal(format!("the run failed: {error}")))?
+        } else {
+            call()
+        };
+        Ok(ToolCallResult {
+            content: vec![ToolContent {
+                kind: "text".into(),
+                text: answer.text,
+            }],
+            is_error: answer.is_error,
+        })
+    }
+
+    /// `tools/list`: every tool of the catalogue.
+    async fn tools_list(&self, params: Value) -> jsonrpc::Result<ToolsListResult> {
+        let _: NoParams = errors::parse_params(params)?;
+        Ok(ToolsListResult {
+            tools: tools::specs(),
+        })
+    }
+
     /// Panics where the params say: in this handler, or in an engine job.
     async fn test_panic(&self, params: Value) -> jsonrpc::Result<Value> {
         if params.get("where").and_then(Value::as_str) == Some("engine") {
@@ -331,9 +380,12 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
     let builder = register!(builder;
         requests: Start, HandOff, Proceed, Done, Abort, Status, Context, Stop, Observe,
             RecordHypotheses, ProbeSnippet, Probes, Logs, LogSummaryRequest, Attach,
-            TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList;
+            TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList, Sessions;
         notifications: TurnEventNotification, ProgressTodos, ProgressGoal, ProgressActivity,
             AgentsEvent);
+    let builder = builder
+        .custom_method(ToolsCall::METHOD, Backend::tools_call)
+        .custom_method(ToolsList::METHOD, Backend::tools_list);
     let builder = if test_hooks() {
         builder
             .custom_method(TEST_PANIC_METHOD, Backend::test_panic)

@@ -1,0 +1,239 @@
+//! What a call of each tool does and the text it answers: the same for
+//! every face. An illegal command or bad arguments are an error answer the
+//! model can act on, never a protocol error.
+
+use crate::core::budget::{self, LOG_PAGE};
+use crate::core::escape::{inline_cut, scrub};
+use crate::core::harness_memory::PersonCommandKind;
+use crate::core::machine::{HandOff, Recorder};
+use crate::core::reproduction::{self, RunReport, AGENT_RUN_CAP};
+use crate::core::snapshot::Snapshot;
+use crate::core::text;
+use crate::engine::owner::Owner;
+use crate::engine::{tool_results, Engine, EngineError, SnippetRequest};
+use crate::protocol::{
+    HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
+    RecordHypothesesParams, RunReproductionParams, StartParams,
+};
+use crate::workspace::logread::LogQuery;
+use crate::workspace::reproduce::{self, Limits};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// A tool's answer: the text the model reads, at the tool-result cap, and
+/// whether it is an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolAnswer {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl ToolAnswer {
+    pub fn of(result: Result<String, String>) -> Self {
+        match result {
+            Ok(text) => ToolAnswer {
+                text: budget::fit(text, budget::TOOL_RESULT, ""),
+                is_error: false,
+            },
+            // An error can quote what the model sent: escaped, and held to the cap too.
+            Err(message) => ToolAnswer {
+                text: budget::fit(scrub(&message), budget::TOOL_RESULT, ""),
+                is_error: true,
+            },
+        }
+    }
+}
+
+/// Calls the tool `name` on the session `session` (None: the process's
+/// default, else the most recently active).
+pub fn call(
+    owner: &Owner,
+    session: Option<&str>,
+    name: &str,
+    arguments: Option<Map<String, Value>>,
+) -> ToolAnswer {
+    ToolAnswer::of(Call { owner, session }.text(name, arguments))
+}
+
+/// `hand_off_to_user` alone: the snapshot after it, beside its text, for a
+/// face that asks the person next (MCP's form).
+pub fn hand_off(
+    owner: &Owner,
+    session: Option<&str>,
+    arguments: Option<Map<String, Value>>,
+) -> Result<(Snapshot, String), String> {
+    let p: HandOffParams = parse(arguments)?;
+    let hand_off = HandOff {
+        mode: Some(p.mode.into()),
+        steps: p.steps,
+        plan: p.plan,
+        hypotheses: p.hypotheses,
+        message: p.message,
+    };
+    Call { owner, session }.run(move |engine, session, now| engine.hand_off(session, hand_off, now))
+}
+
+fn parse<T: DeserializeOwned>(arguments: Option<Map<String, Value>>) -> Result<T, String> {
+    let value = Value::Object(arguments.unwrap_or_default());
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            format!("Invalid arguments: {}", e.inner())
+        } else {
+            format!("Invalid argument `{path}`: {}", e.inner())
+        }
+    })
+}
+
+struct Call<'a> {
+    owner: &'a Owner,
+    session: Option<&'a str>,
+}
+
+impl Call<'_> {
+    /// A job on the session the call means.
+    fn run<T>(
+        &self,
+        job: impl FnOnce(&mut Engine, &str, u64) -> Result<T, EngineError>,
+    ) -> Result<T, String> {
+        let requested = self.session.map(str::to_string);
+        let answer = self.owner.ask(move |engine, now| {
+            let session = engine.resolve(requested.as_deref())?;
+            job(engine, &session, now)
+        });
+        match answer {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(failed) => Err(failed.to_string()),
+        }
+    }
+
+    fn text(&self, name: &str, arguments: Option<Map<String, Value>>) -> Result<String, String> {
+        match name {
+            "hand_off_to_user" => {
+                hand_off(self.owner, self.session, arguments).map(|(_, said)| said)
+            }
+            "start_debug_session" => {
+                let p: StartParams = parse(arguments)?;
+                self.person(PersonCommandKind::Start, Some(p.problem))
+            }
+            "probe_snippet" => {
+                let p: ProbeSnippetParams = parse(arguments)?;
+                let placed = self.run(move |engine, session, now| {
+                    let request = SnippetRequest {
+                        file: p.file,
+                        hypothesis_id: p.hypothesis_id,
+                        message: p.message,
+                        language: p.language,
+                        variables: p.variables,
+                    };
+                    engine.probe_snippet(session, request, now)
+                })?;
+                Ok(text::snippet_result(
+                    &placed.probe,
+                    placed.language,
+                    &placed.snippet,
+                    &placed.placement,
+                ))
+            }
+            "probe_ledger" => {
+                let p: ProbesParams = parse(arguments)?;
+                let ledger =
+                    self.run(move |engine, session, now| engine.probes(session, p.rescan, now))?;
+                Ok(tool_results::ledger(&ledger))
+            }
+            "read_logs" => {
+                let p: LogsParams = parse(arguments)?;
+                let run = p.run.clone();
+                let query = LogQuery {
+                    probe: p.probe,
+                    hypothesis: p.hypothesis,
+                    contains: p.contains,
+                    cursor: p.cursor,
+                    limit: p.limit,
+                    // A page fits the tool-result cap with room for its notes.
+                    max_bytes: Some(p.max_bytes.unwrap_or(LOG_PAGE).min(LOG_PAGE)),
+                };
+                let logs = self
+                    .run(move |engine, session, _| engine.logs(session, run.as_deref(), &query))?;
+                Ok(tool_results::logs(&logs))
+            }
+            "log_summary" => {
+                let p: LogSummaryParams = parse(arguments)?;
+                let (target, summary) = self
+                    .run(move |engine, session, _| engine.log_summary(session, p.run.as_deref()))?;
+                Ok(tool_results::summary(target.run.as_deref(), &summary))
+            }
+            "record_hypotheses" => {
+                let p: RecordHypothesesParams = parse(arguments)?;
+                let snapshot = self.run(move |engine, session, now| {
+                    engine.record_hypotheses(session, p.hypotheses, now)
+                })?;
+                Ok(tool_results::hypotheses(&snapshot.hypotheses))
+            }
+            "debug_status" => {
+                let board = self.run(|engine, session, _| Ok(engine.context(session, None)?.0))?;
+                Ok(board.unwrap_or_else(|| text::NO_SESSION.into()))
+            }
+            "run_reproduction" => {
+                let p: RunReproductionParams = parse(arguments)?;
+                let report = self.run_reproduction(p)?;
+                Ok(text::agent_run_result(&report))
+            }
+            other => Err(format!("Unknown tool `{}`.", inline_cut(other, budget::ID))),
+        }
+    }
+
+    /// The agent's own run: the engine names its run (refusing it unless the
+    /// round is the agent's), the program runs off the owner, and the run's
+    /// line count goes back through it.
+    fn run_reproduction(&self, p: RunReproductionParams) -> Result<RunReport, String> {
+        let timeout = reproduction::agent_timeout(p.timeout_sec)?;
+        if p.command.first().is_none_or(|program| program.is_empty()) {
+            return Err(
+                "Invalid argument `command`: give the program and its arguments, \
+                        e.g. [\"npm\", \"test\"]."
+                    .into(),
+            );
+        }
+        let (target, root) = self.run(|engine, session, now| {
+            let target = engine.begin_run(session, Recorder::Agent, now)?;
+            Ok((target, engine.config().root.clone()))
+        })?;
+        let limits = Limits {
+            run_bytes: AGENT_RUN_CAP,
+            timeout: Some(timeout),
+            pass_through: false,
+            stdin: false,
+        };
+        let outcome = reproduce::run(&p.command, &root, &target, &limits);
+        let ended = target.clone();
+        let counted = self
+            .owner
+            .ask(move |engine, now| engine.end_run(&ended, now));
+        match counted {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!("the agent run's line count was not saved: {error}"),
+            Err(error) => tracing::warn!("the agent run's line count was not saved: {error}"),
+        }
+        outcome.map_err(|error| error.to_string())
+    }
+
+    /// A person's command; the text the agent's turn goes on from.
+    fn person(&self, kind: PersonCommandKind, words: Option<String>) -> Result<String, String> {
+        let answer =
+            self.run(move |engine, session, now| engine.person_command(session, kind, words, now))?;
+        Ok(answer.kickoff.unwrap_or(answer.said))
+    }
+}
+
+/// A person's command from a face (an MCP prompt): the text the agent's
+/// turn goes on from.
+pub fn person(
+    owner: &Owner,
+    session: Option<&str>,
+    kind: PersonCommandKind,
+    words: Option<String>,
+) -> Result<String, String> {
+    Call { owner, session }.person(kind, words)
+}
