@@ -67,6 +67,8 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
     }
     let exited: Promise<CloseInfo> = new Promise<CloseInfo>(() => undefined);
     let stopping = false;
+    // The process ended by itself: the client has already cleaned up (DoNotRestart).
+    let closedByServer = false;
     const closeHandlers = new Set<(info: CloseInfo) => void>();
 
     const serverOptions: ServerOptions = () =>
@@ -123,7 +125,12 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
           const late = new Promise<CloseInfo>((done) => (timer = setTimeout(() => done({}), 2000)));
           const info = await Promise.race([exited, late]);
           clearTimeout(timer);
-          for (const h of closeHandlers) h(info);
+          closedByServer = true;
+          // After the client has finished with the close (stopping it from inside its own
+          // close handling fails with "Connection is disposed").
+          setTimeout(() => {
+            for (const h of closeHandlers) h(info);
+          }, 0);
           // What the client logs: the person restarts it (Restart), nothing does it behind their back.
           return {
             action: CloseAction.DoNotRestart,
@@ -151,7 +158,7 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
       },
       stop: async (): Promise<void> => {
         stopping = true;
-        await client.dispose(2000);
+        if (!closedByServer) await client.dispose(2000);
       },
     };
   };
