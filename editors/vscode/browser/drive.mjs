@@ -403,7 +403,7 @@ async function main() {
         const tab = await page.locator('.tabs-container .tab.active').first().innerText().catch((e) => String(e));
         const pos = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText().catch((e) => String(e));
         seen = `tab ${tab}, cursor ${pos}`;
-        return tab.includes('checkout.sh') && /Ln 6, Col 1/.test(pos);
+        return tab.replace(/\s+/g, '').includes('checkout.sh') && /Ln 6, Col 1/.test(pos);
       }).catch((e) => {
         throw new Error(`${e.message} (${seen})`);
       });
