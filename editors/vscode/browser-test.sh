@@ -126,10 +126,12 @@ code_server=(node "$npm_dir/node_modules/code-server/out/node/entry.js" --config
 # PATH without the binary: the person has run `cargo install` (the test links it into
 # ~/.cargo/bin when it gets there) but has not put cargo's bin directory on PATH.
 export PATH="$root/bin:/usr/local/bin:/usr/bin:/bin"
-"${code_server[@]}" --disable-telemetry --disable-update-check --disable-workspace-trust \
+setsid "${code_server[@]}" --disable-telemetry --disable-update-check --disable-workspace-trust \
   --disable-getting-started-override --ignore-last-opened "$run/ws" >"$run/code-server.log" 2>&1 &
 server_pid=$!
-cleanup() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
+# In a process group of its own (setsid), so its extension host, pty host and the sidecars
+# they started end with it.
+cleanup() { kill -- "-$server_pid" 2>/dev/null || kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
 trap cleanup EXIT
 port=""
 for _ in $(seq 1 300); do

@@ -253,12 +253,23 @@ async function ledgerRows() {
   return out;
 }
 
-/** The ports the Ports view lists, with their columns' text. */
+/** The Ports view's text: its rows (port, address, process, origin). */
 async function portsView() {
   await palette('Ports: Focus on Ports View');
-  const view = page.locator('.pane-body', { has: page.locator('.ports-view-actionbar-cell, .monaco-table') }).first();
   await sleep(500);
-  return (await page.locator('.part.panel').innerText().catch(() => '')).replace(/\s+/g, ' ');
+  return (await page.locator('.part.panel .pane-body').first().innerText()).replace(/\s+/g, ' ');
+}
+
+/** A loopback port nothing listens on now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer().listen(0, '127.0.0.1');
+    server.once('error', reject);
+    server.once('listening', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 // ------------------------------------------------------------------ the session
@@ -276,7 +287,6 @@ async function main() {
   let agent = null;
   let sidecarPid = null;
   let ingestPort = null;
-  let control = null;
   try {
     page = browser.pages()[0] ?? (await browser.newPage());
     page.setDefaultTimeout(15000);
@@ -347,19 +357,26 @@ async function main() {
     });
 
     await step('5 the session needs the ingest server: it listens now, and the Ports view does not forward it', async () => {
-      // A control: any other loopback server is auto-forwarded, so the check below can fail.
-      control = http.createServer((_q, s) => s.end('control')).listen(0, '127.0.0.1');
-      await new Promise((r) => control.once('listening', r));
-      const controlPort = control.address().port;
       ingestPort = await until('the ingest port', () => listeningPorts(sidecarPid)[0]);
-      const view = await until('the control port in the Ports view', async () => {
+      // A control, so the check can fail: a server started in the terminal is auto-forwarded.
+      const controlPort = await freePort();
+      await palette('Terminal: Create New Terminal');
+      await page.locator('.terminal-wrapper.active, .terminal.xterm').first().waitFor({ timeout: 20000 });
+      await sleep(1500);
+      await page.keyboard.type(`python3 -m http.server --bind 127.0.0.1 ${controlPort}\n`, { delay: 5 });
+      const view = await until('the control port auto-forwarded in the Ports view', async () => {
         const text = await portsView();
-        return text.includes(String(controlPort)) ? text : null;
+        return text.includes(`${controlPort} `) && text.includes('Auto Forwarded') ? text : null;
       }, 30000);
-      check(!view.includes(String(ingestPort)), `the Ports view lists the ingest port ${ingestPort}: ${view}`);
-      await readmeShot('ports', { x: 0, y: 430, width: 1280, height: 370 });
-      control.close();
-      control = null;
+      // The ingest port would be found within the same scan (every 2 s or so).
+      await sleep(4000);
+      const again = await portsView();
+      check(!again.includes(String(ingestPort)), `the Ports view lists the ingest port ${ingestPort}: ${again}`);
+      check(view.length > 0, view);
+      await readmeShot('ports', { x: 340, y: 570, width: 1100, height: 200 });
+      await palette('Terminal: Focus Terminal');
+      await page.keyboard.press('Control+C');
+      await sleep(300);
     });
 
     agent = await startAgent();
@@ -448,9 +465,9 @@ async function main() {
     });
 
     await step('the person runs the steps in the terminal; the probe line shows in the Run Log channel', async () => {
-      await palette('Terminal: Create New Terminal');
+      await palette('Terminal: Focus Terminal');
       await page.locator('.terminal-wrapper.active, .terminal.xterm').first().waitFor({ timeout: 20000 });
-      await sleep(1500);
+      await sleep(500);
       await page.keyboard.type('sh checkout.sh 1000 2000 3000\n', { delay: 10 });
       const text = await waitOutput('Debug Sidecar: Run Log', new RegExp(`${p1} \\[H1\\] checkout\\.sh count before the discount check \\{"count":"3"\\}`), 30000);
       check(/── run r1-/.test(text), text);
@@ -562,7 +579,6 @@ async function main() {
       await waitStatus(/idle \| Debug: off/);
     });
   } finally {
-    if (control) control.close();
     if (agent) agent.stop();
     await browser.close().catch(() => undefined);
   }
