@@ -72,8 +72,11 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$lock_hash" ]]; then
   say "installing code-server, @vscode/vsce and playwright-core (npm ci; native modules compile)"
   mkdir -p "$npm_dir"
   cp "$here/browser/package.json" "$here/browser/package-lock.json" "$npm_dir/"
-  (cd "$npm_dir" && npm_config_nodedir="$node_home" flock /tmp/cargo-build.lock \
-    npm ci --no-audit --no-fund --loglevel=error)
+  # The machine's shared build lock, when it can be had within 5 minutes (a caller that
+  # runs this whole script under the same lock would otherwise wait for itself).
+  (cd "$npm_dir" && npm_config_nodedir="$node_home" flock -w 300 /tmp/cargo-build.lock \
+    npm ci --no-audit --no-fund --loglevel=error) \
+    || (cd "$npm_dir" && npm_config_nodedir="$node_home" npm ci --no-audit --no-fund --loglevel=error)
   echo "$lock_hash" > "$stamp"
 fi
 installed=$(date +%s)

@@ -138,11 +138,24 @@ async function screenshot(name) {
   return file;
 }
 
-/** A README picture: a region of the window, kept small. */
-async function readmeShot(name, clip) {
+/**
+ * A README picture (DRIVE_README_SHOTS): the smallest rectangle holding `parts` (selectors),
+ * so each PNG stays small.
+ */
+async function readmeShot(name, ...parts) {
   if (!README_SHOTS) return;
+  const boxes = [];
+  for (const part of parts) {
+    const box = await page.locator(part).first().boundingBox();
+    if (box) boxes.push(box);
+  }
+  if (boxes.length === 0) throw new Error(`readme shot ${name}: none of ${parts.join(', ')} is shown`);
+  const x = Math.max(0, Math.min(...boxes.map((b) => b.x)));
+  const y = Math.max(0, Math.min(...boxes.map((b) => b.y)));
+  const right = Math.max(...boxes.map((b) => b.x + b.width));
+  const bottom = Math.max(...boxes.map((b) => b.y + b.height));
   fs.mkdirSync(README_SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(README_SHOTS, `${name}.png`), clip });
+  await page.screenshot({ path: path.join(README_SHOTS, `${name}.png`), clip: { x, y, width: right - x, height: bottom - y } });
 }
 
 async function step(name, fn) {
@@ -310,7 +323,7 @@ async function main() {
       check(/^Remote/.test(tabText), `the settings open on the "${tabText}" tab`);
       const input = page.locator('.setting-item-contents[data-key="debugSidecar.path"] input');
       await input.waitFor();
-      await readmeShot('settings-remote', { x: 128, y: 94, width: 1024, height: 260 });
+      await readmeShot('settings-remote', '.settings-header', '.setting-item-contents[data-key="debugSidecar.path"]');
       await input.fill(BIN);
       await input.press('Enter');
       await waitStatus(/idle \| Debug: off/, 30000);
@@ -340,7 +353,7 @@ async function main() {
       check(/INFO debug_sidecar::rpc::server: serving /.test(text), `no stderr line of the sidecar in:\n${text}`);
       check(/restarting debug-sidecar: debugSidecar\.path changed/.test(text), `no restart reason in:\n${text}`);
       check(!/will not be restarted/i.test(text), text);
-      await readmeShot('server-channel', { x: 0, y: 430, width: 1280, height: 370 });
+      await readmeShot('server-channel', '.part.panel');
     });
 
     await step('5 no debug session: the sidecar listens on no port', async () => {
@@ -373,7 +386,7 @@ async function main() {
       const again = await portsView();
       check(!again.includes(String(ingestPort)), `the Ports view lists the ingest port ${ingestPort}: ${again}`);
       check(view.length > 0, view);
-      await readmeShot('ports', { x: 340, y: 570, width: 1100, height: 200 });
+      await readmeShot('ports', '.part.panel');
       await palette('Terminal: Focus Terminal');
       await page.keyboard.press('Control+C');
       await sleep(300);
@@ -426,7 +439,7 @@ async function main() {
       });
       const line6 = fs.readFileSync(path.join(WS, 'checkout.sh'), 'utf8').split('\n')[5];
       check(line6.includes(`#region debug-probe ${p1}`), `line 6 is ${line6}`);
-      await readmeShot('ledger', { x: 0, y: 0, width: 1280, height: 800 });
+      await readmeShot('ledger', '.part.sidebar', '.part.editor .tabs-and-actions-container', '.part.editor .monaco-editor .view-lines');
     });
 
     await step('2 the hand-off: a notification with Proceed and Mark fixed, and a highlighted status item', async () => {
@@ -437,7 +450,7 @@ async function main() {
       const buttons = await t.locator('.monaco-button').allInnerTexts();
       check(JSON.stringify(buttons.map((b) => b.trim())) === JSON.stringify(['Proceed', 'Mark fixed']), `buttons: ${buttons}`);
       await waitStatus(/idle \| Debug: your turn · round 1/);
-      await readmeShot('handoff', { x: 0, y: 430, width: 1280, height: 370 });
+      await readmeShot('handoff', '.notification-toast', '.part.statusbar');
     });
 
     await step('2 after the notification hides itself, the highlighted item is still there and opens the choice', async () => {
@@ -460,7 +473,7 @@ async function main() {
       const labels = (await rows.allInnerTexts()).map((r) => r.replace(/\s+/g, ' ').trim());
       check(/^Proceed ?I reproduced it ?1\. Run `sh checkout\.sh 1000 2000 3000` in the terminal\. 2\. Check the printed total\./.test(labels[0] ?? ''), `first row: ${labels[0]}`);
       check(/^Mark Fixed/.test(labels[1] ?? '') && /^Abort/.test(labels[2] ?? ''), labels.join(' | '));
-      await readmeShot('your-turn', { x: 0, y: 0, width: 1280, height: 800 });
+      await readmeShot('your-turn', '.quick-input-widget');
       await page.keyboard.press('Escape');
     });
 
@@ -471,6 +484,7 @@ async function main() {
       await page.keyboard.type('sh checkout.sh 1000 2000 3000\n', { delay: 10 });
       const text = await waitOutput('Debug Sidecar: Run Log', new RegExp(`${p1} \\[H1\\] checkout\\.sh count before the discount check \\{"count":"3"\\}`), 30000);
       check(/── run r1-/.test(text), text);
+      await readmeShot('run-log', '.part.panel');
     });
 
     await step('Proceed from the highlighted status item; the highlight goes', async () => {
@@ -534,6 +548,7 @@ async function main() {
       const text = await waitOutput('Debug Sidecar: Server', new RegExp(`debug-sidecar \\(pid ${sidecarPid}\\) stopped unexpectedly \\(killed by SIGKILL\\)`));
       check(/It is not restarted automatically: press Restart/.test(text), text);
       check(!/Server will not be restarted/.test(text), text);
+      await readmeShot('crash', '.part.panel', '.notification-toast', '.part.statusbar');
       await toast('debug-sidecar stopped (killed by SIGKILL)').locator('.monaco-button', { hasText: 'Restart' }).click();
       await waitStatus(/idle \| Debug: off/);
       const after = await waitOutput('Debug Sidecar: Server', /restarting debug-sidecar: Restart was pressed[\s\S]*debug-sidecar started \(pid \d+\)/);
@@ -568,7 +583,7 @@ async function main() {
       check(/^FOREIGN · Cursor's agent log block/.test(foreign.description), foreign.description);
       check(/^HALF-REMOVED · p77/.test(half.description), half.description);
       check(!foreign.labelCut && !half.labelCut, 'a label is cut off');
-      await readmeShot('ledger-foreign', { x: 0, y: 0, width: 360, height: 800 });
+      await readmeShot('ledger-foreign', '.part.sidebar');
     });
 
     await step('Debug Mode: Abort asks first, then ends the session', async () => {
