@@ -94,7 +94,7 @@ node_modules/.bin/tsc -p .
 run="$root/run"
 rm -rf "$run"
 mkdir -p "$run/home" "$run/data/User" "$run/data/Machine" "$run/extensions" "$run/ws" "$run/shots"
-"$npm_dir/node_modules/.bin/vsce" package --skip-license --allow-missing-repository \
+"$npm_dir/node_modules/.bin/vsce" package --skip-license --allow-missing-repository --no-rewrite-relative-links \
   --out "$run/debug-sidecar.vsix" >"$run/vsce.log" 2>&1 || { cat "$run/vsce.log" >&2; exit 1; }
 
 # A profile of its own: HOME, config and data under $run; no gallery, telemetry, updates or
