@@ -144,6 +144,8 @@ async function screenshot(name) {
  */
 async function readmeShot(name, ...parts) {
   if (!README_SHOTS) return;
+  // A trailing `{ width, height, top }` keeps the left and bottom (or `top`) part only.
+  const limit = typeof parts.at(-1) === 'object' ? parts.pop() : {};
   const boxes = [];
   for (const part of parts) {
     const box = await page.locator(part).first().boundingBox();
@@ -154,8 +156,10 @@ async function readmeShot(name, ...parts) {
   const y = Math.max(0, Math.min(...boxes.map((b) => b.y)));
   const right = Math.max(...boxes.map((b) => b.x + b.width));
   const bottom = Math.max(...boxes.map((b) => b.y + b.height));
+  const width = Math.min(right - x, limit.width ?? Infinity);
+  const height = Math.min(bottom - y, limit.height ?? Infinity);
   fs.mkdirSync(README_SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(README_SHOTS, `${name}.png`), clip: { x, y, width: right - x, height: bottom - y } });
+  await page.screenshot({ path: path.join(README_SHOTS, `${name}.png`), clip: { x, y: limit.top ? y : bottom - height, width, height } });
 }
 
 async function step(name, fn) {
@@ -266,6 +270,16 @@ async function ledgerRows() {
   return out;
 }
 
+const terminalScreen = () => page.locator('.part.panel .terminal-wrapper.active .xterm-screen, .part.panel .xterm-screen').first();
+
+/** Click into the terminal, as a person does before typing, and type `text`. */
+async function typeInTerminal(text) {
+  await terminalScreen().waitFor({ timeout: 20000 });
+  await sleep(1000);
+  await terminalScreen().click();
+  await page.keyboard.type(text, { delay: 5 });
+}
+
 /** The Ports view's text: its rows (port, address, process, origin). */
 async function portsView() {
   await palette('Ports: Focus on Ports View');
@@ -353,7 +367,6 @@ async function main() {
       check(/INFO debug_sidecar::rpc::server: serving /.test(text), `no stderr line of the sidecar in:\n${text}`);
       check(/restarting debug-sidecar: debugSidecar\.path changed/.test(text), `no restart reason in:\n${text}`);
       check(!/will not be restarted/i.test(text), text);
-      await readmeShot('server-channel', '.part.panel');
     });
 
     await step('5 no debug session: the sidecar listens on no port', async () => {
@@ -374,9 +387,7 @@ async function main() {
       // A control, so the check can fail: a server started in the terminal is auto-forwarded.
       const controlPort = await freePort();
       await palette('Terminal: Create New Terminal');
-      await page.locator('.terminal-wrapper.active, .terminal.xterm').first().waitFor({ timeout: 20000 });
-      await sleep(1500);
-      await page.keyboard.type(`python3 -m http.server --bind 127.0.0.1 ${controlPort}\n`, { delay: 5 });
+      await typeInTerminal(`python3 -m http.server --bind 127.0.0.1 ${controlPort}\n`);
       const view = await until('the control port auto-forwarded in the Ports view', async () => {
         const text = await portsView();
         return text.includes(`${controlPort} `) && text.includes('Auto Forwarded') ? text : null;
@@ -386,8 +397,9 @@ async function main() {
       const again = await portsView();
       check(!again.includes(String(ingestPort)), `the Ports view lists the ingest port ${ingestPort}: ${again}`);
       check(view.length > 0, view);
-      await readmeShot('ports', '.part.panel');
+      await readmeShot('ports', '.part.panel', { height: 110, top: true });
       await palette('Terminal: Focus Terminal');
+      await terminalScreen().click();
       await page.keyboard.press('Control+C');
       await sleep(300);
     });
@@ -439,7 +451,7 @@ async function main() {
       });
       const line6 = fs.readFileSync(path.join(WS, 'checkout.sh'), 'utf8').split('\n')[5];
       check(line6.includes(`#region debug-probe ${p1}`), `line 6 is ${line6}`);
-      await readmeShot('ledger', '.part.sidebar', '.part.editor .tabs-and-actions-container', '.part.editor .monaco-editor .view-lines');
+      await readmeShot('ledger', '.part.sidebar', '.part.editor .tabs-and-actions-container', '.part.editor .monaco-editor .view-lines', { width: 680 });
     });
 
     await step('2 the hand-off: a notification with Proceed and Mark fixed, and a highlighted status item', async () => {
@@ -450,6 +462,7 @@ async function main() {
       const buttons = await t.locator('.monaco-button').allInnerTexts();
       check(JSON.stringify(buttons.map((b) => b.trim())) === JSON.stringify(['Proceed', 'Mark fixed']), `buttons: ${buttons}`);
       await waitStatus(/idle \| Debug: your turn · round 1/);
+      await sleep(800); // the toast slides in
       await readmeShot('handoff', '.notification-toast', '.part.statusbar');
     });
 
@@ -473,15 +486,14 @@ async function main() {
       const labels = (await rows.allInnerTexts()).map((r) => r.replace(/\s+/g, ' ').trim());
       check(/^Proceed ?I reproduced it ?1\. Run `sh checkout\.sh 1000 2000 3000` in the terminal\. 2\. Check the printed total\./.test(labels[0] ?? ''), `first row: ${labels[0]}`);
       check(/^Mark Fixed/.test(labels[1] ?? '') && /^Abort/.test(labels[2] ?? ''), labels.join(' | '));
+      await sleep(500); // the quick pick fades in
       await readmeShot('your-turn', '.quick-input-widget');
       await page.keyboard.press('Escape');
     });
 
     await step('the person runs the steps in the terminal; the probe line shows in the Run Log channel', async () => {
       await palette('Terminal: Focus Terminal');
-      await page.locator('.terminal-wrapper.active, .terminal.xterm').first().waitFor({ timeout: 20000 });
-      await sleep(500);
-      await page.keyboard.type('sh checkout.sh 1000 2000 3000\n', { delay: 10 });
+      await typeInTerminal('sh checkout.sh 1000 2000 3000\n');
       const text = await waitOutput('Debug Sidecar: Run Log', new RegExp(`${p1} \\[H1\\] checkout\\.sh count before the discount check \\{"count":"3"\\}`), 30000);
       check(/── run r1-/.test(text), text);
       await readmeShot('run-log', '.part.panel');
@@ -548,13 +560,15 @@ async function main() {
       const text = await waitOutput('Debug Sidecar: Server', new RegExp(`debug-sidecar \\(pid ${sidecarPid}\\) stopped unexpectedly \\(killed by SIGKILL\\)`));
       check(/It is not restarted automatically: press Restart/.test(text), text);
       check(!/Server will not be restarted/.test(text), text);
-      await readmeShot('crash', '.part.panel', '.notification-toast', '.part.statusbar');
+      await sleep(800);
+      await readmeShot('crash', '.notification-toast', '.part.statusbar');
       await toast('debug-sidecar stopped (killed by SIGKILL)').locator('.monaco-button', { hasText: 'Restart' }).click();
       await waitStatus(/idle \| Debug: off/);
       const after = await waitOutput('Debug Sidecar: Server', /restarting debug-sidecar: Restart was pressed[\s\S]*debug-sidecar started \(pid \d+\)/);
       const pids = [...after.matchAll(/debug-sidecar started \(pid (\d+)\)/g)].map((m) => Number(m[1]));
       sidecarPid = pids.at(-1);
       check(sidecarPid && fs.existsSync(`/proc/${sidecarPid}`), 'the restarted sidecar is not running');
+      await readmeShot('server-channel', '.part.panel', { height: 200 });
     });
 
     await step('6 a new debug session starts with an empty Run Log', async () => {
