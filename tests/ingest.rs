@@ -146,3 +146,72 @@ fn a_restarted_server_keeps_the_port_and_the_token() {
         .expect("the posted line is announced");
     assert_eq!(appended["run"], status["runId"]);
 }
+
+/// The TCP ports `pid` listens on (Linux: its socket descriptors matched
+/// against the kernel's socket tables).
+fn listening_ports(pid: u32) -> Vec<u16> {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter_map(|target| {
+            let target = target.to_string_lossy().into_owned();
+            let inode = target.strip_prefix("socket:[")?.strip_suffix(']')?;
+            Some(inode.to_string())
+        })
+        .collect();
+    let mut ports = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for row in text.lines().skip(1) {
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            // local_address is `ADDR:PORT` in hex; state 0A is LISTEN.
+            if cols.len() > 9 && cols[3] == "0A" && inodes.iter().any(|i| i == cols[9]) {
+                let port = cols[1].rsplit(':').next().unwrap();
+                ports.push(u16::from_str_radix(port, 16).unwrap());
+            }
+        }
+    }
+    ports
+}
+
+/// An editor window opens `serve` whether or not anyone debugs (VS Code
+/// would auto-forward a port it sees open): no port until a live debug
+/// session needs the URL, none for a session that has ended, and a
+/// restarted server opens one only because its session is live.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_ingest_server_starts_only_when_a_live_session_needs_it() {
+    let workspace = Workspace::new("ingest-lazy");
+    let mut server = initialized(&workspace.root);
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["active"], false);
+    assert_eq!(listening_ports(server.pid()), Vec::<u16>::new());
+
+    let url = session(&mut server);
+    let port: u16 = url
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|port| port.parse().ok())
+        .expect("a port in the URL");
+    assert_eq!(listening_ports(server.pid()), vec![port]);
+    assert_eq!(post_json(&url, r#"{"probeId":"p1"}"#), 204);
+
+    // A session that ended needs no server: a new window opens none for it.
+    server.request("debug/abort", json!({})).unwrap();
+    drop(server);
+    let mut server = initialized(&workspace.root);
+    let status = server.request("debug/status", json!({})).unwrap();
+    assert_eq!(status["active"], false);
+    assert_eq!(status["ingestUrl"], Value::Null);
+    assert_eq!(listening_ports(server.pid()), Vec::<u16>::new());
+
+    // A live session again: the server starts, on the recorded port.
+    let url_again = session(&mut server);
+    assert!(
+        url_again.starts_with(&format!("http://127.0.0.1:{port}/")),
+        "{url_again}"
+    );
+    assert_eq!(listening_ports(server.pid()), vec![port]);
+}

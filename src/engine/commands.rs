@@ -220,7 +220,7 @@ impl Engine {
         messages: Option<Vec<Value>>,
     ) -> Result<(Option<String>, Option<Vec<Value>>), EngineError> {
         let stored = self.load(session_id)?;
-        let env = self.env(session_id);
+        let env = self.env(session_id, stored.state.session().is_some());
         let state = self.with_current_lines(session_id, &stored.state);
         let content = state
             .session()
@@ -241,7 +241,7 @@ impl Engine {
         session_id: &str,
         applied: Applied,
     ) -> (Snapshot, Option<String>) {
-        let env = self.env(session_id);
+        let env = self.env(session_id, applied.after.state.session().is_some());
         let kickoff = applied.after.state.session().and_then(|session| {
             applied.effects.iter().find_map(|effect| match effect {
                 Effect::Kickoff(kickoff) => Some(text::kickoff(session, *kickoff, &env)),

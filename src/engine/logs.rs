@@ -12,17 +12,38 @@ impl Engine {
         });
     }
 
-    /// This process now hosts the workspace's ingest server.
-    pub fn set_ingest(&mut self, info: IngestInfo) {
-        self.ingest.set(Some(info));
-        self.ingest_recorded.set(false);
+    /// This process hosts the workspace's ingest server, started by `host`
+    /// when a live session first needs its URL.
+    pub fn host_ingest(&mut self, host: IngestHost) {
+        self.ingest_host = Some(host);
     }
 
-    /// The URL the session's browser probes post to, when a server runs.
+    /// The URL the session's browser probes post to, when a server runs (or
+    /// this process can start one).
     pub(super) fn ingest_url(&self, session_id: &str) -> Option<String> {
-        let info = match self.ingest.get() {
-            Some(info) => info,
-            None => {
+        if let Some(url) = self.ingest_urls.borrow().get(session_id) {
+            return Some(url.clone());
+        }
+        // A token lives beside the session's state: a session never written
+        // (a status before any start) gets none, so reading leaves no trace.
+        let session_dir = self.config.state_dir.join(SESSIONS_DIR).join(session_id);
+        if !session_dir.is_dir() {
+            return None;
+        }
+        let info = match (self.ingest.get(), &self.ingest_host) {
+            (Some(info), _) => info,
+            (None, Some(host)) => match host() {
+                Ok(info) => {
+                    self.ingest.set(Some(info));
+                    self.ingest_recorded.set(false);
+                    info
+                }
+                Err(error) => {
+                    tracing::warn!("no ingest server: {error}");
+                    return None;
+                }
+            },
+            (None, None) => {
                 // A process without a server of its own (the MCP face) may
                 // have started before the workspace's `serve` recorded its.
                 let found =
@@ -33,16 +54,6 @@ impl Engine {
             }
         };
         let info = &info;
-        let mut urls = self.ingest_urls.borrow_mut();
-        if let Some(url) = urls.get(session_id) {
-            return Some(url.clone());
-        }
-        // A token lives beside the session's state: a session never written
-        // (a status before any start) gets none, so reading leaves no trace.
-        let session_dir = self.config.state_dir.join(SESSIONS_DIR).join(session_id);
-        if !session_dir.is_dir() {
-            return None;
-        }
         // A URL handed out must survive this process: a restarted server
         // reads the port back from the record to take it again.
         if !self.ingest_recorded.get() {
@@ -52,7 +63,9 @@ impl Engine {
             }
         }
         let url = ingest::ingest_url(&self.config.state_dir, info, session_id)?;
-        urls.insert(session_id.to_string(), url.clone());
+        self.ingest_urls
+            .borrow_mut()
+            .insert(session_id.to_string(), url.clone());
         Some(url)
     }
 

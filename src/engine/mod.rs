@@ -48,6 +48,9 @@ use crate::core::turn::TurnState;
 use crate::workspace::artifacts;
 use crate::workspace::breadcrumb::{self, Breadcrumb};
 use crate::workspace::ingest::{self, IngestInfo};
+
+/// Starts the process's ingest server and says where it listens.
+pub type IngestHost = Box<dyn Fn() -> io::Result<IngestInfo> + Send>;
 use crate::workspace::logread::{self, LogPage, LogQuery, LogSummary};
 use crate::workspace::runlog::{self, Appended, LineCounter};
 use crate::workspace::scan::{self, ForeignProbe, HalfRemoved, ScanOutcome, ScanTarget};
@@ -217,6 +220,9 @@ pub struct Engine {
     counter: RefCell<LineCounter>,
     /// Where the workspace's ingest server listens, when one runs.
     ingest: Cell<Option<IngestInfo>>,
+    /// Starts this process's own ingest server (only `serve` hosts one),
+    /// the first time a live session needs its URL.
+    ingest_host: Option<IngestHost>,
     ingest_urls: RefCell<HashMap<String, String>>,
     /// Whether `ingest.json` names this process's server yet.
     ingest_recorded: Cell<bool>,
@@ -245,6 +251,7 @@ impl Engine {
             counter: RefCell::new(LineCounter::new()),
             // Read from `ingest.json` when first needed, or set by `serve`.
             ingest: Cell::new(None),
+            ingest_host: None,
             ingest_urls: RefCell::new(HashMap::new()),
             ingest_recorded: Cell::new(false),
             changes: Vec::new(),
@@ -361,10 +368,13 @@ impl Engine {
         std::mem::take(&mut self.scan_requests)
     }
 
-    pub fn env(&self, session_id: &str) -> RenderEnv {
+    /// What texts and snapshots of the session render with; `live`: whether
+    /// it is a live debug session (only those get, and may start, an ingest
+    /// server).
+    pub fn env(&self, session_id: &str, live: bool) -> RenderEnv {
         RenderEnv {
             runs_dir: Some(self.runs_dir(session_id).to_string_lossy().into_owned()),
-            ingest_url: self.ingest_url(session_id),
+            ingest_url: live.then(|| self.ingest_url(session_id)).flatten(),
             tools: self.tool_naming,
         }
     }
@@ -373,7 +383,7 @@ impl Engine {
         let mut snapshot = snapshot(
             session_id,
             &stored.state,
-            &self.env(session_id),
+            &self.env(session_id, stored.state.session().is_some()),
             stored.revision,
         );
         snapshot.warning = stored.warning.clone();

@@ -69,7 +69,10 @@ impl Engine {
         let file = self.workspace_relative(&request.file)?;
         // Refuse an unsupported language (or browser without an ingest URL)
         // before the ledger gains a probe.
-        let env = self.env(session_id);
+        // Only a live session registers a probe: for any other the command
+        // below is refused, and no ingest server is started for it.
+        let live = self.load(session_id)?.state.session().is_some();
+        let env = self.env(session_id, live);
         let language = snippet::language_for(&file, request.language.as_deref())
             .and_then(|language| {
                 snippet::check_writable(language, env.ingest_url.as_deref()).map(|()| language)

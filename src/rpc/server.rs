@@ -82,19 +82,22 @@ impl LanguageServer for Backend {
             return Err(errors::internal("initialize was already handled"));
         }
         tokio::spawn(publish(self.client.clone(), published));
-        // Browser probes post here; without it they have no URL, nothing else fails.
+        // Browser probes post here; without it they have no URL, nothing else
+        // fails. Started when a live session first needs the URL, so a window
+        // with no debug session opens no port (nor gets it auto-forwarded).
         let limits = ingest::Limits::from_env(test_hooks());
-        match ingest::listen(&state_dir, ingest::LOOPBACK, limits).await {
-            Ok(address) => {
+        let runtime = tokio::runtime::Handle::current();
+        let host_dir = state_dir.clone();
+        owner.tell(move |engine, _| {
+            engine.host_ingest(Box::new(move || {
+                let address = ingest::start(&host_dir, ingest::LOOPBACK, limits, &runtime)?;
                 tracing::info!("ingest at http://{address}/ingest/<token>");
-                let info = ingest::IngestInfo {
+                Ok(ingest::IngestInfo {
                     port: address.port(),
                     pid: std::process::id(),
-                };
-                owner.tell(move |engine, _| engine.set_ingest(info));
-            }
-            Err(error) => tracing::warn!("no ingest server: {error}"),
-        }
+                })
+            }))
+        });
         self.watch(&state_dir, owner.clone());
         let session = owner
             .ask(|engine, _| engine.resolve(None))

@@ -4,6 +4,7 @@
 import * as cp from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as readline from 'node:readline';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -14,7 +15,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { nodeFileProbe, resolveBinary } from './model/binary';
-import { SETTINGS_COMMAND, type UserMessage } from './model/errors';
+import { RESTART_TITLE, SETTINGS_COMMAND, type SettingsTab, type UserMessage } from './model/errors';
 import type { LedgerLocation, LedgerNode } from './model/ledger';
 import type { UserTurnPrompt } from './model/notification';
 import { statusMenu, type StatusView } from './model/status';
@@ -30,12 +31,28 @@ const LEGAL_KEYS: Record<string, string> = {
   'debugSidecar.canAbort': 'abort',
 };
 
+/**
+ * Where `debugSidecar.path` (scope `machine-overridable`) is read: in a remote window
+ * (code-server, Remote-SSH, WSL, containers) the User settings of the local machine do not
+ * apply to the server's extension host, so the Remote settings are the ones to open.
+ */
+function settingsTab(): SettingsTab {
+  return vscode.env.remoteName ? 'Remote' : 'User';
+}
+
 function configuredPath(scope?: vscode.Uri): string {
   return vscode.workspace.getConfiguration('debugSidecar', scope).get<string>('path', 'debug-sidecar') || 'debug-sidecar';
 }
 
 function spawnError(message: string, code: string, p: string): Error {
   return Object.assign(new Error(message), { code, path: p });
+}
+
+/** The level of one line of the sidecar's stderr (`tracing`'s format: time, level, target). */
+function stderrLevel(line: string): 'error' | 'warn' | 'info' | 'debug' | 'trace' {
+  const m = /^\S+\s+(ERROR|WARN|INFO|DEBUG|TRACE)\s/.exec(line);
+  const level = m?.[1]?.toLowerCase();
+  return level === 'error' || level === 'warn' || level === 'info' || level === 'debug' || level === 'trace' ? level : 'error';
 }
 
 /** Starts `debug-sidecar serve` for `folder` under a LanguageClient. */
@@ -45,19 +62,38 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
     const resolved = resolveBinary(setting, process.env, folder.uri.fsPath, nodeFileProbe(fs));
     if (!resolved.ok) {
       const code = resolved.reason === 'missing' ? 'ENOENT' : 'EACCES';
+      serverLog.error(`debug-sidecar not started: ${resolved.reason === 'missing' ? 'not found' : 'not executable'}: ${resolved.path}`);
       throw spawnError(`${code}: ${resolved.path}`, code, setting);
     }
     let exited: Promise<CloseInfo> = new Promise<CloseInfo>(() => undefined);
     let stopping = false;
+    // The process ended by itself: the client has already cleaned up (DoNotRestart).
+    let closedByServer = false;
     const closeHandlers = new Set<(info: CloseInfo) => void>();
 
     const serverOptions: ServerOptions = () =>
       new Promise<cp.ChildProcess>((resolve, reject) => {
-        const child = cp.spawn(resolved.path, ['serve'], { cwd: folder.uri.fsPath, stdio: 'pipe' });
-        child.once('error', (err) => reject(err));
-        child.once('spawn', () => resolve(child));
-        exited = new Promise<CloseInfo>((done) => child.once('exit', (code, signal) => done({ code, signal })));
-        child.stderr?.on('data', (chunk: Buffer) => serverLog.append(chunk.toString('utf8')));
+        serverLog.info(`starting ${resolved.path} serve in ${folder.uri.fsPath}`);
+        // Its info lines (the workspace served, the ingest address) belong in this channel;
+        // a person's own RUST_LOG wins.
+        const env = { ...process.env, RUST_LOG: process.env['RUST_LOG'] || 'info' };
+        const child = cp.spawn(resolved.path, ['serve'], { cwd: folder.uri.fsPath, stdio: 'pipe', env });
+        child.once('error', (err) => {
+          serverLog.error(`could not start ${resolved.path}: ${err.message}`);
+          reject(err);
+        });
+        child.once('spawn', () => {
+          serverLog.info(`debug-sidecar started (pid ${child.pid})`);
+          resolve(child);
+        });
+        exited = new Promise<CloseInfo>((done) =>
+          child.once('exit', (code, signal) => {
+            const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+            if (stopping) serverLog.info(`debug-sidecar (pid ${child.pid}) stopped on request (${how})`);
+            else serverLog.error(`debug-sidecar (pid ${child.pid}) stopped unexpectedly (${how})`);
+            done({ code, signal });
+          }),
+        );
       });
 
     const sessionId = vscode.workspace.getConfiguration('debugSidecar', folder.uri).get<string>('sessionId', '');
@@ -67,22 +103,40 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
       initializationOptions: sessionId ? { sessionId } : {},
       outputChannel: serverLog,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // The sidecar's stderr, line by line at the level it was logged at (the client's
+      // default files every line under "error").
+      stdioOptions: {
+        stdout: () => undefined,
+        stderr: (input, channel) => {
+          readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (line) => {
+            channel[stderrLevel(line)](line);
+          });
+        },
+      },
       // The controller reports a failed start itself (missing binary, crash at start).
       initializationFailedHandler: () => false,
       errorHandler: {
         error: (_error, _message, count) =>
           (count ?? 0) <= 3 ? { action: ErrorAction.Continue, handled: true } : { action: ErrorAction.Shutdown, handled: true },
-        closed: () => {
-          if (!stopping) {
-            // Report with the child's exit status when it comes (the pipe may close first).
-            let timer: ReturnType<typeof setTimeout> | undefined;
-            const late = new Promise<CloseInfo>((done) => (timer = setTimeout(() => done({}), 2000)));
-            void Promise.race([exited, late]).then((info) => {
-              clearTimeout(timer);
-              for (const h of closeHandlers) h(info);
-            });
-          }
-          return { action: CloseAction.DoNotRestart, handled: true };
+        closed: async () => {
+          if (stopping) return { action: CloseAction.DoNotRestart, handled: true };
+          // Report with the child's exit status when it comes (the pipe may close first).
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const late = new Promise<CloseInfo>((done) => (timer = setTimeout(() => done({}), 2000)));
+          const info = await Promise.race([exited, late]);
+          clearTimeout(timer);
+          closedByServer = true;
+          // After the client has finished with the close (stopping it from inside its own
+          // close handling fails with "Connection is disposed").
+          setTimeout(() => {
+            for (const h of closeHandlers) h(info);
+          }, 0);
+          // What the client logs: the person restarts it (Restart), nothing does it behind their back.
+          return {
+            action: CloseAction.DoNotRestart,
+            handled: true,
+            message: `The connection to debug-sidecar closed. It is not restarted automatically: press Restart in the message or run ${RESTART_TITLE}; the debug session is saved in the workspace.`,
+          };
         },
       },
     };
@@ -104,7 +158,7 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
       },
       stop: async (): Promise<void> => {
         stopping = true;
-        await client.dispose(2000);
+        if (!closedByServer) await client.dispose(2000);
       },
     };
   };
@@ -199,6 +253,9 @@ export function activate(context: vscode.ExtensionContext): void {
     log(lines: string[]) {
       for (const line of lines) runLog.appendLine(line);
     },
+    clearLog() {
+      runLog.clear();
+    },
     message(m: UserMessage) {
       void showMessage(m);
     },
@@ -216,7 +273,10 @@ export function activate(context: vscode.ExtensionContext): void {
   };
 
   if (folder) {
-    controller = new SidecarController(makeLauncher(folder, serverLog), ui, { binaryPath: () => configuredPath(folder.uri) });
+    controller = new SidecarController(makeLauncher(folder, serverLog), ui, {
+      binaryPath: () => configuredPath(folder.uri),
+      settingsTab,
+    });
     void controller.startServer();
   }
 
@@ -289,13 +349,17 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   register('debugSidecar.restart', async () => {
     if (!controller) return noFolder();
+    serverLog.info('restarting debug-sidecar: Restart was pressed');
     await controller.restart();
   });
   register('debugSidecar.statusMenu', async () => {
     if (!controller) return noFolder();
-    const picked = await vscode.window.showQuickPick(statusMenu(controller.server, controller.snapshot), {
-      title: controller.currentStatus().tooltip.split('\n')[0] ?? 'Debug Mode',
-    });
+    const snap = controller.snapshot;
+    const title =
+      snap?.active && snap.stage === 'user_turn'
+        ? `Your turn (round ${snap.round ?? '?'}): reproduce, then Proceed or Mark fixed`
+        : (controller.currentStatus().tooltip.split('\n')[0] ?? 'Debug Mode');
+    const picked = await vscode.window.showQuickPick(statusMenu(controller.server, snap), { title, matchOnDetail: true });
     if (picked) await vscode.commands.executeCommand(picked.command);
   });
   register('debugSidecar.openLocation', async (arg: unknown) => {
@@ -306,11 +370,19 @@ export function activate(context: vscode.ExtensionContext): void {
     const pos = new vscode.Position(line, 0);
     await vscode.window.showTextDocument(uri, { selection: new vscode.Range(pos, pos), preview: true });
   });
-  register(SETTINGS_COMMAND, () => vscode.commands.executeCommand('workbench.action.openSettings', 'debugSidecar.path'));
+  // The tab the setting is read from: Remote in a remote window, where the User tab shows
+  // "No Settings Found" for a machine-overridable setting.
+  register(SETTINGS_COMMAND, () =>
+    settingsTab() === 'Remote'
+      ? vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query: 'debugSidecar.path' })
+      : vscode.commands.executeCommand('workbench.action.openSettings', 'debugSidecar.path'),
+  );
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (controller && (e.affectsConfiguration('debugSidecar.path') || e.affectsConfiguration('debugSidecar.sessionId'))) {
+      const changed = ['debugSidecar.path', 'debugSidecar.sessionId'].filter((key) => e.affectsConfiguration(key));
+      if (controller && changed.length > 0) {
+        serverLog.info(`restarting debug-sidecar: ${changed.join(' and ')} changed`);
         void controller.restart();
       }
     }),

@@ -1,7 +1,7 @@
 // The extension's controller: talks to the sidecar through an abstract connection and tells
 // an abstract UI what to show. No `vscode` import: the protocol suite drives this very class
 // over vscode-jsonrpc against the real binary; extension.ts drives it over a LanguageClient.
-import { describeError, stoppedMessage, type UserMessage } from './model/errors';
+import { describeError, stoppedMessage, type SettingsTab, type UserMessage } from './model/errors';
 import { ledgerNodes, leftoverReport, where, type LedgerNode, type LeftoverReport } from './model/ledger';
 import { LogTail } from './model/logtail';
 import { userTurnPrompt, type UserAction, type UserTurnPrompt } from './model/notification';
@@ -49,6 +49,8 @@ export interface Ui {
   ledger(nodes: LedgerNode[]): void;
   /** Append lines to the run log output. */
   log(lines: string[]): void;
+  /** Empty the run log output: a new debug session started. */
+  clearLog(): void;
   message(message: UserMessage): void;
   /** Which person's commands are legal now (for menus); `running` false while the sidecar is down. */
   commands(state: CommandState): void;
@@ -63,6 +65,8 @@ export interface CommandState {
 export interface ControllerOptions {
   /** The configured binary, for messages. */
   binaryPath: () => string;
+  /** The settings tab `debugSidecar.path` is read from (`Remote` in a remote window), for messages. */
+  settingsTab?: () => SettingsTab;
   /** Delay before a ledger refresh after a state change (ms). */
   ledgerDelayMs?: number;
 }
@@ -99,6 +103,10 @@ export class SidecarController {
   readonly tail = new LogTail();
 
   private shownPromptKey: string | null = null;
+  /** The debug session the run log shows (id and problem), kept across restarts. */
+  private logSession: string | null = null;
+  /** Whether that session was seen to end. */
+  private logSessionEnded = false;
   private lastStatus = '';
   private lastCommands = '';
   private ledgerTimer: ReturnType<typeof setTimeout> | null = null;
@@ -146,7 +154,7 @@ export class SidecarController {
       conn = await this.launcher();
     } catch (err) {
       if (gen !== this.generation) return false;
-      const msg = describeError(err, 'start', this.options.binaryPath());
+      const msg = describeError(err, 'start', this.options.binaryPath(), this.options.settingsTab?.());
       const code = (err as { code?: unknown } | null)?.code;
       this.server = code === 'ENOENT' || code === 'EACCES' ? 'missing' : 'stopped';
       this.render();
@@ -394,6 +402,7 @@ export class SidecarController {
       cur.revision !== snap.revision ||
       JSON.stringify(cur.probes) !== JSON.stringify(snap.probes);
     this.snapshot = snap;
+    this.followLogSession(snap);
     this.render();
     const prompt = userTurnPrompt(snap, this.shownPromptKey);
     if (prompt) {
@@ -404,6 +413,24 @@ export class SidecarController {
       this.ui.message({ severity: 'warning', text: `debug-sidecar: ${snap.warning}`, actions: [] });
     }
     if (changedLedger && cur) this.scheduleLedger();
+  }
+
+  /**
+   * A new debug session (another id or problem, or the same one started again after it
+   * ended) empties the run log, so its lines are never read as the new session's.
+   */
+  private followLogSession(snap: Snapshot): void {
+    if (!snap.active) {
+      if (this.logSession?.startsWith(`${snap.sessionId}\u0000`)) this.logSessionEnded = true;
+      return;
+    }
+    const key = `${snap.sessionId}\u0000${snap.problem ?? ''}`;
+    if (this.logSession !== null && (key !== this.logSession || this.logSessionEnded)) {
+      this.tail.reset();
+      this.ui.clearLog();
+    }
+    this.logSession = key;
+    this.logSessionEnded = false;
   }
 
   /**
@@ -501,7 +528,7 @@ export class SidecarController {
   ensureRunning(): boolean {
     if (this.running) return true;
     if (this.server === 'missing') {
-      this.ui.message(describeError({ code: 'ENOENT' }, 'start', this.options.binaryPath()));
+      this.ui.message(describeError({ code: 'ENOENT' }, 'start', this.options.binaryPath(), this.options.settingsTab?.()));
     } else if (this.server === 'starting') {
       this.ui.message({ severity: 'info', text: 'debug-sidecar is still starting; try again in a moment.', actions: [] });
     } else {

@@ -20,6 +20,9 @@ test('a missing or non-executable binary names the path and offers settings and 
   assert.equal(m.severity, 'error');
   assert.match(m.text, /^debug-sidecar was not found \(`\/opt\/nope\/debug-sidecar`\)\. Install it/);
   assert.match(m.text, /"debugSidecar\.path"/);
+  const bare = describeError({ code: 'ENOENT' }, 'start', 'debug-sidecar', 'Remote');
+  assert.match(bare.text, /not on PATH nor in ~\/\.cargo\/bin/);
+  assert.match(bare.text, /set "debugSidecar\.path" in the Remote settings/);
   assert.deepEqual(m.actions.map((a) => a.title), ['Open Settings', 'Restart']);
   assert.match(describeError({ code: 'EACCES' }, 'start', '/x').text, /is not executable/);
 });
@@ -41,4 +44,15 @@ test('binary resolution: PATH lookup, explicit paths, ~ and non-executable files
   assert.deepEqual(resolveBinary('~/bin/ds', { HOME: '/home/me' }, '/ws', fs, 'linux'), { ok: true, path: '/home/me/bin/ds' });
   assert.deepEqual(resolveBinary('./tools/ds', {}, '/ws', fs, 'linux'), { ok: false, reason: 'missing', path: '/ws/tools/ds' });
   assert.deepEqual(resolveBinary('/opt', {}, '/ws', fs, 'linux'), { ok: false, reason: 'missing', path: '/opt' });
+});
+
+test('binary resolution: a bare name not on PATH is found where cargo install puts it', () => {
+  const files: Record<string, boolean> = { '/home/me/.cargo/bin/debug-sidecar': true, '/opt/cargo/bin/debug-sidecar': true, '/usr/bin/debug-sidecar': true };
+  const fs: FileProbe = { kind: (p) => (p in files ? 'file' : null), executable: (p) => files[p] === true };
+  assert.deepEqual(resolveBinary('debug-sidecar', { PATH: '/bin', HOME: '/home/me' }, '/ws', fs, 'linux'), { ok: true, path: '/home/me/.cargo/bin/debug-sidecar' });
+  assert.deepEqual(resolveBinary('debug-sidecar', { PATH: '/bin', HOME: '/home/me', CARGO_HOME: '/opt/cargo' }, '/ws', fs, 'linux'), { ok: true, path: '/opt/cargo/bin/debug-sidecar' });
+  // PATH comes first; an explicit path is never looked up elsewhere.
+  assert.deepEqual(resolveBinary('debug-sidecar', { PATH: '/usr/bin', HOME: '/home/me' }, '/ws', fs, 'linux'), { ok: true, path: '/usr/bin/debug-sidecar' });
+  assert.deepEqual(resolveBinary('./debug-sidecar', { HOME: '/home/me' }, '/ws', fs, 'linux'), { ok: false, reason: 'missing', path: '/ws/debug-sidecar' });
+  assert.deepEqual(resolveBinary('debug-sidecar', { PATH: '/bin', HOME: '/nobody' }, '/ws', fs, 'linux'), { ok: false, reason: 'missing', path: 'debug-sidecar' });
 });

@@ -86,7 +86,7 @@ test('extension.ts drives the real sidecar through a LanguageClient', async (t) 
   // Tree: Show Probe Ledger rescans; rows open their location.
   await vscode.commands.executeCommand('debugSidecar.showLedger');
   const rows = rec.tree!.getChildren().map((n) => rec.tree!.getTreeItem(n));
-  assert.deepEqual(rows.map((r) => `${r.label}  ${r.description}`), [`${sn.probe.id} · H1  checkout.sh:6`]);
+  assert.deepEqual(rows.map((r) => `${r.label}  ${r.description}`), [`checkout.sh:6  ${sn.probe.id} · H1`]);
   assert.equal(rows[0]?.command?.command, 'debugSidecar.openLocation');
   assert.deepEqual(rows[0]?.command?.arguments, [{ file: 'checkout.sh', line: 6 }]);
 

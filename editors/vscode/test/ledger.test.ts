@@ -15,16 +15,16 @@ const result = probes({
   halfRemoved: [{ file: 'checkout.sh', line: 20, probeId: 'p9' }],
 });
 
-test('one row per probe with hypothesis and file:line; missing, foreign and half-removed marked', () => {
+test('one row per probe, file:line first, then probe and hypothesis; missing, foreign and half-removed marked', () => {
   const nodes = ledgerNodes(result, [{ id: 'H1', statement: 'The check uses -gt.', status: 'open' }]);
   assert.equal(
     ledgerText(nodes),
     [
-      'p1 · H1  checkout.sh:7',
-      'p2 · H2  src/cart.py:12 — MISSING from disk',
-      'p3 · no hypothesis  src/cart.py — issued, not on disk yet',
-      "foreign · Cursor's agent log block  web/app.js:3 — FOREIGN",
-      'p9 · marker without its pair  checkout.sh:20 — HALF-REMOVED',
+      'checkout.sh:7  p1 · H1',
+      'src/cart.py:12  p2 · H2 — MISSING from disk',
+      'src/cart.py  p3 · no hypothesis — issued, not on disk yet',
+      "web/app.js:3  FOREIGN · Cursor's agent log block",
+      'checkout.sh:20  HALF-REMOVED · p9 marker without its pair',
     ].join('\n'),
   );
   assert.deepEqual(nodes.map((n) => n.marker), ['live', 'missing', 'issued', 'foreign', 'halfRemoved']);

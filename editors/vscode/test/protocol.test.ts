@@ -117,7 +117,7 @@ test('a whole session as the extension shows it', async (t) => {
   await rec.until('working…', () => rec.status?.text.startsWith('$(sync~spin) working… ') === true);
   // The edit makes the sidecar rescan; the tree shows the probe live at its line.
   await rec.until('p1 live in the tree', () => rec.ledgerNodes.some((n) => n.id === `probe:${p1}` && n.marker === 'live'));
-  assert.equal(rec.ledgerText(), `${p1} · H1  checkout.sh:6`);
+  assert.equal(rec.ledgerText(), `checkout.sh:6  ${p1} · H1`);
   assert.deepEqual(rec.ledgerNodes[0]?.location, { file: 'checkout.sh', line: 6 });
   const line6 = fs.readFileSync(r.ws.file('checkout.sh'), 'utf8').split('\n')[5];
   assert.match(line6 ?? '', new RegExp(`#region debug-probe ${p1}`), 'the tree location is the start marker');
@@ -185,8 +185,17 @@ test('a whole session as the extension shows it', async (t) => {
   const report = await c.checkLeftovers();
   assert.deepEqual(report, { clean: true, message: 'No leftover probes: the workspace scan found no probe markers.' });
   cap.step('the agent removes the probe; Check for Leftover Probes');
-
   saveCapture('1-session', cap);
+
+  // The next debug session starts with an empty run log: the last session's lines are gone.
+  assert.ok(rec.output.some((l) => l.startsWith('── run r2-')));
+  const clearsBefore = rec.events.filter((e) => e.kind === 'clearLog').length;
+  await c.start('The total is wrong for 4 items.');
+  assert.equal(rec.events.filter((e) => e.kind === 'clearLog').length, clearsBefore + 1);
+  assert.deepEqual(rec.output, []);
+  // A restart of the sidecar mid-session is not a new session: nothing is cleared.
+  await c.restart();
+  assert.equal(rec.events.filter((e) => e.kind === 'clearLog').length, clearsBefore + 1);
 });
 
 /** Run `debug-sidecar hook claude <event>` as Claude Code would (JSON on stdin, cwd = workspace). */
@@ -416,7 +425,7 @@ test('the sidecar binary is missing or not executable', async (t) => {
   assert.equal(rec.messages.length, 1);
   assert.equal(
     rec.messages[0]!.text,
-    `debug-sidecar was not found (\`${missing}\`). Install it (\`cargo install --path .\` in the debug-sidecar repository, or put the binary on PATH) or set "debugSidecar.path" to its absolute path, then run Debug Mode: Restart Sidecar.`,
+    `debug-sidecar was not found (\`${missing}\`). Install it (\`cargo install --path .\` in the debug-sidecar repository) or set "debugSidecar.path" in the User settings to its absolute path, then run Debug Mode: Restart Sidecar.`,
   );
   assert.deepEqual(rec.messages[0]!.actions.map((a) => a.title), ['Open Settings', 'Restart']);
   assert.equal(rec.status?.text, '$(error) debug-sidecar not found');

@@ -63,3 +63,13 @@ test('the status menu offers only the commands legal now', () => {
   assert.ok(!labels(statusMenu('running', snapshot())).includes('Proceed'));
   assert.deepEqual(labels(statusMenu('stopped', userTurn())), ['Restart Sidecar']);
 });
+
+test('the person’s turn stays in sight: a highlighted item whose menu has the steps under Proceed', () => {
+  const v = statusView({ server: 'running', snapshot: userTurn(), turn: null, bubble: null });
+  assert.equal(v.severity, 'warning');
+  assert.equal(v.command, 'debugSidecar.statusMenu');
+  assert.match(v.tooltip, /^Your turn: click for the steps, Proceed and Mark fixed\./);
+  assert.equal(statusView({ server: 'running', snapshot: snapshot(), turn: null, bubble: null }).severity, 'normal');
+  const proceed = statusMenu('running', userTurn()).find((i) => i.label === 'Proceed');
+  assert.equal(proceed?.detail, '1. Run `sh checkout.sh 1000 2000 3000`. 2. Press Proceed.');
+});

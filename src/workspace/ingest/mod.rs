@@ -1,8 +1,9 @@
 //! The loopback ingest server (DESIGN section 7): code that cannot write the
 //! run's file (a browser page, a mobile simulator, a container) posts its
 //! probe lines to `POST /ingest/<token>`, and they are appended to the
-//! session's current run. One server per workspace, started by `serve`;
-//! each session has its own token, so a line lands in the session it was
+//! session's current run. One server per workspace, started by `serve`
+//! when a live debug session first needs its URL (an editor window with no
+//! debug session opens no port); each session has its own token, so a line lands in the session it was
 //! written for and a wrong token writes nothing.
 //!
 //! Files: `<state dir>/ingest.json` says where the server listens
@@ -18,7 +19,7 @@ mod receive;
 mod server;
 
 pub use server::{
-    listen, Limits, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_CONNECTION_AGE,
+    start, Limits, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_CONNECTION_AGE,
     TEST_LIMITS_ENV,
 };
 

@@ -106,23 +106,34 @@ fn descriptor_share() -> usize {
 }
 
 /// Bind the server on `ip` (the port `ingest.json` records when it is free,
-/// else any) and serve until the process ends. Where it listens is recorded
-/// by the engine, before it first hands out a URL: a workspace without a
-/// session gets no state directory.
-pub async fn listen(state_dir: &Path, ip: IpAddr, limits: Limits) -> io::Result<SocketAddr> {
+/// else any) and serve on `runtime` until the process ends. Synchronous, so
+/// the engine can start it the moment a session first needs its URL. Where
+/// it listens is recorded by the engine, before it first hands out a URL: a
+/// workspace without a session gets no state directory.
+pub fn start(
+    state_dir: &Path,
+    ip: IpAddr,
+    limits: Limits,
+    runtime: &tokio::runtime::Handle,
+) -> io::Result<SocketAddr> {
     let preferred = IngestInfo::read(state_dir)
         .filter(|info| !info.is_alive() || info.pid == std::process::id())
         .map(|info| info.port);
     let listener = match preferred {
-        Some(port) => match TcpListener::bind((ip, port)).await {
+        Some(port) => match std::net::TcpListener::bind((ip, port)) {
             Ok(listener) => listener,
-            Err(_) => TcpListener::bind((ip, 0)).await?,
+            Err(_) => std::net::TcpListener::bind((ip, 0))?,
         },
-        None => TcpListener::bind((ip, 0)).await?,
+        None => std::net::TcpListener::bind((ip, 0))?,
     };
+    listener.set_nonblocking(true)?;
     let address = listener.local_addr()?;
+    let listener = {
+        let _entered = runtime.enter();
+        TcpListener::from_std(listener)?
+    };
     let app = receive::router(state_dir, limits.body);
-    tokio::spawn(accept_loop(listener, app, limits));
+    runtime.spawn(accept_loop(listener, app, limits));
     Ok(address)
 }
 

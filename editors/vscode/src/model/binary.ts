@@ -1,4 +1,6 @@
-// Where the sidecar binary is: `debugSidecar.path` (default `debug-sidecar` on PATH).
+// Where the sidecar binary is: `debugSidecar.path` (default `debug-sidecar` on PATH, then in
+// cargo's bin directory: `cargo install` puts it there, and a remote VS Code server gives the
+// extension host the PATH of a login shell, which often lacks ~/.cargo/bin).
 import * as path from 'node:path';
 
 export type Resolution =
@@ -13,11 +15,12 @@ export interface FileProbe {
 
 /**
  * Resolve `setting` as the OS would for spawn: a path with a separator is taken as is
- * (relative to `cwd`); a bare name is looked up in `PATH` (with `PATHEXT` on Windows).
+ * (relative to `cwd`); a bare name is looked up in `PATH` (with `PATHEXT` on Windows), then
+ * in cargo's bin directory (`$CARGO_HOME/bin`, else `~/.cargo/bin`).
  */
 export function resolveBinary(
   setting: string,
-  env: { PATH?: string; PATHEXT?: string; HOME?: string },
+  env: { PATH?: string; PATHEXT?: string; HOME?: string; CARGO_HOME?: string },
   cwd: string,
   fs: FileProbe,
   platform: string = process.platform,
@@ -42,6 +45,8 @@ export function resolveBinary(
     return check(abs) ?? { ok: false, reason: 'missing', path: abs };
   }
   const dirs = (env.PATH ?? '').split(win ? ';' : ':').filter((d) => d.length > 0);
+  const cargoBin = cargoBinDir(env);
+  if (cargoBin !== null && !dirs.includes(cargoBin)) dirs.push(cargoBin);
   let notExec: Resolution | null = null;
   for (const dir of dirs) {
     const r = check(path.join(dir, name));
@@ -49,6 +54,13 @@ export function resolveBinary(
     if (r && !notExec) notExec = r;
   }
   return notExec ?? { ok: false, reason: 'missing', path: name };
+}
+
+/** Where `cargo install` puts binaries, or null when neither CARGO_HOME nor HOME is set. */
+export function cargoBinDir(env: { HOME?: string; CARGO_HOME?: string }): string | null {
+  if (env.CARGO_HOME) return path.join(env.CARGO_HOME, 'bin');
+  if (env.HOME) return path.join(env.HOME, '.cargo', 'bin');
+  return null;
 }
 
 /** A FileProbe over node:fs. */

@@ -37,12 +37,17 @@ function errnoCode(e: unknown): string | null {
   return null;
 }
 
-export function missingBinaryMessage(path: string): UserMessage {
+/** Which settings tab `debugSidecar.path` is read from here: `Remote` in a remote window. */
+export type SettingsTab = 'User' | 'Remote';
+
+export function missingBinaryMessage(path: string, tab: SettingsTab = 'User'): UserMessage {
+  const bare = !path.includes('/') && !path.includes('\\');
+  const where = bare ? `\`${path}\` is not on PATH nor in ~/.cargo/bin` : `\`${path}\``;
   return {
     severity: 'error',
     text:
-      `debug-sidecar was not found (\`${path}\`). Install it (\`cargo install --path .\` in the debug-sidecar ` +
-      `repository, or put the binary on PATH) or set "debugSidecar.path" to its absolute path, then run ${RESTART_TITLE}.`,
+      `debug-sidecar was not found (${where}). Install it (\`cargo install --path .\` in the debug-sidecar ` +
+      `repository) or set "debugSidecar.path" in the ${tab} settings to its absolute path, then run ${RESTART_TITLE}.`,
     actions: [
       { title: 'Open Settings', command: SETTINGS_COMMAND },
       { title: 'Restart', command: RESTART_COMMAND },
@@ -50,10 +55,10 @@ export function missingBinaryMessage(path: string): UserMessage {
   };
 }
 
-export function notExecutableMessage(path: string): UserMessage {
+export function notExecutableMessage(path: string, tab: SettingsTab = 'User'): UserMessage {
   return {
     severity: 'error',
-    text: `debug-sidecar at \`${path}\` is not executable. Fix its permissions or "debugSidecar.path", then run ${RESTART_TITLE}.`,
+    text: `debug-sidecar at \`${path}\` is not executable. Fix its permissions or "debugSidecar.path" in the ${tab} settings, then run ${RESTART_TITLE}.`,
     actions: [
       { title: 'Open Settings', command: SETTINGS_COMMAND },
       { title: 'Restart', command: RESTART_COMMAND },
@@ -73,7 +78,7 @@ export function stoppedMessage(detail: { code?: number | null; signal?: string |
 }
 
 /** The message for a failed request or start. `what` names the attempted action. */
-export function describeError(err: unknown, what: string, binaryPath?: string): UserMessage {
+export function describeError(err: unknown, what: string, binaryPath?: string, tab: SettingsTab = 'User'): UserMessage {
   if (isRpcError(err)) {
     switch (err.code) {
       case ErrorCodes.illegalCommand:
@@ -94,8 +99,8 @@ export function describeError(err: unknown, what: string, binaryPath?: string): 
     }
   }
   const errno = errnoCode(err);
-  if (errno === 'ENOENT') return missingBinaryMessage(binaryPath ?? 'debug-sidecar');
-  if (errno === 'EACCES') return notExecutableMessage(binaryPath ?? 'debug-sidecar');
+  if (errno === 'ENOENT') return missingBinaryMessage(binaryPath ?? 'debug-sidecar', tab);
+  if (errno === 'EACCES') return notExecutableMessage(binaryPath ?? 'debug-sidecar', tab);
   const text = err instanceof Error ? err.message : isRpcError(err) ? err.message : String(err);
   return { severity: 'error', text: `debug-sidecar: ${what} failed: ${text}`, actions: [] };
 }

@@ -1,5 +1,6 @@
-// The "Probe Ledger" tree: one row per probe (probe, hypothesis, file:line), then the
+// The "Probe Ledger" tree: one row per probe (file:line, then probe and hypothesis), then the
 // foreign and half-removed markers the last scan found. Missing and foreign rows are marked.
+// The label is the location: a narrow sidebar cuts the end of a row, never where it is.
 import type { ForeignKind, Hypothesis, ProbesResult } from './protocol';
 
 export type LedgerMarker = 'live' | 'issued' | 'missing' | 'foreign' | 'halfRemoved';
@@ -61,8 +62,8 @@ export function ledgerNodes(result: ProbesResult, hypotheses: Hypothesis[] = [])
     tips.push(where(p.file, p.line));
     nodes.push({
       id: `probe:${p.id}`,
-      label: `${p.id} · ${hyp ?? 'no hypothesis'}`,
-      description: `${where(p.file, p.line)}${marker === 'live' ? '' : ` — ${MARKER_TEXT[marker]}`}`,
+      label: where(p.file, p.line),
+      description: `${p.id} · ${hyp ?? 'no hypothesis'}${marker === 'live' ? '' : ` — ${MARKER_TEXT[marker]}`}`,
       tooltip: tips.join('\n'),
       marker,
       icon: MARKER_ICON[marker],
@@ -72,8 +73,8 @@ export function ledgerNodes(result: ProbesResult, hypotheses: Hypothesis[] = [])
   result.foreign.forEach((f, i) => {
     nodes.push({
       id: `foreign:${i}:${f.file}:${f.line}`,
-      label: `foreign · ${FOREIGN_TEXT[f.kind] ?? f.kind}`,
-      description: `${where(f.file, f.line)} — ${MARKER_TEXT.foreign}`,
+      label: where(f.file, f.line),
+      description: `${MARKER_TEXT.foreign} · ${FOREIGN_TEXT[f.kind] ?? f.kind}`,
       tooltip: `${FOREIGN_TEXT[f.kind] ?? f.kind} at ${where(f.file, f.line)}\n${f.text}`,
       marker: 'foreign',
       icon: MARKER_ICON.foreign,
@@ -83,8 +84,8 @@ export function ledgerNodes(result: ProbesResult, hypotheses: Hypothesis[] = [])
   result.halfRemoved.forEach((h, i) => {
     nodes.push({
       id: `half:${i}:${h.file}:${h.line}`,
-      label: `${h.probeId} · marker without its pair`,
-      description: `${where(h.file, h.line)} — ${MARKER_TEXT.halfRemoved}`,
+      label: where(h.file, h.line),
+      description: `${MARKER_TEXT.halfRemoved} · ${h.probeId} marker without its pair`,
       tooltip: `A start marker without its end, or an end without its start, of probe ${h.probeId}. Remove the rest of the block.`,
       marker: 'halfRemoved',
       icon: MARKER_ICON.halfRemoved,

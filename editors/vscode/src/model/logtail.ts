@@ -67,6 +67,12 @@ export class LogTail {
     return out;
   }
 
+  /** Forget what was shown (the output was emptied). */
+  reset(): void {
+    this.run = null;
+    this.shown = new Set();
+  }
+
   /** Whether the tail already shows every line up to `lines`. */
   hasAll(run: string, lines: number): boolean {
     if (run !== this.run) return lines === 0;

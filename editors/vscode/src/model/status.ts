@@ -99,6 +99,8 @@ export function statusView(input: StatusInput): StatusView {
   if (progress) parts.push(progress);
 
   const tips: string[] = [];
+  const yourTurn = snap?.active === true && snap.stage === 'user_turn';
+  if (yourTurn) tips.push('Your turn: click for the steps, Proceed and Mark fixed.');
   if (snap && snap.active) {
     if (snap.problem) tips.push(`Problem: ${snap.problem}`);
     tips.push(`Stage: ${snap.stage ?? 'inactive'}${snap.round !== null ? `, round ${snap.round}` : ''}`);
@@ -118,7 +120,8 @@ export function statusView(input: StatusInput): StatusView {
     text: parts.join(' | '),
     tooltip: tips.join('\n'),
     busy,
-    severity: snap?.warning ? 'warning' : 'normal',
+    // The hand-off stays in sight until the person acts (the notification hides itself).
+    severity: snap?.warning || yourTurn ? 'warning' : 'normal',
     command: 'debugSidecar.statusMenu',
   };
 }
@@ -126,6 +129,8 @@ export function statusView(input: StatusInput): StatusView {
 export interface MenuItem {
   label: string;
   description: string;
+  /** A second line (the reproduction steps under Proceed). */
+  detail?: string;
   command: string;
 }
 
@@ -137,7 +142,10 @@ export function statusMenu(server: ServerState, snapshot: Snapshot | null): Menu
   const legal = new Set(snapshot?.userCommands ?? ['start']);
   const items: MenuItem[] = [];
   if (legal.has('start')) items.push({ label: 'Start', description: 'describe the problem', command: 'debugSidecar.start' });
-  if (legal.has('proceed')) items.push({ label: 'Proceed', description: 'I reproduced it', command: 'debugSidecar.proceed' });
+  if (legal.has('proceed')) {
+    const steps = snapshot?.stage === 'user_turn' ? (snapshot.steps ?? []).map((step, i) => `${i + 1}. ${step}`).join(' ') : '';
+    items.push({ label: 'Proceed', description: 'I reproduced it', ...(steps ? { detail: steps } : {}), command: 'debugSidecar.proceed' });
+  }
   if (legal.has('done')) items.push({ label: 'Mark Fixed', description: 'the bug is gone; clean up', command: 'debugSidecar.markFixed' });
   if (legal.has('abort')) items.push({ label: 'Abort', description: 'end the session now', command: 'debugSidecar.abort' });
   items.push({ label: 'Show Probe Ledger', description: '', command: 'debugSidecar.showLedger' });

@@ -10,6 +10,7 @@ export type Event =
   | { kind: 'userTurn'; prompt: UserTurnPrompt }
   | { kind: 'ledger'; nodes: LedgerNode[] }
   | { kind: 'log'; lines: string[] }
+  | { kind: 'clearLog' }
   | { kind: 'message'; message: UserMessage }
   | { kind: 'commands'; state: CommandState };
 
@@ -47,6 +48,10 @@ export class RecordingUi {
     log: (lines) => {
       this.output.push(...lines);
       this.push({ kind: 'log', lines });
+    },
+    clearLog: () => {
+      this.output = [];
+      this.push({ kind: 'clearLog' });
     },
     message: (message) => {
       this.messages.push(message);
