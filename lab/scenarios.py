@@ -82,14 +82,19 @@ def insert_probe(ws):
     return step
 
 
+def probe_in_app(ws):
+    """The probe block as it stands in app.py, markers and all."""
+    source = ws.read("app.py")
+    match = re.search(r"(?ms)^    # #region debug-probe.*?# #endregion debug-probe \S+\n", source)
+    check(match, "the probe block is not in app.py at cleanup")
+    return match.group(0)
+
+
 def remove_probe(ws):
     """Cleanup: the model deletes the block, markers and all."""
     def step(body):
-        source = ws.read("app.py")
-        match = re.search(r"(?ms)^    # #region debug-probe.*?# #endregion debug-probe \S+\n", source)
-        check(match, "the probe block is not in app.py at cleanup")
         return call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
-                             "old_string": match.group(0), "new_string": ""})
+                             "old_string": probe_in_app(ws), "new_string": ""})
     return step
 
 

@@ -5,12 +5,12 @@ model received first, then what the person was shown, then our state."""
 
 import json
 import os
-import re
 
 from harness import check
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug, boards,
-                       newest_board, no_doubled_board, read_round_one_logs, requests_of)
+                       newest_board, no_doubled_board, probe_in_app, read_round_one_logs,
+                       requests_of)
 
 OURS = ("record_hypotheses", "probe_snippet", "hand_off_to_user", "read_logs", "probe_ledger",
         "debug_status", "start_debug_session", "log_summary", "run_reproduction")
@@ -38,15 +38,6 @@ def edit_step(ws, names, old, new_of):
     return step
 
 
-def probe_in_source(ws):
-    def old(_body):
-        source = ws.read("app.py")
-        match = re.search(r"(?ms)^    # #region debug-probe.*?# #endregion debug-probe \S+\n", source)
-        check(match, "the probe block is not in app.py at cleanup")
-        return match.group(0)
-    return old
-
-
 def loop_script(ws, names, start_steps):
     return Script([
         Turn(PROBLEM, start_steps + [
@@ -67,7 +58,7 @@ def loop_script(ws, names, start_steps):
             say("Fixed, I think: please check."),
         ], name="proceed"),
         Turn("marked the bug fixed", [
-            edit_step(ws, names, probe_in_source(ws), lambda _b: ""),
+            edit_step(ws, names, lambda _b: probe_in_app(ws), lambda _b: ""),
             call("probe_ledger", {"rescan": True}),
             say("Every probe is removed."),
         ], name="done"),
