@@ -15,10 +15,11 @@ use crate::core::model::Stage;
 use crate::core::text::{self, FormDismissal};
 use crate::engine::owner::Owner;
 use crate::engine::tool_results;
-use crate::engine::{Engine, EngineConfig, EngineError, FormAnswer, SnippetRequest, StateDirError};
+use crate::engine::{Engine, EngineConfig, EngineError, FormAnswer, StateDirError};
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
-    RecordHypothesesParams, RunReproductionParams, SessionParams, StartParams,
+    RecordHypothesesParams, RemoveLogpointsParams, RunReproductionParams, SessionParams,
+    StartParams,
 };
 use crate::workspace::logread::LogQuery;
 use rmcp::model::{
@@ -133,7 +134,7 @@ fn annotated(tool: Tool, title: &str, read_only: bool, idempotent: bool) -> Tool
 /// A hand-off is not (a second one re-closes the round and may ask the
 /// person again), a snippet registers a new probe each time, a start is
 /// refused the second time; hypotheses are recorded by id.
-const TOOL_HINTS: [(&str, &str, bool, bool); 8] = [
+const TOOL_HINTS: [(&str, &str, bool, bool); 9] = [
     (
         "hand_off_to_user",
         "Hand the round to the user",
@@ -147,6 +148,7 @@ const TOOL_HINTS: [(&str, &str, bool, bool); 8] = [
         false,
     ),
     ("probe_ledger", "Probe ledger", true, true),
+    ("remove_logpoints", "Remove logpoints", false, true),
     ("read_logs", "Read run logs", true, true),
     ("log_summary", "Summarise a run's log", true, true),
     ("record_hypotheses", "Record hypotheses", false, true),
@@ -215,8 +217,16 @@ fn tool_list() -> Vec<Tool> {
             "probe_snippet",
             "Register a probe for a file and get a ready block to insert (markers included) that \
              appends one JSON line to the current run's log. `variables` are names or simple \
-             expressions in the file's language. Keep the block intact between its markers.",
+             expressions in the file's language. Keep the block intact between its markers. \
+             `kind: \"logpoint\"` with `line` edits no file: for Python or Node code started \
+             through `debug-sidecar run`, it records `variables` each time that line runs.",
             schema_of::<ProbeSnippetParams>(),
+        ),
+        Tool::new(
+            "remove_logpoints",
+            "Remove logpoints from the ledger by probe id: the cleanup of a logpoint (it is in no \
+             file). Source probes are removed by deleting their block.",
+            schema_of::<RemoveLogpointsParams>(),
         ),
         Tool::new(
             "probe_ledger",
@@ -294,14 +304,7 @@ impl DebugMcp {
                 let p: ProbeSnippetParams = parse(arguments)?;
                 let placed = self.run(move |engine, now| {
                     let session = engine.resolve(None)?;
-                    let request = SnippetRequest {
-                        file: p.file,
-                        hypothesis_id: p.hypothesis_id,
-                        message: p.message,
-                        language: p.language,
-                        variables: p.variables,
-                    };
-                    engine.probe_snippet(&session, request, now)
+                    engine.probe_snippet(&session, p.into_request(), now)
                 })?;
                 let text = text::snippet_result(
                     &placed.probe,
@@ -310,6 +313,14 @@ impl DebugMcp {
                     &placed.placement,
                 );
                 Ok(answer(text))
+            }
+            "remove_logpoints" => {
+                let p: RemoveLogpointsParams = parse(arguments)?;
+                let removed = self.run(move |engine, now| {
+                    let session = engine.resolve(None)?;
+                    engine.remove_logpoints(&session, p.probe_ids, now)
+                })?;
+                Ok(answer(text::logpoints_removed(&removed)))
             }
             "probe_ledger" => {
                 let p: ProbesParams = parse(arguments)?;

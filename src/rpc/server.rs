@@ -330,7 +330,7 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
     }
     let builder = register!(builder;
         requests: Start, HandOff, Proceed, Done, Abort, Status, Context, Stop, Observe,
-            RecordHypotheses, ProbeSnippet, Probes, Logs, LogSummaryRequest, Attach,
+            RecordHypotheses, ProbeSnippet, Probes, RemoveLogpoints, Logs, LogSummaryRequest, Attach,
             TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList;
         notifications: TurnEventNotification, ProgressTodos, ProgressGoal, ProgressActivity,
             AgentsEvent);
