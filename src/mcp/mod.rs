@@ -404,10 +404,11 @@ impl DebugMcp {
                     .into(),
             );
         }
-        let (target, root) = self.run(|engine, now| {
+        let (target, root, live) = self.run(|engine, now| {
             let session = engine.resolve(None)?;
             let target = engine.begin_run(&session, crate::core::machine::Recorder::Agent, now)?;
-            Ok((target, engine.config().root.clone()))
+            let live = engine.live_logpoints(&session)?;
+            Ok((target, engine.config().root.clone(), live))
         })?;
         let limits = Limits {
             run_bytes: AGENT_RUN_CAP,
@@ -415,7 +416,15 @@ impl DebugMcp {
             pass_through: false,
             stdin: false,
         };
-        let outcome = reproduce::run(&p.command, &root, &target, &limits);
+        let plan = crate::workspace::logpoints::plan(&p.command, &root, &root, &live);
+        let outcome = reproduce::run_with(
+            &plan.command,
+            &root,
+            &target,
+            &limits,
+            plan.logpoints,
+            &plan.notes,
+        );
         let ended = target.clone();
         let counted = self.run(move |engine, now| engine.end_run(&ended, now));
         if let Err(error) = counted {
