@@ -113,8 +113,6 @@ pub struct RunReport {
     pub dropped_lines: u64,
     /// The run's cap on recorded bytes.
     pub cap_bytes: u64,
-    /// Logpoint hits recorded.
-    pub logpoint_hits: u64,
     /// The last lines of output, oldest first.
     pub tail: Vec<TailLine>,
 }

@@ -268,7 +268,6 @@ pub fn run_with(
         recorded_bytes: recorder.written,
         dropped_lines: recorder.dropped,
         cap_bytes: limits.run_bytes,
-        logpoint_hits: recorder.hits.values().sum(),
         tail: recorder.tail.into_iter().collect(),
     })
 }

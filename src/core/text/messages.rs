@@ -181,7 +181,11 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
              1. Read the relevant code. Write 3-5 precise, testable hypotheses and record them \
              with {HYPOTHESES_TOOL}.\n\
              2. Instrument: insert 2-6 probes, each tagged with the hypothesis it tests, using \
-             the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers.\n\
+             the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers. \
+             For Python or Node code the reproduction starts through `debug-sidecar run`, \
+             prefer logpoints ({SNIPPET_TOOL} with `kind: \"logpoint\"`, `line` and \
+             `variables`): no file is edited and no rebuild is needed. Other languages, \
+             browsers, devices and code not started by `run` need source probes.\n\
              3. Call {HAND_OFF_TOOL} with numbered reproduction steps and an evidence plan, \
              then stop. The user reproduces and presses Proceed. A reproduction that is a \
              command goes in a step as `debug-sidecar run -- <command>` (for example \
