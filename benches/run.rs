@@ -5,6 +5,10 @@
 //! Printed as ratios; nothing here
 //! asserts a time.
 //!
+//! With DEBUG_SIDECAR_DEBUGPY_PYTHON (scripts/test's debugpy venv), also a
+//! Python loop of 1,000,000 iterations whose logpoint is hit 1,000 times,
+//! `run` (under debugpy, every hit recorded) against bare python.
+//!
 //! `cargo bench --bench run` (`DS_BENCH_RUN_LINES` sets the line count).
 
 use std::process::{Command, Stdio};
@@ -88,5 +92,54 @@ fn main() {
         "ms",
         ms(run_true) / ms(bare_true)
     );
+    if let Some(python) = std::env::var_os("DEBUG_SIDECAR_DEBUGPY_PYTHON") {
+        python_logpoint(&root, std::path::Path::new(&python), ms);
+    } else {
+        println!("(set DEBUG_SIDECAR_DEBUGPY_PYTHON for the Python logpoint benchmark)");
+    }
     let _ = std::fs::remove_dir_all(&root);
+}
+
+const LOOP: &str = "def main():\n    n = 0\n    for k in range(1000000):\n        if k % 1000 == 0:\n            n += 1\n    print(n)\n\n\nmain()\n";
+
+/// The loop under a logpoint on `n += 1` (line 5, hit 1,000 times).
+fn python_logpoint(root: &std::path::Path, python: &std::path::Path, ms: impl Fn(Duration) -> f64) {
+    use debug_sidecar::rpc::client::Connection;
+    use serde_json::json;
+    std::fs::write(root.join("loop.py"), LOOP).unwrap();
+    let mut server = Connection::spawn(std::path::Path::new(BIN), root, false).unwrap();
+    server.initialize(root, json!({})).unwrap();
+    server
+        .request(
+            "debug/probeSnippet",
+            json!({"file": "loop.py", "kind": "logpoint", "line": 5, "variables": ["k", "n"]}),
+        )
+        .unwrap();
+    let _ = server.shutdown();
+    let bin = python.parent().unwrap().to_path_buf();
+    let mut dirs = vec![bin];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let path = std::env::join_paths(dirs).unwrap();
+    let bare = best_of(3, || {
+        quiet(Command::new(python).arg("loop.py").current_dir(root))
+    });
+    let logged = best_of(3, || {
+        quiet(
+            Command::new(BIN)
+                .args(["run", "--", "python3", "loop.py"])
+                .current_dir(root)
+                .env("PATH", &path)
+                .env_remove("DEBUG_SIDECAR_DIR"),
+        )
+    });
+    println!(
+        "{:<46} {:>10.1} {:>10.1} {:<6} {:>7.2}x",
+        "run -- python3 loop.py, 1M iter, 1k hits (vs bare)",
+        ms(logged),
+        ms(bare),
+        "ms",
+        ms(logged) / ms(bare)
+    );
 }

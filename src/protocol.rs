@@ -7,7 +7,9 @@ use crate::core::agents::{AgentEventKind, AgentRecord, AgentUsage};
 use crate::core::context_sync::ContextPlan;
 use crate::core::harness::HarnessEventKind;
 use crate::core::machine::{ArtifactInput, ObservationInput, TurnSource};
-use crate::core::model::{AgentHandoffMode, EvidenceRequest, Hypothesis, Placement, Probe};
+use crate::core::model::{
+    AgentHandoffMode, EvidenceRequest, Hypothesis, Placement, Probe, ProbeKind,
+};
 use crate::core::progress::{ActivityLine, Bubble, Goal, Todo};
 use crate::core::snapshot::Snapshot;
 use crate::core::turn::TurnState;
@@ -260,9 +262,48 @@ pub struct ProbeSnippetParams {
     pub message: Option<String>,
     /// Overrides the language the file's extension names.
     pub language: Option<String>,
-    /// Variables whose values go into the line's `data`.
+    /// Variables whose values go into the line's `data`; for a logpoint,
+    /// the expressions it records (1 to 16, each at most 200 bytes).
     #[serde(default)]
     pub variables: Vec<String>,
+    /// `source` (default): a block to insert. `logpoint`: no file is
+    /// edited; `debug-sidecar run` sets it at `file:line` when it runs a
+    /// Python program.
+    #[serde(default)]
+    pub kind: ProbeKind,
+    /// A logpoint's 1-based line: it records before that line runs.
+    pub line: Option<u32>,
+}
+
+impl ProbeSnippetParams {
+    /// The engine's request, the same from every face.
+    pub fn into_request(self) -> crate::engine::SnippetRequest {
+        crate::engine::SnippetRequest {
+            file: self.file,
+            hypothesis_id: self.hypothesis_id,
+            message: self.message,
+            language: self.language,
+            variables: self.variables,
+            kind: self.kind,
+            line: self.line,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoveLogpointsParams {
+    pub session_id: Option<String>,
+    /// The logpoints to remove (their probe ids): the cleanup of a logpoint.
+    pub probe_ids: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoveLogpointsResult {
+    /// The ids that were live and are removed now.
+    pub removed: Vec<String>,
+    pub snapshot: Snapshot,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -588,6 +629,7 @@ methods! {
     RecordHypotheses = "debug/recordHypotheses", Request, RecordHypothesesParams => Snapshot;
     ProbeSnippet = "debug/probeSnippet", Request, ProbeSnippetParams => ProbeSnippetResult;
     Probes = "debug/probes", Request, ProbesParams => ProbesResult;
+    RemoveLogpoints = "debug/removeLogpoints", Request, RemoveLogpointsParams => RemoveLogpointsResult;
     Logs = "debug/logs", Request, LogsParams => LogsResult;
     LogSummaryRequest = "debug/logSummary", Request, LogSummaryParams => LogSummaryResult;
     Attach = "debug/attach", Request, AttachParams => Snapshot;

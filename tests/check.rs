@@ -90,6 +90,8 @@ fn unmarked_snippet(file: &str, root: &std::path::Path) -> String {
         language: None,
         state: ProbeState::Issued,
         trace: None,
+        kind: Default::default(),
+        logpoint: None,
     };
     let log = root.join(".debug-sidecar/sessions/s-9/runs/active.jsonl");
     let block = snippet(

@@ -91,6 +91,7 @@ async fn a_whole_session_through_tools_and_prompts() {
         [
             "hand_off_to_user",
             "probe_snippet",
+            "remove_logpoints",
             "probe_ledger",
             "read_logs",
             "log_summary",

@@ -29,7 +29,7 @@ fn the_python_sdk_runs_a_session() {
     );
     let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(seen["server"], "debug-sidecar");
-    assert_eq!(seen["tools"].as_array().unwrap().len(), 9);
+    assert_eq!(seen["tools"].as_array().unwrap().len(), 10);
     assert_eq!(
         seen["prompts"],
         serde_json::json!(["debug", "debug-proceed", "debug-done", "debug-abort"])

@@ -47,6 +47,8 @@ fn probe(id: &str, extension: &str) -> Probe {
         language: None,
         state: ProbeState::Issued,
         trace: None,
+        kind: Default::default(),
+        logpoint: None,
     }
 }
 

@@ -25,7 +25,15 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let committed = (committed > 0).then(|| warning(&root, &config.state_dir, &named, committed));
     let state_dir = config_relative(&root, &config.state_dir);
     let store = FileStore::new(&config.state_dir);
-    let mut target = Engine::new(config, Box::new(store)).check_target();
+    let mut engine = Engine::new(config, Box::new(store));
+    let mut target = engine.check_target();
+    let logpoints: Vec<_> = engine
+        .all_live_logpoints()
+        .into_iter()
+        .map(|(session, probe)| {
+            json!({"sessionId": session, "probeId": probe.id, "file": probe.file, "line": probe.line})
+        })
+        .collect();
     // Paths given narrow the check to them; without any, the files the
     // ledgers track are read too, whatever the ignore rules say.
     let paths = if paths.is_empty() {
@@ -45,6 +53,8 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
                 "filesRead": findings.files_read,
                 "leftovers": found,
                 "committedState": committed,
+                // In no file: listed, never a failure.
+                "logpoints": logpoints,
             }))?
         );
     } else {
@@ -58,6 +68,13 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
                 inline(&leftover.file),
                 leftover.line,
                 inline_cut(&leftover.detail, 300)
+            );
+        }
+        if !logpoints.is_empty() {
+            eprintln!(
+                "debug-sidecar check: {} logpoint(s) in the session ledgers edit no file and do \
+                 not fail the check (the agent's probe_ledger lists them)",
+                logpoints.len()
             );
         }
         if found.is_empty() {

@@ -33,9 +33,13 @@ const BUG: &str = "if [ \"$count\" -gt 3 ]; then";
 const FIX: &str = "if [ \"$count\" -ge 3 ]; then";
 const ARGS: [&str; 3] = ["1000", "2000", "3000"];
 
-pub fn run(keep: bool) -> anyhow::Result<ExitCode> {
+pub fn run(keep: bool, logpoints: bool) -> anyhow::Result<ExitCode> {
     let workspace = TempWorkspace::create()?;
-    let result = play(&workspace.root);
+    let result = if logpoints {
+        super::demo_logpoints::play(&workspace.root)
+    } else {
+        play(&workspace.root)
+    };
     if keep {
         println!("\n(workspace kept at {})", workspace.root.display());
         std::mem::forget(workspace);
@@ -44,7 +48,7 @@ pub fn run(keep: bool) -> anyhow::Result<ExitCode> {
 }
 
 /// How long the demo waits for a notification the server owes it.
-const WAIT: Duration = Duration::from_secs(10);
+pub(super) const WAIT: Duration = Duration::from_secs(10);
 
 fn play(root: &Path) -> anyhow::Result<ExitCode> {
     let program = root.join("checkout.sh");
@@ -267,20 +271,20 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// A request that must succeed.
-fn call(server: &mut Connection, method: &str, params: Value) -> anyhow::Result<Value> {
+pub(super) fn call(server: &mut Connection, method: &str, params: Value) -> anyhow::Result<Value> {
     server
         .request(method, params)
         .with_context(|| format!("{method} failed"))
 }
 
 /// The harness reports an edit tool call: the sidecar rescans for probes.
-fn edited(server: &mut Connection) -> anyhow::Result<()> {
+pub(super) fn edited(server: &mut Connection) -> anyhow::Result<()> {
     server.notify("turn/event", json!({ "kind": "toolCall", "tool": "Edit" }))?;
     Ok(())
 }
 
 /// The agent stops and the sidecar must send it back; the demo fails otherwise.
-fn expect_nudge(server: &mut Connection, what: &str) -> anyhow::Result<()> {
+pub(super) fn expect_nudge(server: &mut Connection, what: &str) -> anyhow::Result<()> {
     let stop = call(server, "debug/stop", json!({}))?;
     if stop["decision"] != "block" {
         bail!("this stop should have been blocked: {stop}");
@@ -292,7 +296,7 @@ fn expect_nudge(server: &mut Connection, what: &str) -> anyhow::Result<()> {
 
 /// The agent calls the hand-off tool; the demo shows the tool result it gets.
 /// Returns the new snapshot.
-fn hand_off(
+pub(super) fn hand_off(
     server: &mut Connection,
     steps: &[String],
     plan: Option<Value>,
@@ -310,7 +314,7 @@ fn hand_off(
     Ok(result["snapshot"].clone())
 }
 
-fn hypothesis(id: &str, statement: &str, status: &str) -> Value {
+pub(super) fn hypothesis(id: &str, statement: &str, status: &str) -> Value {
     json!({ "id": id, "statement": statement, "status": status, "evidence": [] })
 }
 
@@ -330,7 +334,7 @@ fn insert_before(file: &Path, anchor: &str, block: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn replace_in(file: &Path, from: &str, to: &str) -> anyhow::Result<()> {
+pub(super) fn replace_in(file: &Path, from: &str, to: &str) -> anyhow::Result<()> {
     let text = fs::read_to_string(file)?;
     fs::write(file, text.replace(from, to))?;
     Ok(())
@@ -360,7 +364,7 @@ fn remove_block(file: &Path, probe_id: &str) -> anyhow::Result<()> {
 }
 
 /// The status bar an editor shows, from a snapshot.
-fn editor(snapshot: &Value) {
+pub(super) fn editor(snapshot: &Value) {
     let line = if snapshot["active"] != true {
         "Debug Mode off".to_string()
     } else {
@@ -382,7 +386,7 @@ fn editor(snapshot: &Value) {
 }
 
 /// The notification an editor raises when the round becomes the user's.
-fn notification(snapshot: &Value) {
+pub(super) fn notification(snapshot: &Value) {
     println!("editor  ▸ notification: Reproduce the problem:");
     for (i, step) in snapshot["steps"]
         .as_array()
@@ -399,27 +403,27 @@ fn notification(snapshot: &Value) {
     println!("            [Proceed]  [Mark fixed]");
 }
 
-fn heading(title: &str) {
+pub(super) fn heading(title: &str) {
     println!(
         "\n── {title} {}",
         "─".repeat(70usize.saturating_sub(title.len()))
     );
 }
 
-fn agent(action: &str) {
+pub(super) fn agent(action: &str) {
     println!("agent   ▸ {action}");
 }
 
-fn sidecar(what: &str) {
+pub(super) fn sidecar(what: &str) {
     println!("sidecar ▸ {what}");
 }
 
-fn tell_model(what: &str, body: &str) {
+pub(super) fn tell_model(what: &str, body: &str) {
     println!("model   ◂ {what}:");
     quote(body);
 }
 
-fn quote(body: &str) {
+pub(super) fn quote(body: &str) {
     for line in body.lines() {
         println!("          │ {line}");
     }

@@ -2,6 +2,7 @@
 
 mod check;
 mod demo;
+mod demo_logpoints;
 mod evidence;
 mod install;
 mod install_check;
@@ -150,6 +151,10 @@ pub enum Command {
         /// Keep the temporary workspace instead of deleting it.
         #[arg(long)]
         keep: bool,
+        /// The Python twin, debugged with logpoints only: no source edit
+        /// but the fix (needs debugpy for `python3`).
+        #[arg(long)]
+        logpoints: bool,
     },
 }
 
@@ -171,7 +176,7 @@ impl Cli {
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Some(Command::Demo { keep }) => demo::run(keep),
+        Some(Command::Demo { keep, logpoints }) => demo::run(keep, logpoints),
         Some(Command::Run { place, command }) => run::run(place, command),
         Some(Command::Check { paths, json }) => check::run(paths, json),
         Some(Command::Install {

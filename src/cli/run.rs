@@ -8,12 +8,14 @@ use super::Where;
 use crate::core::machine::Recorder;
 use crate::core::reproduction::PERSON_RUN_CAP;
 use crate::engine::owner::now_ms;
+use crate::workspace::logpoints;
 use crate::workspace::reproduce::{self, Limits, RunError};
 use std::process::ExitCode;
 
 pub fn run(place: Where, command: Vec<String>) -> anyhow::Result<ExitCode> {
     let (mut engine, session) = place.open()?;
     let target = engine.begin_run(&session, Recorder::Person, now_ms())?;
+    let live = engine.live_logpoints(&session)?;
     let root = engine.config().root.clone();
     // From a folder of the workspace, as the person typed it; else its root.
     let cwd = std::env::current_dir()
@@ -26,7 +28,18 @@ pub fn run(place: Where, command: Vec<String>) -> anyhow::Result<ExitCode> {
         pass_through: true,
         stdin: true,
     };
-    let report = match reproduce::run(&command, &cwd, &target, &limits) {
+    let plan = logpoints::plan(&command, &cwd, &engine.config().root, &live);
+    for note in &plan.notes {
+        eprintln!("debug-sidecar: {note}");
+    }
+    let report = match reproduce::run_with(
+        &plan.command,
+        &cwd,
+        &target,
+        &limits,
+        plan.logpoints,
+        &plan.notes,
+    ) {
         Ok(report) => report,
         Err(error @ RunError::Spawn { .. }) => {
             // As a shell says it: nothing ran, nothing was recorded.

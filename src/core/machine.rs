@@ -61,6 +61,20 @@ pub struct ProbeRequest {
     pub language: Option<String>,
 }
 
+/// A logpoint to place: the engine has checked the file and read its line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogpointRequest {
+    pub file: String,
+    pub line: u32,
+    pub hypothesis_id: Option<String>,
+    pub language: Option<String>,
+    pub variables: Vec<String>,
+    pub message: Option<String>,
+    /// `logpoint::line_hash` of the line's text now.
+    pub line_hash: String,
+}
+
 /// Who started an agent turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -127,6 +141,11 @@ pub enum Command {
     Attach(ArtifactInput),
     RecordHypotheses(Vec<Hypothesis>),
     RegisterProbe(ProbeRequest),
+    /// A logpoint joins the ledger, live at once: only the ledger holds it.
+    PlaceLogpoint(LogpointRequest),
+    /// Logpoints leave the ledger (cleanup of a logpoint); legal whenever a
+    /// session is active, cleanup included.
+    RemoveLogpoints(Vec<String>),
     /// The agent's turn ended; the answer is the nudge decision.
     Stop,
     TurnStarted(TurnSource),
@@ -160,7 +179,7 @@ impl Command {
             Command::Observe(_) => CommandName::Observe,
             Command::Attach(_) => CommandName::Attach,
             Command::RecordHypotheses(_) => CommandName::RecordHypotheses,
-            Command::RegisterProbe(_) => CommandName::RegisterProbe,
+            Command::RegisterProbe(_) | Command::PlaceLogpoint(_) => CommandName::RegisterProbe,
             _ => return None,
         })
     }
@@ -234,6 +253,10 @@ pub enum Effect {
         probe: Probe,
     },
     Reconciled(Reconciliation),
+    /// These logpoints left the ledger.
+    LogpointsRemoved {
+        ids: Vec<String>,
+    },
     /// The session was aborted; these probes are still on disk.
     Aborted {
         leftover: Vec<Probe>,
@@ -456,7 +479,12 @@ fn apply_active(
             effects.push(Effect::Kickoff(Kickoff::Done));
         }
         Command::Abort => {
-            let leftover = s.live_probes().cloned().collect();
+            // Logpoints end with the ledger: only blocks in files are left over.
+            let leftover = s
+                .live_probes()
+                .filter(|p| !p.is_logpoint())
+                .cloned()
+                .collect();
             effects.push(Effect::Aborted { leftover });
             return Ok(DebugState::Inactive);
         }
@@ -475,6 +503,7 @@ fn apply_active(
             s.next_probe = s.next_probe.saturating_add(1);
             let probe = Probe {
                 id: id.clone(),
+                kind: ProbeKind::Source,
                 file,
                 line: None,
                 round: s.round().index,
@@ -482,11 +511,20 @@ fn apply_active(
                 language: request.language,
                 state: ProbeState::Issued,
                 trace: None,
+                logpoint: None,
             };
             s.track(&probe.file);
             s.probes.push(probe.clone());
             s.round_mut().probe_ids.push(id);
             effects.push(Effect::ProbeRegistered { probe });
+        }
+        Command::PlaceLogpoint(request) => {
+            let probe = place_logpoint(&mut s, request)?;
+            effects.push(Effect::ProbeRegistered { probe });
+        }
+        Command::RemoveLogpoints(ids) => {
+            let removed = remove_logpoints(&mut s, &ids)?;
+            effects.push(Effect::LogpointsRemoved { ids: removed });
         }
         Command::Stop => {
             let (next, decision) = stop(s);
@@ -802,6 +840,11 @@ fn reconcile(s: &mut DebugSession, report: ScanReport) -> Reconciliation {
         if !seen.insert(found.id.clone()) {
             continue; // a pasted duplicate: the first occurrence locates it
         }
+        if s.probes.iter().any(|p| p.id == found.id && p.is_logpoint()) {
+            // A block carrying a logpoint's id is not that logpoint; `check`
+            // still finds the block by its markers.
+            continue;
+        }
         s.track(&found.file);
         let trace = found.trace.filter(|t| !t.is_whole());
         match s.probes.iter_mut().find(|p| p.id == found.id) {
@@ -817,6 +860,8 @@ fn reconcile(s: &mut DebugSession, report: ScanReport) -> Reconciliation {
             None => {
                 s.probes.push(Probe {
                     id: found.id.clone(),
+                    kind: ProbeKind::Source,
+                    logpoint: None,
                     file: found.file.clone(),
                     line: Some(found.line),
                     round: round_index,
@@ -838,7 +883,7 @@ fn reconcile(s: &mut DebugSession, report: ScanReport) -> Reconciliation {
             }
         }
     }
-    for probe in &mut s.probes {
+    for probe in s.probes.iter_mut().filter(|p| !p.is_logpoint()) {
         if seen.contains(&probe.id) {
             outcome.live.push(probe.id.clone());
         } else if probe.state == ProbeState::Live && report.scope.covers(&probe.file) {
@@ -849,4 +894,88 @@ fn reconcile(s: &mut DebugSession, report: ScanReport) -> Reconciliation {
         }
     }
     outcome
+}
+
+/// A logpoint joins the ledger, bounded: its expressions and message are
+/// checked, and a session holds at most `MAX_LOGPOINTS` live ones.
+fn place_logpoint(s: &mut DebugSession, request: LogpointRequest) -> Result<Probe, DomainError> {
+    use super::logpoint;
+    let file = required_text("file", &request.file)?;
+    if request.line == 0 {
+        return Err(DomainError::invalid("line", "lines count from 1"));
+    }
+    let variables = logpoint::checked_expressions(&request.variables)?;
+    let message = logpoint::checked_message(request.message.as_deref())?;
+    if s.live_logpoints().count() >= logpoint::MAX_LOGPOINTS {
+        return Err(DomainError::invalid(
+            "kind",
+            format!(
+                "a session holds at most {} live logpoints; remove one first",
+                logpoint::MAX_LOGPOINTS
+            ),
+        ));
+    }
+    let id = format!("p{}", s.next_probe);
+    s.next_probe = s.next_probe.saturating_add(1);
+    let probe = Probe {
+        id: id.clone(),
+        kind: ProbeKind::Logpoint,
+        file,
+        line: Some(request.line),
+        round: s.round().index,
+        hypothesis_id: request.hypothesis_id.filter(|h| !h.trim().is_empty()),
+        language: request.language,
+        state: ProbeState::Live,
+        trace: None,
+        logpoint: Some(LogpointSpec {
+            variables,
+            message,
+            line_hash: request.line_hash,
+        }),
+    };
+    s.probes.push(probe.clone());
+    s.round_mut().probe_ids.push(id);
+    Ok(probe)
+}
+
+/// Logpoints leave the ledger: each named id must be a live logpoint of the
+/// session. Removed ones stay listed as removed, as a deleted block does.
+fn remove_logpoints(s: &mut DebugSession, ids: &[String]) -> Result<Vec<String>, DomainError> {
+    if ids.is_empty() {
+        return Err(DomainError::invalid(
+            "probeIds",
+            "name the logpoints to remove",
+        ));
+    }
+    for id in ids {
+        match s.probes.iter().find(|p| &p.id == id) {
+            Some(p) if p.is_logpoint() => {}
+            Some(_) => {
+                return Err(DomainError::invalid(
+                    "probeIds",
+                    format!(
+                        "{} is a source probe: delete its block from the file",
+                        super::escape::inline_cut(id, super::budget::ID)
+                    ),
+                ))
+            }
+            None => {
+                return Err(DomainError::invalid(
+                    "probeIds",
+                    format!(
+                        "{} is not in the ledger",
+                        super::escape::inline_cut(id, super::budget::ID)
+                    ),
+                ))
+            }
+        }
+    }
+    let mut removed = Vec::new();
+    for probe in s.probes.iter_mut().filter(|p| ids.contains(&p.id)) {
+        if probe.state == ProbeState::Live {
+            probe.state = ProbeState::Missing;
+            removed.push(probe.id.clone());
+        }
+    }
+    Ok(removed)
 }

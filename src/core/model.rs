@@ -217,13 +217,48 @@ impl ProbeState {
     }
 }
 
+/// A probe's kind: a block written into a file, or a logpoint that only
+/// the ledger holds and `debug-sidecar run` sets through a debug adapter.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    #[default]
+    Source,
+    Logpoint,
+}
+
+impl ProbeKind {
+    pub fn is_source(&self) -> bool {
+        *self == ProbeKind::Source
+    }
+}
+
+/// What a logpoint records, and the line it was placed on as it read then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogpointSpec {
+    /// Expressions in the file's language, evaluated each time the line runs.
+    pub variables: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// A fingerprint of the line's text (trimmed) when it was placed: a line
+    /// that reads otherwise now is not where the logpoint was meant to be.
+    pub line_hash: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Probe {
     pub id: String,
+    /// `source` when absent: a block in a file; `logpoint`: no file is edited.
+    #[serde(default, skip_serializing_if = "ProbeKind::is_source")]
+    pub kind: ProbeKind,
     /// Workspace-relative path with `/` separators.
     pub file: String,
-    /// 1-based line of the start marker, when a scan found it.
+    /// 1-based line of the start marker, when a scan found it; a
+    /// logpoint's line, always.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     pub round: u32,
@@ -236,9 +271,16 @@ pub struct Probe {
     /// block (its markers deleted, one end gone, retagged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<FindingKind>,
+    /// A logpoint's expressions and line fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logpoint: Option<LogpointSpec>,
 }
 
 impl Probe {
+    pub fn is_logpoint(&self) -> bool {
+        self.kind == ProbeKind::Logpoint
+    }
+
     /// `file:line` for a reader; the file name made inert (it may hold a
     /// newline or an escape sequence).
     pub fn location(&self) -> String {
@@ -264,8 +306,12 @@ impl Probe {
         })
     }
 
-    /// `file:line`, with what is wrong with the block when it is not whole.
+    /// `file:line`, with what is wrong with the block when it is not whole;
+    /// a logpoint says it is one (it is in no file).
     pub fn located(&self) -> String {
+        if self.is_logpoint() {
+            return format!("{} (logpoint)", self.location());
+        }
         match self.damage() {
             Some(damage) => format!("{} ({damage})", self.location()),
             None => self.location(),
@@ -481,6 +527,11 @@ impl DebugSession {
 
     pub fn live_probes(&self) -> impl Iterator<Item = &Probe> {
         self.probes.iter().filter(|p| p.state == ProbeState::Live)
+    }
+
+    /// Live logpoints: what `debug-sidecar run` sets.
+    pub fn live_logpoints(&self) -> impl Iterator<Item = &Probe> {
+        self.live_probes().filter(|p| p.is_logpoint())
     }
 
     pub fn live_probe_count(&self) -> usize {

@@ -50,6 +50,10 @@ fn is_consistent(session: &DebugSession) -> bool {
     };
     let mut ids = HashSet::new();
     session.probes.iter().all(|p| ids.insert(p.id.as_str()))
+        && session
+            .probes
+            .iter()
+            .all(|p| p.is_logpoint() == p.logpoint.is_some())
         && session.runs.iter().any(|r| r.id == round.run_id)
         && (session.stage == Stage::UserTurn) == round.handoff.is_some()
 }
@@ -326,10 +330,26 @@ fn revive_probes(value: Option<&Value>) -> Vec<Probe> {
                 // Older ledgers only held probes believed to be on disk.
                 _ => ProbeState::Live,
             };
+            let kind = match p.get("kind").and_then(Value::as_str) {
+                Some("logpoint") => ProbeKind::Logpoint,
+                _ => ProbeKind::Source,
+            };
+            // A logpoint is its spec: one without a usable spec, or with
+            // more than `run` would set, is not revived.
+            let logpoint = match kind {
+                ProbeKind::Logpoint => Some(revive_logpoint(p.get("logpoint"))?),
+                ProbeKind::Source => None,
+            };
+            let line = small(p.get("line"));
+            if kind == ProbeKind::Logpoint && line.filter(|l| *l > 0).is_none() {
+                return None;
+            }
             Some(Probe {
                 id,
+                kind,
+                logpoint,
                 file: text(p.get("file")).unwrap_or_default(),
-                line: small(p.get("line")),
+                line,
                 round: small(p.get("round")).filter(|r| *r > 0).unwrap_or(1),
                 hypothesis_id: text(p.get("hypothesisId")),
                 language: text(p.get("language")),
@@ -340,6 +360,23 @@ fn revive_probes(value: Option<&Value>) -> Vec<Probe> {
             })
         })
         .collect()
+}
+
+fn revive_logpoint(value: Option<&Value>) -> Option<LogpointSpec> {
+    use super::logpoint::{checked_expressions, checked_message};
+    let spec = value?;
+    let variables: Vec<String> = spec
+        .get("variables")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    Some(LogpointSpec {
+        variables: checked_expressions(&variables).ok()?,
+        message: checked_message(spec.get("message").and_then(Value::as_str)).ok()?,
+        line_hash: text(spec.get("lineHash")).unwrap_or_default(),
+    })
 }
 
 /// Runs from `runs`, or from the legacy `runHistory` + `logCounts`; every

@@ -11,6 +11,7 @@ mod activity;
 mod commands;
 mod config;
 mod harness;
+mod logpoints;
 mod logs;
 pub mod owner;
 mod probes;
@@ -38,7 +39,7 @@ use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
     ScanReport, StopDecision,
 };
-use crate::core::model::{DebugState, Hypothesis, Placement, Probe, ProbeState};
+use crate::core::model::{DebugState, Hypothesis, Placement, Probe, ProbeKind, ProbeState};
 use crate::core::progress::{Bubble, BubbleChange};
 use crate::core::revision;
 use crate::core::session_id::{check_session_id, DEFAULT_SESSION};
@@ -204,6 +205,10 @@ pub struct SnippetRequest {
     pub message: Option<String>,
     pub language: Option<String>,
     pub variables: Vec<String>,
+    /// `logpoint`: no block; the ledger holds `file:line` and the variables.
+    pub kind: ProbeKind,
+    /// A logpoint's 1-based line.
+    pub line: Option<u32>,
 }
 
 pub struct Engine {

@@ -45,7 +45,8 @@ impl Engine {
             probes: session
                 .probes
                 .iter()
-                .filter(|p| p.state != ProbeState::Missing)
+                // A logpoint is in no file: it ends with the state.
+                .filter(|p| p.state != ProbeState::Missing && !p.is_logpoint())
                 .map(|p| format!("{} {}", p.id, p.location()))
                 .collect(),
         };
@@ -66,6 +67,16 @@ impl Engine {
         request: SnippetRequest,
         now: u64,
     ) -> Result<PlacedProbe, EngineError> {
+        if request.kind == ProbeKind::Logpoint {
+            return self.place_logpoint(session_id, request, now);
+        }
+        if request.line.is_some() {
+            return Err(DomainError::invalid(
+                "line",
+                "only a logpoint takes a line (a block goes where you insert it)",
+            )
+            .into());
+        }
         let file = self.workspace_relative(&request.file)?;
         // Refuse an unsupported language (or browser without an ingest URL)
         // before the ledger gains a probe.

@@ -22,10 +22,18 @@ pub fn ledger(ledger: &ProbeLedger) -> String {
         .probes
         .iter()
         .map(|probe| {
+            let records = probe
+                .logpoint
+                .as_ref()
+                .map(|l| format!(" records {}", cut(&l.variables.join(", "), LOCATION)))
+                .unwrap_or_default();
+            let state = match (probe.is_logpoint(), probe.state) {
+                (true, crate::core::model::ProbeState::Missing) => "removed",
+                (_, state) => state.as_str(),
+            };
             format!(
-                "{} {} {}",
+                "{} {state} {}{records}",
                 inline_cut(&probe.id, ID),
-                probe.state.as_str(),
                 cut(&probe.located(), LOCATION)
             )
         })

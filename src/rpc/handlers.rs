@@ -6,7 +6,7 @@ use crate::core::harness::HarnessEvent;
 use crate::core::machine::{ObservationInput, ProceedInput, StopDecision};
 use crate::core::progress::Bubble;
 use crate::core::snapshot::Snapshot;
-use crate::engine::{Engine, EngineError, LogRun, SnippetRequest, StopAnswer};
+use crate::engine::{Engine, EngineError, LogRun, StopAnswer};
 use crate::protocol::*;
 use crate::workspace::logread::LogQuery;
 use serde::de::DeserializeOwned;
@@ -173,17 +173,7 @@ impl RequestHandler for ProbeSnippet {
         p: ProbeSnippetParams,
     ) -> Result<ProbeSnippetResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        let placed = engine.probe_snippet(
-            &session,
-            SnippetRequest {
-                file: p.file,
-                hypothesis_id: p.hypothesis_id,
-                message: p.message,
-                language: p.language,
-                variables: p.variables,
-            },
-            now,
-        )?;
+        let placed = engine.probe_snippet(&session, p.into_request(), now)?;
         let note = crate::core::text::placement_note(&placed.probe.file, &placed.placement);
         Ok(ProbeSnippetResult {
             probe: placed.probe,
@@ -191,6 +181,21 @@ impl RequestHandler for ProbeSnippet {
             snippet: placed.snippet,
             note,
             placement: placed.placement,
+            snapshot: engine.status(&session, now)?,
+        })
+    }
+}
+
+impl RequestHandler for RemoveLogpoints {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: RemoveLogpointsParams,
+    ) -> Result<RemoveLogpointsResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let removed = engine.remove_logpoints(&session, p.probe_ids, now)?;
+        Ok(RemoveLogpointsResult {
+            removed,
             snapshot: engine.status(&session, now)?,
         })
     }

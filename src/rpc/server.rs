@@ -382,8 +382,8 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
     }
     let builder = register!(builder;
         requests: Start, HandOff, Proceed, Done, Abort, Status, Context, Stop, Observe,
-            RecordHypotheses, ProbeSnippet, Probes, Logs, LogSummaryRequest, Attach,
-            TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList, Sessions;
+            RecordHypotheses, ProbeSnippet, Probes, RemoveLogpoints, Logs, LogSummaryRequest,
+            Attach, TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList, Sessions;
         notifications: TurnEventNotification, ProgressTodos, ProgressGoal, ProgressActivity,
             AgentsEvent);
     let builder = builder

@@ -5,6 +5,7 @@ pub mod artifacts;
 pub mod breadcrumb;
 pub mod committed;
 pub mod ingest;
+pub mod logpoints;
 pub mod logread;
 pub mod reproduce;
 pub mod runlog;

@@ -13,6 +13,7 @@
 use crate::core::reproduction::{
     Ending, RunReport, Source, TailLine, LINE_CAP, TAIL_LINES, TAIL_LINE_BYTES,
 };
+use crate::workspace::logpoints::{self, debugpy, SetLogpoint};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -69,6 +70,20 @@ enum Event {
     Bytes(Source, Vec<u8>, u64),
     Closed(Source),
     Exited(std::process::ExitStatus),
+    Hit(String, serde_json::Map<String, serde_json::Value>, u64),
+    Note(String, u64),
+    /// The adapter's session ended; false when none could be had.
+    AdapterDone(bool),
+}
+
+/// The session's logpoints, set in the program through debugpy while it
+/// runs (`command` already starts it under the adapter on `port`).
+pub struct Logpoints {
+    /// The command as asked for: what the run's records name.
+    pub asked: Vec<String>,
+    pub port: u16,
+    pub nonce: String,
+    pub set: Vec<SetLogpoint>,
 }
 
 fn now_ms() -> u64 {
@@ -83,6 +98,19 @@ pub fn run(
     cwd: &Path,
     target: &Target,
     limits: &Limits,
+) -> Result<RunReport, RunError> {
+    run_with(command, cwd, target, limits, None, &[])
+}
+
+/// `run`, with logpoints set in the program and notes recorded first (a
+/// logpoint not set, debugpy missing): each note is a `sidecar` record.
+pub fn run_with(
+    command: &[String],
+    cwd: &Path,
+    target: &Target,
+    limits: &Limits,
+    logpoints: Option<Logpoints>,
+    notes: &[String],
 ) -> Result<RunReport, RunError> {
     let (program, args) = command.split_first().ok_or(RunError::NoCommand)?;
     let file = crate::workspace::runlog::open_own_append(&target.file).map_err(|error| {
@@ -126,10 +154,42 @@ pub fn run(
             }
         });
     }
+    let mut open = 2;
+    let mut asked = command.to_vec();
+    let set = match logpoints {
+        Some(Logpoints {
+            asked: original,
+            port,
+            nonce,
+            set,
+        }) => {
+            asked = original;
+            open += 1;
+            let events = events.clone();
+            let thread_set = set.clone();
+            std::thread::spawn(move || {
+                let ok = debugpy::serve(port, &nonce, &thread_set, |event| {
+                    let _ = events.send(match event {
+                        debugpy::AdapterEvent::Hit { probe_id, data } => {
+                            Event::Hit(probe_id, data, now_ms())
+                        }
+                        debugpy::AdapterEvent::Note(note) => Event::Note(note, now_ms()),
+                    });
+                });
+                let _ = events.send(Event::AdapterDone(ok));
+            });
+            set
+        }
+        None => Vec::new(),
+    };
     drop(events);
     let mut recorder = Recorder::new(target, file, limits.run_bytes);
+    recorder.logpoints = set;
+    for note in notes {
+        recorder.note(note, now_ms());
+    }
     let deadline = limits.timeout.map(|t| started + t);
-    let (mut open, mut ending, mut drain_until) = (2, None::<Ending>, None::<Instant>);
+    let (mut ending, mut drain_until) = (None::<Ending>, None::<Instant>);
     let mut timed_out = None;
     let mut last_flush = Instant::now();
     while open > 0 || ending.is_none() {
@@ -146,6 +206,21 @@ pub fn run(
             Ok(Event::Closed(source)) => {
                 recorder.close(source, now_ms());
                 open -= 1;
+            }
+            Ok(Event::Hit(probe_id, data, at)) => recorder.hit(&probe_id, data, at),
+            Ok(Event::Note(note, at)) => {
+                if limits.pass_through {
+                    eprintln!("debug-sidecar: {note}");
+                }
+                recorder.note(&note, at);
+            }
+            Ok(Event::AdapterDone(ok)) => {
+                open -= 1;
+                if !ok && ending.is_none() {
+                    // It waits for a debugger that will not come.
+                    kill_group(pid);
+                    kill_one(pid);
+                }
             }
             Ok(Event::Exited(status)) => {
                 ending = Some(match timed_out {
@@ -181,11 +256,11 @@ pub fn run(
     recorder.close(Source::Stdout, now_ms());
     recorder.close(Source::Stderr, now_ms());
     let duration_ms = started.elapsed().as_millis() as u64;
-    recorder.exit(command, ending, duration_ms);
+    recorder.exit(&asked, ending, duration_ms);
     recorder.flush()?;
     Ok(RunReport {
         run_id: target.run_id.clone(),
-        command: command.to_vec(),
+        command: asked,
         ending,
         duration_ms,
         stdout_lines: recorder.lines[0],
@@ -270,6 +345,16 @@ fn ending_of(status: std::process::ExitStatus) -> Ending {
         }
     }
     Ending::Exited { code: 1 }
+}
+
+fn kill_one(pid: u32) {
+    #[cfg(unix)]
+    // SAFETY: kill(2) on the child's own pid; no memory is touched.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }
 
 fn kill_group(pid: u32) {
@@ -375,6 +460,38 @@ struct Recorder<'a> {
     dropped: u64,
     capped: bool,
     tail: VecDeque<TailLine>,
+    /// The logpoints set in the program, and the hits recorded per probe.
+    logpoints: Vec<SetLogpoint>,
+    hits: std::collections::HashMap<String, u64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HitRecord<'a> {
+    session_id: &'a str,
+    run_id: &'a str,
+    source: &'static str,
+    probe_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hypothesis_id: Option<&'a str>,
+    location: String,
+    message: String,
+    data: serde_json::Map<String, serde_json::Value>,
+    timestamp: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    agent_run: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NoteRecord<'a> {
+    session_id: &'a str,
+    run_id: &'a str,
+    source: &'static str,
+    message: &'a str,
+    timestamp: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    agent_run: bool,
 }
 
 fn index(source: Source) -> usize {
@@ -397,7 +514,79 @@ impl<'a> Recorder<'a> {
             dropped: 0,
             capped: false,
             tail: VecDeque::new(),
+            logpoints: Vec::new(),
+            hits: std::collections::HashMap::new(),
         }
+    }
+
+    /// Appends one record within the run's cap; false when over it.
+    fn append(&mut self, record: &impl Serialize) -> bool {
+        if self.capped {
+            self.dropped += 1;
+            return false;
+        }
+        let before = self.batch.len();
+        if serde_json::to_writer(&mut self.batch, record).is_err() {
+            self.batch.truncate(before);
+            return false;
+        }
+        self.batch.push(b'\n');
+        let size = (self.batch.len() - before) as u64;
+        if self.written + size > self.cap {
+            self.batch.truncate(before);
+            self.capped = true;
+            self.dropped += 1;
+            return false;
+        }
+        self.written += size;
+        true
+    }
+
+    /// A logpoint's line ran: one record with its values, as a probe line.
+    fn hit(&mut self, probe_id: &str, data: serde_json::Map<String, serde_json::Value>, at: u64) {
+        let Some(logpoint) = self
+            .logpoints
+            .iter()
+            .find(|l| l.probe_id == probe_id)
+            .cloned()
+        else {
+            return;
+        };
+        let count = self.hits.entry(logpoint.probe_id.clone()).or_default();
+        if *count >= crate::core::logpoint::MAX_HITS_PER_LOGPOINT {
+            self.dropped += 1;
+            return;
+        }
+        *count += 1;
+        let record = HitRecord {
+            session_id: &self.target.session_id,
+            run_id: &self.target.run_id,
+            source: "logpoint",
+            probe_id: &logpoint.probe_id,
+            hypothesis_id: logpoint.hypothesis_id.as_deref(),
+            location: logpoint.location(),
+            message: logpoint
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("logpoint {}", logpoint.probe_id)),
+            data: logpoints::bounded_data(&logpoint, data),
+            timestamp: at,
+            agent_run: self.target.agent,
+        };
+        self.append(&record);
+    }
+
+    /// What `run` says about the logpoints, as a record of the run.
+    fn note(&mut self, note: &str, at: u64) {
+        let record = NoteRecord {
+            session_id: &self.target.session_id,
+            run_id: &self.target.run_id,
+            source: "sidecar",
+            message: note,
+            timestamp: at,
+            agent_run: self.target.agent,
+        };
+        self.append(&record);
     }
 
     fn take(&mut self, source: Source, mut bytes: &[u8], at: u64) {

@@ -1,5 +1,8 @@
 use super::blackboard::listed_hypotheses;
-use super::{indented, quoted, RenderEnv, HAND_OFF_TOOL, HYPOTHESES_TOOL, SNIPPET_TOOL};
+use super::{
+    indented, quoted, RenderEnv, HAND_OFF_TOOL, HYPOTHESES_TOOL, REMOVE_LOGPOINTS_TOOL,
+    SNIPPET_TOOL,
+};
 use crate::core::budget::{self, cut, ID, KICKOFF_TEXT, LOCATION, STATEMENT};
 use crate::core::escape::inline_cut;
 use crate::core::machine::{
@@ -29,14 +32,41 @@ pub fn nudge_reason(session: &DebugSession, nudge: &Nudge) -> String {
             }
             text
         }
-        Nudge::Cleanup { attempt, remaining } => format!(
-            "Cleanup is not finished: {} probe(s) are still on disk:\n{}\nDelete each block from \
-             its `#region debug-probe` line through its `#endregion debug-probe` line, then stop.{} \
-             (Reminder {attempt} of {MAX_CLEANUP_NUDGES}.)",
-            remaining.len(),
-            probe_lines(remaining),
-            damaged_hint(remaining)
-        ),
+        Nudge::Cleanup { attempt, remaining } => {
+            let (logpoints, blocks): (Vec<Probe>, Vec<Probe>) =
+                remaining.iter().cloned().partition(Probe::is_logpoint);
+            if logpoints.is_empty() {
+                format!(
+                    "Cleanup is not finished: {} probe(s) are still on disk:\n{}\nDelete each \
+                     block from its `#region debug-probe` line through its `#endregion \
+                     debug-probe` line, then stop.{} (Reminder {attempt} of \
+                     {MAX_CLEANUP_NUDGES}.)",
+                    blocks.len(),
+                    probe_lines(&blocks),
+                    damaged_hint(&blocks)
+                )
+            } else {
+                let mut text = format!(
+                    "Cleanup is not finished: {} probe(s) remain.\n",
+                    remaining.len()
+                );
+                if !blocks.is_empty() {
+                    let _ = write!(
+                        text,
+                        "On disk:\n{}\nDelete each block from its `#region debug-probe` line \
+                         through its `#endregion debug-probe` line.{}\n",
+                        probe_lines(&blocks),
+                        damaged_hint(&blocks)
+                    );
+                }
+                let _ = write!(
+                    text,
+                    "{}\nThen stop. (Reminder {attempt} of {MAX_CLEANUP_NUDGES}.)",
+                    logpoint_cleanup(&logpoints)
+                );
+                text
+            }
+        }
     }
 }
 
@@ -63,6 +93,15 @@ pub fn notice(notice: &Notice, round: u32) -> String {
             )
         }
         Notice::CleanupVerified(summary) => cleanup_summary(summary),
+        Notice::CleanupUnfinished { remaining } if remaining.iter().any(Probe::is_logpoint) => {
+            format!(
+                "Cleanup stopped with {} probe(s) left:\n{}\nBlocks in files are removed by hand \
+                 (`debug-sidecar check` lists them); logpoints are in no file and leave the \
+                 ledger when the agent removes them. Ask the agent again; Abort ends the session.",
+                remaining.len(),
+                probe_lines(remaining)
+            )
+        }
         Notice::CleanupUnfinished { remaining } => format!(
             "Cleanup stopped with {} probe(s) still on disk:\n{}\nRemove them by hand or ask the \
              agent again; `debug-sidecar check` lists them. Abort ends the session.",
@@ -142,7 +181,11 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
              1. Read the relevant code. Write 3-5 precise, testable hypotheses and record them \
              with {HYPOTHESES_TOOL}.\n\
              2. Instrument: insert 2-6 probes, each tagged with the hypothesis it tests, using \
-             the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers.\n\
+             the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers. \
+             For Python code the reproduction starts through `debug-sidecar run`, \
+             prefer logpoints ({SNIPPET_TOOL} with `kind: \"logpoint\"`, `line` and \
+             `variables`): no file is edited and no rebuild is needed. Other languages, \
+             browsers, devices and code not started by `run` need source probes.\n\
              3. Call {HAND_OFF_TOOL} with numbered reproduction steps and an evidence plan, \
              then stop. The user reproduces and presses Proceed. A reproduction that is a \
              command goes in a step prefixed with `debug-sidecar run --` (for example \
@@ -153,13 +196,18 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
         ),
         Kickoff::Proceed { closed_round } => proceed_kickoff(session, closed_round, env),
         Kickoff::Done => {
-            let live: Vec<Probe> = session.live_probes().cloned().collect();
-            let list = if live.is_empty() {
+            let (logpoints, live): (Vec<Probe>, Vec<Probe>) =
+                session.live_probes().cloned().partition(Probe::is_logpoint);
+            let mut list = if live.is_empty() {
                 "The ledger shows no probe on disk; check for any you inserted that it missed."
                     .to_string()
             } else {
                 format!("Probes on disk ({}):\n{}", live.len(), probe_lines(&live))
             };
+            if !logpoints.is_empty() {
+                list.push('\n');
+                list.push_str(&logpoint_cleanup(&logpoints));
+            }
             format!(
                 "The user marked the bug fixed. Clean up now: delete every probe block from its \
                  `#region debug-probe` line through its `#endregion debug-probe` line, and revert \
@@ -246,6 +294,23 @@ fn damaged_hint(probes: &[Probe]) -> &'static str {
     }
 }
 
+/// How logpoints are cleaned up: they are in no file, so they leave the
+/// ledger through the tool, named with their ids.
+fn logpoint_cleanup(logpoints: &[Probe]) -> String {
+    let ids: Vec<String> = logpoints
+        .iter()
+        .take(MAX_LISTED_PROBES)
+        .map(|p| format!("\"{}\"", inline_cut(&p.id, ID)))
+        .collect();
+    format!(
+        "Logpoints in the ledger ({}, in no file):\n{}\nRemove them with {REMOVE_LOGPOINTS_TOOL} \
+         {{\"probeIds\": [{}]}}.",
+        logpoints.len(),
+        probe_lines(logpoints),
+        ids.join(", ")
+    )
+}
+
 fn probe_lines(probes: &[Probe]) -> String {
     let mut lines: Vec<String> = probes
         .iter()
@@ -294,6 +359,9 @@ pub fn snippet_result(
     snippet: &str,
     placement: &Placement,
 ) -> String {
+    if probe.is_logpoint() {
+        return logpoint_result(probe, language);
+    }
     let mut text = format!(
         "Probe {} registered for {} ({language}). Insert this block where the evidence is, \
          unchanged between its markers:\n\n{snippet}",
@@ -305,6 +373,54 @@ pub fn snippet_result(
         text.push_str(&note);
     }
     text
+}
+
+/// The answer to removing logpoints.
+pub fn logpoints_removed(removed: &[String]) -> String {
+    if removed.is_empty() {
+        return "No live logpoint was removed: those ids were removed already.".to_string();
+    }
+    let ids: Vec<String> = removed.iter().map(|id| inline_cut(id, ID)).collect();
+    format!(
+        "Removed from the ledger: {}. No file was touched; `debug-sidecar run` no longer sets them.",
+        bounded(&ids)
+    )
+}
+
+fn bounded(items: &[String]) -> String {
+    let mut shown = items
+        .iter()
+        .take(MAX_LISTED_PROBES)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > MAX_LISTED_PROBES {
+        let _ = write!(shown, " and {} more", items.len() - MAX_LISTED_PROBES);
+    }
+    shown
+}
+
+/// The answer to placing a logpoint: where it is, what it records, and how
+/// it takes effect (only a program `debug-sidecar run` starts).
+fn logpoint_result(probe: &Probe, language: &str) -> String {
+    let expressions = probe
+        .logpoint
+        .as_ref()
+        .map(|l| l.variables.join(", "))
+        .unwrap_or_default();
+    // Only Python logpoints are placed (Node's are not built yet).
+    let runner = "a Python program (python, python3, python -m module)";
+    format!(
+        "Logpoint {} placed at {} ({language}); no file was edited. Each time that line is about \
+         to run it records: {}. It takes effect only in {runner} started through `debug-sidecar \
+         run --` (by the person, in your hand-off steps, or by run_reproduction); hits \
+         land in that run's log like probe lines. If the line changes, `run` reports the \
+         logpoint instead of setting it. Cleanup: {REMOVE_LOGPOINTS_TOOL} {{\"probeIds\": [\"{}\"]}}.",
+        inline_cut(&probe.id, ID),
+        cut(&probe.location(), LOCATION),
+        cut(&expressions, LOCATION),
+        inline_cut(&probe.id, ID),
+    )
 }
 
 /// What the person and the model are told when the state directory of an

@@ -15,8 +15,8 @@ pub use form::{
     CHOICE_PROCEED, CHOICE_REPLY, FORM_UNKNOWN,
 };
 pub use messages::{
-    abort_notice, hand_off_result, kickoff, lost_state, notice, nudge_reason, placement_note,
-    snippet_result, stop_reason, NO_SESSION,
+    abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, notice, nudge_reason,
+    placement_note, snippet_result, stop_reason, NO_SESSION,
 };
 pub use reproduction::{agent_run_result, person_run_notice};
 pub use skill::{skill_md, SKILL_NAME};
@@ -27,6 +27,7 @@ use std::path::Path;
 pub const HAND_OFF_TOOL: &str = "hand_off_to_user";
 pub const SNIPPET_TOOL: &str = "probe_snippet";
 pub const HYPOTHESES_TOOL: &str = "record_hypotheses";
+pub const REMOVE_LOGPOINTS_TOOL: &str = "remove_logpoints";
 
 /// What the person is shown when a model that stopped early is sent back.
 pub const NUDGE_NOTICE: &str =

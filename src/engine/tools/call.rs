@@ -10,10 +10,10 @@ use crate::core::reproduction::{self, RunReport, AGENT_RUN_CAP};
 use crate::core::snapshot::Snapshot;
 use crate::core::text;
 use crate::engine::owner::Owner;
-use crate::engine::{tool_results, Engine, EngineError, SnippetRequest};
+use crate::engine::{tool_results, Engine, EngineError};
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
-    RecordHypothesesParams, RunReproductionParams, StartParams,
+    RecordHypothesesParams, RemoveLogpointsParams, RunReproductionParams, StartParams,
 };
 use crate::workspace::logread::LogQuery;
 use crate::workspace::reproduce::{self, Limits};
@@ -120,14 +120,7 @@ impl Call<'_> {
             "probe_snippet" => {
                 let p: ProbeSnippetParams = parse(arguments)?;
                 let placed = self.run(move |engine, session, now| {
-                    let request = SnippetRequest {
-                        file: p.file,
-                        hypothesis_id: p.hypothesis_id,
-                        message: p.message,
-                        language: p.language,
-                        variables: p.variables,
-                    };
-                    engine.probe_snippet(session, request, now)
+                    engine.probe_snippet(session, p.into_request(), now)
                 })?;
                 Ok(text::snippet_result(
                     &placed.probe,
@@ -135,6 +128,13 @@ impl Call<'_> {
                     &placed.snippet,
                     &placed.placement,
                 ))
+            }
+            "remove_logpoints" => {
+                let p: RemoveLogpointsParams = parse(arguments)?;
+                let removed = self.run(move |engine, session, now| {
+                    engine.remove_logpoints(session, p.probe_ids, now)
+                })?;
+                Ok(text::logpoints_removed(&removed))
             }
             "probe_ledger" => {
                 let p: ProbesParams = parse(arguments)?;
@@ -196,9 +196,10 @@ impl Call<'_> {
                     .into(),
             );
         }
-        let (target, root) = self.run(|engine, session, now| {
+        let (target, root, live) = self.run(|engine, session, now| {
             let target = engine.begin_run(session, Recorder::Agent, now)?;
-            Ok((target, engine.config().root.clone()))
+            let live = engine.live_logpoints(session)?;
+            Ok((target, engine.config().root.clone(), live))
         })?;
         let limits = Limits {
             run_bytes: AGENT_RUN_CAP,
@@ -206,7 +207,16 @@ impl Call<'_> {
             pass_through: false,
             stdin: false,
         };
-        let outcome = reproduce::run(&p.command, &root, &target, &limits);
+        // Python programs run under debugpy when the session has logpoints.
+        let plan = crate::workspace::logpoints::plan(&p.command, &root, &root, &live);
+        let outcome = reproduce::run_with(
+            &plan.command,
+            &root,
+            &target,
+            &limits,
+            plan.logpoints,
+            &plan.notes,
+        );
         let ended = target.clone();
         let counted = self
             .owner

@@ -10,8 +10,8 @@ pub use call::{call, hand_off, person, ToolAnswer};
 
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
-    RecordHypothesesParams, RunReproductionParams, SessionParams, StartParams, ToolAnnotations,
-    ToolSpec,
+    RecordHypothesesParams, RemoveLogpointsParams, RunReproductionParams, SessionParams,
+    StartParams, ToolAnnotations, ToolSpec,
 };
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
@@ -87,7 +87,7 @@ const fn hints(read_only: bool, idempotent: bool) -> Hints {
 /// idempotent (a second one re-closes the round and may ask the person
 /// again), a snippet registers a new probe each time, a start is refused
 /// the second time; hypotheses are recorded by id.
-pub const TOOLS: [Tool; 9] = [
+pub const TOOLS: [Tool; 10] = [
     Tool {
         name: "hand_off_to_user",
         title: "Hand the round to the user",
@@ -105,9 +105,18 @@ pub const TOOLS: [Tool; 9] = [
         description: "Register a probe for a file and get a ready block to insert (markers \
              included) that appends one JSON line to the current run's log. `variables` are \
              names or simple expressions in the file's language. Keep the block intact between \
-             its markers.",
+             its markers. `kind: \"logpoint\"` with `line` edits no file: for Python code started \
+             through `debug-sidecar run`, it records `variables` each time that line runs.",
         hints: hints(false, false),
         schema: schema_of::<ProbeSnippetParams>,
+    },
+    Tool {
+        name: "remove_logpoints",
+        title: "Remove logpoints",
+        description: "Remove logpoints from the ledger by probe id: the cleanup of a logpoint (it \
+             is in no file). Source probes are removed by deleting their block.",
+        hints: hints(false, true),
+        schema: schema_of::<RemoveLogpointsParams>,
     },
     Tool {
         name: "probe_ledger",

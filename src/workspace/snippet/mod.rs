@@ -331,6 +331,8 @@ mod tests {
             language: None,
             state: crate::core::model::ProbeState::Issued,
             trace: None,
+            kind: Default::default(),
+            logpoint: None,
         };
         let mut input = SnippetInput {
             probe: &probe,
@@ -378,6 +380,8 @@ mod tests {
             language: None,
             state: crate::core::model::ProbeState::Issued,
             trace: None,
+            kind: Default::default(),
+            logpoint: None,
         };
         let input = SnippetInput {
             probe: &probe,
@@ -413,6 +417,8 @@ mod tests {
             language: None,
             state: crate::core::model::ProbeState::Issued,
             trace: None,
+            kind: Default::default(),
+            logpoint: None,
         }
     }
 

@@ -1,0 +1,263 @@
+//! Setting the session's logpoints in a program `debug-sidecar run` starts
+//! (DESIGN section 7): which programs can take them (Python under debugpy),
+//! which logpoints still sit on the line they were placed on, and the
+//! records their hits become. No file is edited.
+
+mod dap;
+pub mod debugpy;
+
+use crate::core::logpoint::{check_line, LineCheck, VALUE_CAP};
+use crate::core::model::Probe;
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+
+/// A logpoint as `run` sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetLogpoint {
+    pub probe_id: String,
+    pub hypothesis_id: Option<String>,
+    /// Workspace-relative, as the ledger names it.
+    pub file: String,
+    /// The file's real path, as the adapter is told it.
+    pub path: PathBuf,
+    /// The line it is set on now (the ledger's, or where the line moved).
+    pub line: u32,
+    pub variables: Vec<String>,
+    pub message: Option<String>,
+}
+
+impl SetLogpoint {
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+/// How `run` starts a program given the session's live logpoints: the
+/// command (under debugpy when a Python program meets Python logpoints),
+/// the logpoints to set, and what to say about the ones it cannot set.
+pub struct Plan {
+    pub command: Vec<String>,
+    pub logpoints: Option<crate::workspace::reproduce::Logpoints>,
+    pub notes: Vec<String>,
+}
+
+/// Plans a run of `command` in `cwd` with the live logpoints `live`.
+pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan {
+    let plain = |notes: Vec<String>| Plan {
+        command: command.to_vec(),
+        logpoints: None,
+        notes,
+    };
+    if live.is_empty() {
+        return plain(Vec::new());
+    }
+    let python: Vec<Probe> = live
+        .iter()
+        .filter(|p| p.language.as_deref() == Some("python"))
+        .cloned()
+        .collect();
+    let others = live.len() - python.len();
+    let mut notes = Vec::new();
+    let launch = debugpy::python_launch(command, cwd);
+    if others > 0 {
+        notes.push(format!(
+            "{others} logpoint(s) not set: they are in JavaScript, and this run sets Python \
+             logpoints only"
+        ));
+    }
+    let Some(launch) = launch.filter(|_| !python.is_empty()) else {
+        if !python.is_empty() {
+            notes.push(format!(
+                "{} Python logpoint(s) not set: `{}` is not a Python program started directly \
+             (python, python3, python -m module, or a .py script)",
+                python.len(),
+                crate::core::budget::cut(&command.join(" "), 200)
+            ));
+        }
+        return plain(notes);
+    };
+    if !debugpy::importable(&launch.interpreter, cwd) {
+        notes.push(format!(
+            "{} Python logpoint(s) not set: debugpy is not installed for `{}`; install it with \
+             `{} -m pip install debugpy` (the program ran without logpoints)",
+            python.len(),
+            launch.interpreter,
+            launch.interpreter
+        ));
+        return plain(notes);
+    }
+    let (set, mut unset) = prepare(root, &python);
+    notes.append(&mut unset);
+    let port = match debugpy::free_port() {
+        Ok(port) if !set.is_empty() => port,
+        Ok(_) => return plain(notes),
+        Err(error) => {
+            notes.push(format!("logpoints not set: no loopback port ({error})"));
+            return plain(notes);
+        }
+    };
+    Plan {
+        command: debugpy::command(&launch, port),
+        logpoints: Some(crate::workspace::reproduce::Logpoints {
+            asked: command.to_vec(),
+            port,
+            nonce: nonce(),
+            set,
+        }),
+        notes,
+    }
+}
+
+/// A tag the program cannot guess: its hits are told from anything else
+/// on the adapter's connection.
+fn nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    format!("{:016x}", hasher.finish())
+}
+
+/// Which of `probes` (live logpoints of one language) can be set: each
+/// file read, each line found where it was placed, or where its text moved
+/// to. Answers the ones to set and a sentence for each that moved or is
+/// not set.
+pub fn prepare(root: &Path, probes: &[Probe]) -> (Vec<SetLogpoint>, Vec<String>) {
+    let root_real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut set = Vec::new();
+    let mut notes = Vec::new();
+    for probe in probes {
+        let (Some(spec), Some(line)) = (&probe.logpoint, probe.line) else {
+            continue;
+        };
+        let id = crate::core::escape::inline_cut(&probe.id, crate::core::budget::ID);
+        let placed = probe.location();
+        let real = root.join(&probe.file).canonicalize().ok();
+        let Some(path) = real.filter(|p| p.starts_with(&root_real) && p.is_file()) else {
+            notes.push(format!(
+                "logpoint {id} ({placed}) is not set: its file is gone (or now outside the workspace)"
+            ));
+            continue;
+        };
+        let text = std::fs::read(&path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let line = match check_line(&lines, line, &spec.line_hash) {
+            LineCheck::Same => line,
+            LineCheck::Moved { to } => {
+                notes.push(format!(
+                    "logpoint {id} ({placed}): that line moved to line {to}; set there"
+                ));
+                to
+            }
+            LineCheck::Changed => {
+                notes.push(format!(
+                    "logpoint {id} ({placed}) is not set: the line changed since it was placed \
+                     (remove it and place it again)"
+                ));
+                continue;
+            }
+        };
+        set.push(SetLogpoint {
+            probe_id: probe.id.clone(),
+            hypothesis_id: probe.hypothesis_id.clone(),
+            file: probe.file.clone(),
+            path,
+            line,
+            variables: spec.variables.clone(),
+            message: spec.message.clone(),
+        });
+    }
+    (set, notes)
+}
+
+/// One hit's values, bounded: each value's JSON at most `VALUE_CAP` bytes
+/// (a longer one is kept as the start of its text, with its length), at
+/// most the logpoint's own expressions.
+pub fn bounded_data(logpoint: &SetLogpoint, data: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for expression in &logpoint.variables {
+        let value = match data.get(expression) {
+            Some(value) => value.clone(),
+            None => json!({"$error": "no value was reported"}),
+        };
+        let text = value.to_string();
+        let value = if text.len() > VALUE_CAP {
+            json!({
+                "$truncated": crate::core::budget::head(&text, VALUE_CAP),
+                "length": text.len(),
+            })
+        } else {
+            value
+        };
+        out.insert(expression.clone(), value);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::logpoint::line_hash;
+    use crate::core::model::{LogpointSpec, ProbeKind, ProbeState};
+
+    fn logpoint(file: &str, line: u32, text: &str) -> Probe {
+        Probe {
+            id: "p1".into(),
+            kind: ProbeKind::Logpoint,
+            file: file.into(),
+            line: Some(line),
+            round: 1,
+            hypothesis_id: Some("H1".into()),
+            language: Some("python".into()),
+            state: ProbeState::Live,
+            trace: None,
+            logpoint: Some(LogpointSpec {
+                variables: vec!["x".into()],
+                message: None,
+                line_hash: line_hash(text),
+            }),
+        }
+    }
+
+    #[test]
+    fn a_moved_line_is_followed_a_changed_one_is_not_set() {
+        let dir = std::env::temp_dir().join(format!("lp-prepare-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.py"), "import os\nx = 1\ny = x\n").unwrap();
+        let (set, notes) = prepare(&dir, &[logpoint("a.py", 1, "y = x")]);
+        assert_eq!(set[0].line, 3);
+        assert!(notes[0].contains("moved to line 3"), "{notes:?}");
+        let (set, notes) = prepare(&dir, &[logpoint("a.py", 2, "x = 2")]);
+        assert!(set.is_empty());
+        assert!(notes[0].contains("the line changed"), "{notes:?}");
+        let (set, notes) = prepare(&dir, &[logpoint("../a.py", 2, "x = 1")]);
+        assert!(set.is_empty() && notes[0].contains("gone"), "{notes:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn values_are_capped_and_missing_ones_are_errors() {
+        let set = SetLogpoint {
+            probe_id: "p1".into(),
+            hypothesis_id: None,
+            file: "a.py".into(),
+            path: "/a.py".into(),
+            line: 1,
+            variables: vec!["big".into(), "gone".into()],
+            message: None,
+        };
+        let mut data = Map::new();
+        data.insert("big".into(), json!("x".repeat(VALUE_CAP * 2)));
+        data.insert("extra".into(), json!(1));
+        let out = bounded_data(&set, data);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out["big"]["length"], json!(VALUE_CAP * 2 + 2));
+        assert!(out["gone"]["$error"].is_string());
+    }
+}
