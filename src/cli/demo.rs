@@ -178,21 +178,12 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
     let proceeded = call(&mut server, "debug/proceed", json!({}))?;
     editor(&proceeded);
     tell_model("kickoff", proceeded["kickoff"].as_str().unwrap_or_default());
-    let logs = call(
-        &mut server,
-        "debug/logs",
-        json!({ "run": closed_run, "probe": probe_id }),
-    )?;
-    agent(&format!("read_logs {closed_run} (probe {probe_id}):"));
-    let entries = logs["entries"].as_array().cloned().unwrap_or_default();
-    for entry in &entries {
-        quote(&entry["entry"].to_string());
-    }
+    let entries = read_logs(&mut server, &closed_run, &probe_id)?;
     let confirmed = entries
         .iter()
         .any(|e| e["entry"]["data"]["count"] == "3" && e["entry"]["data"]["total"] == "6000");
     if !confirmed {
-        bail!("the probe did not log count=3, total=6000: {logs}");
+        bail!("the probe did not log count=3, total=6000: {entries:?}");
     }
 
     heading("6. The evidence confirms H1: the agent fixes it and asks for verification");
@@ -271,6 +262,21 @@ fn play(root: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// A request that must succeed.
+/// The agent reads one probe's lines of a run; each is shown as it came.
+pub(super) fn read_logs(
+    server: &mut Connection,
+    run: &str,
+    probe: &str,
+) -> anyhow::Result<Vec<Value>> {
+    let logs = call(server, "debug/logs", json!({ "run": run, "probe": probe }))?;
+    agent(&format!("read_logs {run} (probe {probe}):"));
+    let entries = logs["entries"].as_array().cloned().unwrap_or_default();
+    for entry in &entries {
+        quote(&entry["entry"].to_string());
+    }
+    Ok(entries)
+}
+
 pub(super) fn call(server: &mut Connection, method: &str, params: Value) -> anyhow::Result<Value> {
     server
         .request(method, params)

@@ -6,7 +6,7 @@
 //! checks that the source was unchanged byte for byte until the fix.
 
 use super::demo::{
-    agent, call, editor, expect_nudge, hand_off, heading, hypothesis, notification, quote,
+    agent, call, editor, expect_nudge, hand_off, heading, hypothesis, notification, read_logs,
     replace_in, sidecar, tell_model,
 };
 use crate::rpc::client::Connection;
@@ -135,22 +135,13 @@ pub fn play(root: &Path) -> anyhow::Result<ExitCode> {
     sidecar("checkout.py is unchanged, byte for byte");
     let proceeded = call(&mut server, "debug/proceed", json!({}))?;
     editor(&proceeded);
-    let logs = call(
-        &mut server,
-        "debug/logs",
-        json!({ "run": run_id, "probe": probe_id }),
-    )?;
-    agent(&format!("read_logs {run_id} (probe {probe_id}):"));
-    let entries = logs["entries"].as_array().cloned().unwrap_or_default();
-    for entry in &entries {
-        quote(&entry["entry"].to_string());
-    }
+    let entries = read_logs(&mut server, &run_id, &probe_id)?;
     let data = entries
         .first()
         .map(|e| e["entry"]["data"].clone())
         .unwrap_or(Value::Null);
     if data["count"] != 3 || data["total"] != 6000 || data["count > 3"] != false {
-        bail!("the logpoint did not record count=3, total=6000: {logs}\n{out}");
+        bail!("the logpoint did not record count=3, total=6000: {entries:?}\n{out}");
     }
     if !data["undefined_name"]["$error"]
         .as_str()

@@ -72,14 +72,7 @@ impl Engine {
             line_hash: logpoint::line_hash(line_text),
         });
         let applied = self.apply(session_id, command, now, ScanTiming::Inline)?;
-        let probe = applied
-            .effects
-            .into_iter()
-            .find_map(|effect| match effect {
-                Effect::ProbeRegistered { probe } => Some(probe),
-                _ => None,
-            })
-            .ok_or_else(|| DomainError::invalid("file", "no logpoint was placed"))?;
+        let probe = super::probes::registered(applied.effects, "no logpoint was placed")?;
         Ok(PlacedProbe {
             probe,
             snippet: String::new(),

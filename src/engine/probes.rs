@@ -95,14 +95,7 @@ impl Engine {
             language: Some(language.to_string()),
         });
         let applied = self.apply(session_id, command, now, ScanTiming::Inline)?;
-        let probe = applied
-            .effects
-            .into_iter()
-            .find_map(|effect| match effect {
-                Effect::ProbeRegistered { probe } => Some(probe),
-                _ => None,
-            })
-            .ok_or_else(|| DomainError::invalid("file", "no probe was registered"))?;
+        let probe = registered(applied.effects, "no probe was registered")?;
         let log_file = env.probe_log().unwrap_or_default();
         let variables: Vec<&str> = request.variables.iter().map(String::as_str).collect();
         let block = snippet::snippet(
@@ -311,4 +304,15 @@ impl Engine {
         }
         Ok(parts.join("/"))
     }
+}
+
+/// The probe a placement registered, from its effects.
+pub(super) fn registered(effects: Vec<Effect>, none: &str) -> Result<Probe, EngineError> {
+    effects
+        .into_iter()
+        .find_map(|effect| match effect {
+            Effect::ProbeRegistered { probe } => Some(probe),
+            _ => None,
+        })
+        .ok_or_else(|| DomainError::invalid("file", none).into())
 }
