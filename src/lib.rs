@@ -3,6 +3,7 @@
 //! Layers, imports pointing downward only: `core` (pure domain) ->
 //! `workspace` (I/O) -> `engine` (single owner of state) -> faces (`cli`, ...).
 
+pub mod acp;
 pub mod cli;
 pub mod core;
 pub mod engine;

@@ -465,3 +465,13 @@ fn agent_run_results() {
         person_run_notice("s1", &report(Ending::Signalled { signal: 15 }, vec![], 0))
     );
 }
+
+/// What the ACP proxy puts in a prompt: a nudge it sends as a follow-up,
+/// with the board between its markers (the newest copy is the state).
+#[test]
+fn acp_follow_up_with_the_board() {
+    use debug_sidecar::core::text::acp_prompt;
+    let state = instrumented(2);
+    let nudge = nudge_reason(session(&state), &Nudge::Handoff { attempt: 1 });
+    insta::assert_snapshot!(acp_prompt(&nudge, Some(&board(&state))));
+}

@@ -41,6 +41,19 @@ pub enum Command {
     },
     /// Serve MCP over stdio for an agent (tools, prompts, the blackboard).
     Mcp,
+    /// Run an ACP agent through Debug Mode: the editor launches
+    /// `debug-sidecar acp -- <agent command...>` in place of the agent. The
+    /// board rides in prompts, /debug commands join the agent's, and a turn
+    /// that ends early is sent back, with no hooks.
+    Acp {
+        /// Follow-ups the proxy may send after one prompt of the person's
+        /// (besides the round's own budgets); 0 never sends the agent back.
+        #[arg(long, default_value_t = 3)]
+        nudges: u32,
+        /// The agent and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
     /// Print the hook and MCP configuration for Claude Code, Codex, Gemini
     /// CLI or Copilot CLI, or merge it into the project's config files with
     /// `--write`.
@@ -166,6 +179,7 @@ impl Cli {
             self.command,
             None | Some(Command::Serve)
                 | Some(Command::Mcp)
+                | Some(Command::Acp { .. })
                 | Some(Command::Hook { .. })
                 // Passes the program's output on: a closed stdout is the
                 // program's to meet, and the exit record is still written.
@@ -190,6 +204,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 install::run(agent, write)
             }
         }
+        Some(Command::Acp { nudges, command }) => crate::acp::run(nudges, command),
         Some(Command::Mcp) => {
             crate::mcp::serve_stdio()?;
             Ok(ExitCode::SUCCESS)

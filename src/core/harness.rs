@@ -189,6 +189,70 @@ impl ToolNaming {
     }
 }
 
+/// One of the person's commands as every face offers it: MCP prompts,
+/// ACP slash commands. The name is the slash command without its `/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PersonCommandInfo {
+    pub kind: PersonCommandKind,
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// The free text after the command: its name, what it is, and whether
+    /// the command needs it.
+    pub argument: Option<CommandArgument>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandArgument {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub required: bool,
+}
+
+/// The person's four commands, in the order menus list them.
+pub const PERSON_COMMANDS: [PersonCommandInfo; 4] = [
+    PersonCommandInfo {
+        kind: PersonCommandKind::Start,
+        name: "debug",
+        title: "Debug Mode: start",
+        description: "Start Debug Mode on a problem",
+        argument: Some(CommandArgument {
+            name: "problem",
+            description: "What is wrong, as the user sees it",
+            required: true,
+        }),
+    },
+    PersonCommandInfo {
+        kind: PersonCommandKind::Proceed,
+        name: "debug-proceed",
+        title: "Debug Mode: Proceed",
+        description: "I reproduced it: read the evidence and go on",
+        argument: Some(CommandArgument {
+            name: "note",
+            description: "What you saw (optional)",
+            required: false,
+        }),
+    },
+    PersonCommandInfo {
+        kind: PersonCommandKind::Done,
+        name: "debug-done",
+        title: "Debug Mode: Mark fixed",
+        description: "It is fixed: remove every probe",
+        argument: Some(CommandArgument {
+            name: "note",
+            description: "A note for the agent (optional)",
+            required: false,
+        }),
+    },
+    PersonCommandInfo {
+        kind: PersonCommandKind::Abort,
+        name: "debug-abort",
+        title: "Debug Mode: abort",
+        description: "Stop Debug Mode now",
+        argument: None,
+    },
+];
+
 /// The MCP prompts of ours a harness may show as slash commands: as Claude
 /// Code spells them (`/mcp__<server>__<prompt>`), and by their own names
 /// (`/debug`, as Gemini CLI offers them, and as a person types them where

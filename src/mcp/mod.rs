@@ -7,7 +7,7 @@
 
 mod form;
 
-use crate::core::harness::ToolNaming;
+use crate::core::harness::{ToolNaming, PERSON_COMMANDS};
 use crate::core::harness_memory::PersonCommandKind;
 use crate::core::model::Stage;
 use crate::core::text::{self, FormDismissal};
@@ -253,36 +253,23 @@ impl DebugMcp {
     }
 }
 
+/// The person's commands as MCP prompts. Only a required argument is
+/// declared: an optional note reaches us whole through the prompt hook,
+/// while a harness hands MCP prompt arguments over split at whitespace.
 fn prompts() -> Vec<Prompt> {
-    let mut problem = PromptArgument::new("problem");
-    problem.description = Some("What is wrong, as the user sees it".into());
-    problem.required = Some(true);
-    vec![
-        Prompt::new(
-            "debug",
-            Some("Start Debug Mode on a problem"),
-            Some(vec![problem]),
-        )
-        .with_title("Debug Mode: start"),
-        Prompt::new(
-            "debug-proceed",
-            Some("I reproduced it: read the evidence and go on"),
-            None::<Vec<PromptArgument>>,
-        )
-        .with_title("Debug Mode: Proceed"),
-        Prompt::new(
-            "debug-done",
-            Some("It is fixed: remove every probe"),
-            None::<Vec<PromptArgument>>,
-        )
-        .with_title("Debug Mode: Mark fixed"),
-        Prompt::new(
-            "debug-abort",
-            Some("Stop Debug Mode now"),
-            None::<Vec<PromptArgument>>,
-        )
-        .with_title("Debug Mode: abort"),
-    ]
+    PERSON_COMMANDS
+        .iter()
+        .map(|command| {
+            let arguments = command.argument.filter(|a| a.required).map(|a| {
+                let mut argument = PromptArgument::new(a.name);
+                argument.description = Some(a.description.into());
+                argument.required = Some(true);
+                vec![argument]
+            });
+            Prompt::new(command.name, Some(command.description), arguments)
+                .with_title(command.title)
+        })
+        .collect()
 }
 
 impl ServerHandler for DebugMcp {

@@ -1,6 +1,7 @@
 //! Everything the model (and, for notices, the user) is told (DESIGN section 4).
 //! Rendering is pure; the paths it mentions come in through `RenderEnv`.
 
+mod acp;
 mod blackboard;
 mod briefing;
 mod form;
@@ -8,6 +9,7 @@ mod messages;
 mod reproduction;
 mod skill;
 
+pub use acp::{acp_board, acp_prompt, acp_said, ACP_BOARD_CLOSE, ACP_BOARD_MAX, ACP_BOARD_OPEN};
 pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
 pub use briefing::briefing;
 pub use form::{
