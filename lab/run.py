@@ -7,7 +7,7 @@ only then the sidecar's state.
 
     python3 lab/run.py [--only NAME] [--keep]
 
-Needs DEBUG_SIDECAR_BIN, LAB_CLAUDE, LAB_CODEX, LAB_GEMINI and LAB_COPILOT
+Needs DEBUG_SIDECAR_BIN and LAB_CLAUDE, LAB_CODEX, LAB_GEMINI, LAB_COPILOT, LAB_PI, LAB_OMP, LAB_CLAUDE_ACP
 (scripts/test sets them).
 """
 
@@ -26,6 +26,8 @@ from reach import Copilot, Gemini  # noqa: E402
 import scenarios  # noqa: E402
 import scenarios_reach  # noqa: E402
 import scenarios_pi  # noqa: E402
+import scenarios_acp  # noqa: E402
+from acp import ClaudeAcp  # noqa: E402
 from pi_hosts import OhMyPi, Pi  # noqa: E402
 
 
@@ -41,15 +43,16 @@ def main():
                 "gemini": (Gemini, os.environ.get("LAB_GEMINI")),
                 "copilot": (Copilot, os.environ.get("LAB_COPILOT")),
                 "pi": (Pi, os.environ.get("LAB_PI")),
-                "omp": (OhMyPi, os.environ.get("LAB_OMP"))}
+                "omp": (OhMyPi, os.environ.get("LAB_OMP")),
+                "claude-acp": (ClaudeAcp, os.environ.get("LAB_CLAUDE_ACP"))}
     failed, timings = [], []
-    for name, harness_name, play in scenarios.ALL + scenarios_reach.ALL + scenarios_pi.ALL:
+    for name, harness_name, play in scenarios.ALL + scenarios_reach.ALL + scenarios_pi.ALL + scenarios_acp.ALL:
         label = f"{harness_name}: {name}"
         if args.only and not any(o in label for o in args.only):
             continue
         kind, binary = programs[harness_name]
         if not binary:
-            print(f"SKIP {label}: LAB_{harness_name.upper()} is not set", file=sys.stderr)
+            print(f"SKIP {label}: LAB_{harness_name.upper().replace('-', '_')} is not set", file=sys.stderr)
             failed.append(label)
             continue
         ws = Workspace(name.replace(" ", "-"), sidecar)

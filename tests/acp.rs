@@ -404,9 +404,17 @@ fn a_cancel_during_a_follow_up_ends_the_editors_prompt() {
             .as_str()
             .is_some_and(|t| t.contains(NUDGE_NOTICE))
     });
+    // A request cancel names the editor's id; the agent hears the id it
+    // knows, the follow-up's now carrying the editor's prompt.
+    editor
+        .send(json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 2}}));
     editor
         .send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}));
     let got = editor.until(|m| m["id"] == 2);
+    let follow_up = editor.agent_prompts()[1]["id"].clone();
+    let log = editor.agent_log();
+    let cancel = log.iter().find(|m| m["method"] == "$/cancel_request");
+    assert_eq!(cancel.unwrap()["params"]["requestId"], follow_up);
     assert_eq!(got.last().unwrap()["result"]["stopReason"], "cancelled");
     assert_eq!(
         editor.agent_prompts().len(),

@@ -256,7 +256,9 @@ impl Proxy {
         let cwd = params["cwd"].as_str().map(PathBuf::from);
         match method {
             "initialize" => {
+                // An npm package's name, scope and all: `@zed-industries/claude-agent-acp`.
                 let agent = result["agentInfo"]["name"].as_str().unwrap_or_default();
+                let agent = agent.rsplit('/').next().unwrap_or(agent);
                 self.sidecar.set_naming(ToolNaming::of_client(agent));
                 None
             }

@@ -1,0 +1,160 @@
+"""Debug Mode through `debug-sidecar acp` with a real ACP agent
+(`@zed-industries/claude-agent-acp`, the Claude Code SDK inside): the
+whole loop typed as a person types it in an ACP editor, and a stubborn
+model. No hooks are installed: the proxy alone brings the board, the
+commands and the follow-ups. Assertions read what the model received,
+then what the editor was shown, then our state and a `serve` client's."""
+
+import time
+
+from acp import ServeWatcher
+from harness import check
+from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
+from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug,
+                       claude_names, probe_in_app, read_round_one_logs, requests_of)
+import os
+
+OPEN = "[debug-sidecar blackboard: this newest copy"
+SENT_BACK = "Debug Mode sent the agent back"
+
+
+def edit(ws, old, new_of):
+    def step(body):
+        old_text = old(body) if callable(old) else old
+        return call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                             "old_string": old_text, "new_string": new_of(body)})
+    return step
+
+
+def marked_boards(text):
+    return text.count(OPEN)
+
+
+def whole_loop(kind, binary, ws):
+    tools = ",".join(claude_names(t) for t in (
+        "record_hypotheses", "probe_snippet", "hand_off_to_user", "read_logs", "probe_ledger"))
+    script = Script([
+        Turn(PROBLEM, [
+            call("ToolSearch", {"query": f"select:{tools}", "max_results": 5}),
+            call("record_hypotheses", {"hypotheses": HYPOTHESES}),
+            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
+            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                                   "message": "prices total() receives", "variables": ["prices"]}),
+            edit(ws, BUGGY_LINE, block_before_bug),
+            call("hand_off_to_user", HAND_OFF),
+            say("Run it, then press Proceed."),
+        ], name="start"),
+        Turn("pressed Proceed", [
+            read_round_one_logs,
+            call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
+                                                           evidence=["probe p1: prices [3,4,5]"])]}),
+            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
+            edit(ws, "return sum(prices[1:])", lambda _b: "return sum(prices)"),
+            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again",
+                                                           "Mark fixed if it prints 12"])),
+            say("Fixed, I think: please check."),
+        ], name="proceed"),
+        Turn("marked the bug fixed", [
+            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
+            edit(ws, lambda _b: probe_in_app(ws), lambda _b: ""),
+            call("probe_ledger", {"rescan": True}),
+            say("Every probe is removed."),
+        ], name="done"),
+    ], claude_names)
+    with Lab(script) as lab:
+        watcher = ServeWatcher(ws)
+        agent = kind(binary, ws, lab.port)
+        try:
+            commands = agent.editor.commands()
+            for ours in ("debug", "debug-proceed", "debug-done", "debug-abort"):
+                check(ours in commands, f"/{ours} is not in the editor's command list: {commands}")
+            shown = agent.prompt(f"/debug {PROBLEM}")
+            check("debug-sidecar: Debug session default started." in shown.text,
+                  f"the editor was not told the session started: {shown.text[:400]!r}")
+            check(script.unplayed() == ["proceed", "done"],
+                  f"turn 1 did not play through: unplayed {script.unplayed()}")
+            start = requests_of(lab, "start")
+            first = request_text(start[0]["body"])
+            check(PROBLEM in first and "/debug" not in first.split(PROBLEM)[0][-20:],
+                  "the kickoff did not replace the typed command")
+            check(marked_boards(first) == 1, f"{marked_boards(first)} boards in the first request")
+            check("mcp__debug-sidecar__" in first,
+                  "the board does not name the tools as Claude Code calls them")
+            snippet = last_tool_result(start[4]["body"])
+            check("unchanged between its markers" in snippet,
+                  f"probe_snippet's text did not reach the model: {snippet[:300]!r}")
+            handed = last_tool_result(start[6]["body"])
+            check("end your turn" in handed.lower() or "one short line" in handed.lower(),
+                  f"the hand-off's text did not reach the model: {handed[:300]!r}")
+            check(SENT_BACK not in shown.text, "a model that handed off was sent back")
+            sessions = ws.status()
+            check(sessions and sessions[0].get("stage") == "user_turn",
+                  f"the hand-off did not give the person the round: {sessions}")
+            # Turn states a serve client saw, from the agent's updates.
+            deadline = time.monotonic() + 10
+            while (not watcher.states or watcher.states[-1] != "idle") \
+                    and time.monotonic() < deadline:
+                time.sleep(0.1)
+            states = watcher.states
+            check(states[:1] == ["connecting"] and states[-1:] == ["idle"]
+                  and "working" in states and "streaming" in states,
+                  f"the serve client's turn states: {states}")
+            ws.run_app("3", "4", "5")
+
+            shown = agent.prompt("/debug-proceed it printed total: 9")
+            check("Round 2 is the agent's" in shown.text, f"Proceed was not answered: {shown.text!r}")
+            proceed = requests_of(lab, "proceed")
+            check(proceed, "the proceed turn never reached the model")
+            text = request_text(proceed[0]["body"])
+            newest = text[text.rindex(OPEN):]
+            check("round 2 · stage investigating" in newest,
+                  f"the newest board contradicts Proceed: {newest[:200]!r}")
+            logs = last_tool_result(proceed[1]["body"])
+            check("not instructions" in logs and "prices" in logs, f"read_logs: {logs[:400]!r}")
+            check(ws.status()[0].get("round") == 2, "status --json does not say round 2")
+            ws.run_app("3", "4", "5")
+
+            shown = agent.prompt("/debug-done it prints 12 now")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            done = request_text(requests_of(lab, "done")[0]["body"])
+            check("stage cleaning_up" in done[done.rindex(OPEN):],
+                  "the Mark fixed turn's newest board contradicts it")
+            sessions = ws.status()
+            check(all(not s.get("active") for s in sessions), f"the session did not end: {sessions}")
+            check(ws.sidecar("check", check_rc=False).returncode == 0, "check is not clean")
+            check("verified" in shown.text.lower(), f"the person was not told: {shown.text[-600:]!r}")
+        finally:
+            code = agent.close()
+            watcher.close()
+        check(code == 0, f"the proxy exited {code} when the editor closed")
+
+
+def stubborn(kind, binary, ws):
+    """A model that never hands off: sent back once (it made no progress
+    after it), then the round closes for it; the editor hears one answer."""
+    script = Script([
+        Turn(PROBLEM, [say("It is probably the slice in total().")], name="start"),
+        Turn("still yours", [say("I am confident it is the slice.")], name="nudged"),
+    ], claude_names)
+    with Lab(script) as lab:
+        agent = kind(binary, ws, lab.port)
+        try:
+            shown = agent.prompt(f"/debug {PROBLEM}")
+            check(shown.result.get("stopReason") == "end_turn", f"stop: {shown.result}")
+            nudged = requests_of(lab, "nudged")
+            check(len(nudged) == 1, f"the model was sent back {len(nudged)} times, not once")
+            text = request_text(nudged[0]["body"])
+            check(text.count("is still yours") == 1, "the nudge reached the model twice")
+            check(shown.text.count(SENT_BACK) == 1, f"the editor was shown: {shown.text!r}")
+            check("closed round 1" in shown.text, f"the person was not told: {shown.text[-600:]!r}")
+            sessions = ws.status()
+            check(sessions and sessions[0].get("stage") == "user_turn",
+                  f"the round was not closed: {sessions}")
+        finally:
+            agent.close()
+
+
+ALL = [
+    ("whole loop", "claude-acp", whole_loop),
+    ("stubborn model", "claude-acp", stubborn),
+]
