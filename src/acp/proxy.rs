@@ -592,6 +592,65 @@ mod tests {
         assert!(p.carried().is_empty());
     }
 
+    use proptest::prelude::*;
+
+    /// An editor request: its id (a number or a string, maybe reused after
+    /// its answer) and a method the proxy only forwards.
+    fn request() -> impl Strategy<Value = (Value, String)> {
+        let id = prop_oneof![
+            (0u64..6).prop_map(|n| json!(n)),
+            "[a-c]{1,2}".prop_map(|s| json!(s)),
+        ];
+        let method = prop_oneof![
+            Just("initialize".to_string()),
+            Just("authenticate".to_string()),
+            Just("session/set_mode".to_string()),
+            "_[a-z]{1,6}/[a-z]{1,6}",
+        ];
+        (id, method)
+    }
+
+    proptest! {
+        /// However the agent orders its answers, each request the editor
+        /// sent is answered once, under its own id, with its own result.
+        #[test]
+        fn every_request_is_answered_once_under_its_own_id(
+            requests in proptest::collection::vec(request(), 1..12),
+            keys in proptest::collection::vec(any::<u32>(), 12),
+        ) {
+            let mut p = proxy();
+            let mut sent = Vec::new();
+            for (n, (id, method)) in requests.iter().enumerate() {
+                // The editor reuses an id only once its request was answered.
+                if sent.iter().any(|(_, editor_id, _): &(Value, Value, usize)| editor_id == id) {
+                    continue;
+                }
+                let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"n": n}});
+                let out = p.editor_line(line.to_string().as_bytes());
+                let (side, forwarded) = parse(&out[0]);
+                prop_assert_eq!(side, 'a');
+                prop_assert_eq!(&forwarded["params"]["n"], &json!(n));
+                sent.push((forwarded["id"].clone(), id.clone(), n));
+            }
+            let ids: std::collections::HashSet<String> =
+                sent.iter().map(|(agent_id, _, _)| agent_id.to_string()).collect();
+            prop_assert_eq!(ids.len(), sent.len(), "the agent saw two requests under one id");
+            // The answers in any order: sorted by a random key each.
+            let mut pending = sent.clone();
+            pending.sort_by_key(|(_, _, n)| keys[*n]);
+            for (agent_id, editor_id, n) in pending {
+                let answer = json!({"jsonrpc": "2.0", "id": agent_id, "result": {"n": n}});
+                let out = p.agent_line(answer.to_string().as_bytes());
+                let (side, back) = parse(&out[0]);
+                prop_assert_eq!(side, 'e');
+                prop_assert_eq!(&back["id"], &editor_id);
+                prop_assert_eq!(&back["result"]["n"], &json!(n));
+            }
+            prop_assert!(p.pending.is_empty());
+            prop_assert!(p.carried().is_empty());
+        }
+    }
+
     #[test]
     fn what_is_not_json_passes_through() {
         let mut p = proxy();
