@@ -135,6 +135,10 @@ class ClaudeAcp:
     name = "claude-acp"
     shows_hook_messages = True
 
+    @staticmethod
+    def names(tool):
+        return tool if tool[0].isupper() else f"mcp__debug-sidecar__{tool}"
+
     def __init__(self, binary, workspace, port, nudges=None):
         env = dict(
             workspace.env,
@@ -207,3 +211,35 @@ class ServeWatcher:
             self.server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.server.kill()
+
+
+class CodexAcp:
+    """`@zed-industries/codex-acp` behind the proxy, its model provider our
+    scripted Responses server (the person's own `config.toml`)."""
+
+    name = "codex-acp"
+    shows_hook_messages = True
+
+    @staticmethod
+    def names(tool):
+        return tool if tool in ("exec_command", "apply_patch", "update_plan") \
+            else ("mcp__debug_sidecar", tool)
+
+    def __init__(self, binary, workspace, port, nudges=None):
+        codex_home = os.path.join(workspace.home, ".codex")
+        os.makedirs(codex_home, exist_ok=True)
+        with open(os.path.join(codex_home, "config.toml"), "w") as f:
+            f.write(
+                'model = "gpt-5.5"\nmodel_provider = "lab"\napproval_policy = "never"\n'
+                f'[model_providers.lab]\nname = "lab"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+                'wire_api = "responses"\nenv_key = "LAB_KEY"\n'
+                f'[projects."{workspace.root}"]\ntrust_level = "trusted"\n')
+        env = dict(workspace.env, CODEX_HOME=codex_home, LAB_KEY="lab-key")
+        self.editor = AcpEditor(["node", binary], workspace, env, nudges)
+        self.editor.open()
+
+    def prompt(self, text, timeout=180):
+        return self.editor.prompt(text, timeout)
+
+    def close(self):
+        return self.editor.close()

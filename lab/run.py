@@ -7,7 +7,7 @@ only then the sidecar's state.
 
     python3 lab/run.py [--only NAME] [--keep]
 
-Needs DEBUG_SIDECAR_BIN and LAB_CLAUDE, LAB_CODEX, LAB_GEMINI, LAB_COPILOT, LAB_PI, LAB_OMP, LAB_CLAUDE_ACP
+Needs DEBUG_SIDECAR_BIN and LAB_CLAUDE, LAB_CODEX, LAB_GEMINI, LAB_COPILOT, LAB_PI, LAB_OMP, LAB_CLAUDE_ACP, LAB_CODEX_ACP
 (scripts/test sets them).
 """
 
@@ -27,7 +27,7 @@ import scenarios  # noqa: E402
 import scenarios_reach  # noqa: E402
 import scenarios_pi  # noqa: E402
 import scenarios_acp  # noqa: E402
-from acp import ClaudeAcp  # noqa: E402
+from acp import ClaudeAcp, CodexAcp  # noqa: E402
 from pi_hosts import OhMyPi, Pi  # noqa: E402
 
 
@@ -44,7 +44,8 @@ def main():
                 "copilot": (Copilot, os.environ.get("LAB_COPILOT")),
                 "pi": (Pi, os.environ.get("LAB_PI")),
                 "omp": (OhMyPi, os.environ.get("LAB_OMP")),
-                "claude-acp": (ClaudeAcp, os.environ.get("LAB_CLAUDE_ACP"))}
+                "claude-acp": (ClaudeAcp, os.environ.get("LAB_CLAUDE_ACP")),
+                "codex-acp": (CodexAcp, os.environ.get("LAB_CODEX_ACP"))}
     failed, timings = [], []
     for name, harness_name, play in scenarios.ALL + scenarios_reach.ALL + scenarios_pi.ALL + scenarios_acp.ALL:
         label = f"{harness_name}: {name}"

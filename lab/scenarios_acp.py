@@ -11,7 +11,8 @@ from acp import ServeWatcher
 from harness import check
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug,
-                       claude_names, probe_in_app, read_round_one_logs, requests_of)
+                       claude_names, codex_names, probe_in_app, read_round_one_logs,
+                       requests_of)
 import os
 
 OPEN = "[debug-sidecar blackboard: this newest copy"
@@ -135,7 +136,7 @@ def stubborn(kind, binary, ws):
     script = Script([
         Turn(PROBLEM, [say("It is probably the slice in total().")], name="start"),
         Turn("still yours", [say("I am confident it is the slice.")], name="nudged"),
-    ], claude_names)
+    ], kind.names)
     with Lab(script) as lab:
         agent = kind(binary, ws, lab.port)
         try:
@@ -157,4 +158,5 @@ def stubborn(kind, binary, ws):
 ALL = [
     ("whole loop", "claude-acp", whole_loop),
     ("stubborn model", "claude-acp", stubborn),
+    ("stubborn model", "codex-acp", stubborn),
 ]
