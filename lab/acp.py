@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from harness import Failure, Shown
+from harness import Failure, Shown, claude_env, codex_config
 
 
 class AcpEditor:
@@ -128,7 +128,21 @@ class AcpEditor:
             self.stderr.close()
 
 
-class ClaudeAcp:
+class AcpAgent:
+    """An ACP agent behind the proxy, opened in one session."""
+
+    def __init__(self, binary, workspace, env, nudges):
+        self.editor = AcpEditor(["node", binary], workspace, env, nudges)
+        self.editor.open()
+
+    def prompt(self, text, timeout=180):
+        return self.editor.prompt(text, timeout)
+
+    def close(self):
+        return self.editor.close()
+
+
+class ClaudeAcp(AcpAgent):
     """`@zed-industries/claude-agent-acp` (the Claude Code SDK inside) behind
     the proxy, its model our scripted server."""
 
@@ -140,27 +154,14 @@ class ClaudeAcp:
         return tool if tool[0].isupper() else f"mcp__debug-sidecar__{tool}"
 
     def __init__(self, binary, workspace, port, nudges=None):
-        env = dict(
-            workspace.env,
-            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
-            ANTHROPIC_API_KEY="lab-key",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            DISABLE_AUTOUPDATER="1",
-            DISABLE_TELEMETRY="1",
-        )
-        # Root may not skip permissions: the agent refuses to start with it.
+        env = claude_env(workspace, port)
+        # Root may not skip permissions: with IS_SANDBOX the agent's
+        # session/new fails as root.
         env.pop("IS_SANDBOX", None)
         with open(os.path.join(workspace.home, ".claude.json"), "w") as f:
             json.dump({"projects": {workspace.root: {"hasTrustDialogAccepted": True}},
                        "hasCompletedOnboarding": True}, f)
-        self.editor = AcpEditor(["node", binary], workspace, env, nudges)
-        self.editor.open()
-
-    def prompt(self, text, timeout=180):
-        return self.editor.prompt(text, timeout)
-
-    def close(self):
-        return self.editor.close()
+        super().__init__(binary, workspace, env, nudges)
 
 
 class ServeWatcher:
@@ -213,7 +214,7 @@ class ServeWatcher:
             self.server.kill()
 
 
-class CodexAcp:
+class CodexAcp(AcpAgent):
     """`@zed-industries/codex-acp` behind the proxy, its model provider our
     scripted Responses server (the person's own `config.toml`)."""
 
@@ -228,18 +229,6 @@ class CodexAcp:
     def __init__(self, binary, workspace, port, nudges=None):
         codex_home = os.path.join(workspace.home, ".codex")
         os.makedirs(codex_home, exist_ok=True)
-        with open(os.path.join(codex_home, "config.toml"), "w") as f:
-            f.write(
-                'model = "gpt-5.5"\nmodel_provider = "lab"\napproval_policy = "never"\n'
-                f'[model_providers.lab]\nname = "lab"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
-                'wire_api = "responses"\nenv_key = "LAB_KEY"\n'
-                f'[projects."{workspace.root}"]\ntrust_level = "trusted"\n')
+        codex_config(codex_home, port, workspace.root)
         env = dict(workspace.env, CODEX_HOME=codex_home, LAB_KEY="lab-key")
-        self.editor = AcpEditor(["node", binary], workspace, env, nudges)
-        self.editor.open()
-
-    def prompt(self, text, timeout=180):
-        return self.editor.prompt(text, timeout)
-
-    def close(self):
-        return self.editor.close()
+        super().__init__(binary, workspace, env, nudges)

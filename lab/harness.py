@@ -100,6 +100,30 @@ printf '%s' "$out"
         shutil.rmtree(self.base, ignore_errors=True)
 
 
+def claude_env(workspace, port):
+    """Claude Code's environment against the scripted model, offline."""
+    return dict(
+        workspace.env,
+        ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
+        ANTHROPIC_API_KEY="lab-key",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+    )
+
+
+def codex_config(codex_home, port, root):
+    """The person's own Codex config: our model provider on loopback, and
+    the project trusted."""
+    with open(os.path.join(codex_home, "config.toml"), "a") as f:
+        f.write(
+            'model = "gpt-5.5"\nmodel_provider = "lab"\napproval_policy = "never"\n'
+            f'[model_providers.lab]\nname = "lab"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+            'wire_api = "responses"\nenv_key = "LAB_KEY"\n'
+            f'[projects."{root}"]\ntrust_level = "trusted"\n'
+        )
+
+
 class Claude:
     """Claude Code in print mode, one process per prompt (`--continue`
     after the first), as a person scripting it would run it."""
@@ -110,16 +134,8 @@ class Claude:
         self.binary = binary
         self.ws = workspace
         self.started = False
-        self.env = dict(
-            workspace.env,
-            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
-            ANTHROPIC_API_KEY="lab-key",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            DISABLE_AUTOUPDATER="1",
-            DISABLE_TELEMETRY="1",
-            # As in an interactive session: the todo tools (TaskCreate, TaskUpdate).
-            CLAUDE_CODE_ENABLE_TODO_TOOLS="1",
-        )
+        # As in an interactive session: the todo tools (TaskCreate, TaskUpdate).
+        self.env = dict(claude_env(workspace, port), CLAUDE_CODE_ENABLE_TODO_TOOLS="1")
 
     def install(self, cwd=None, trusted=None):
         """`install claude --write` in the repository; the person trusts
@@ -207,15 +223,8 @@ class Codex:
 
     def install(self, cwd=None):
         out = self.ws.sidecar("install", "codex", "--write", cwd=cwd)
-        # The person's own config: the model provider (ours on loopback),
-        # and the trust `install codex` asks for.
-        with open(os.path.join(self.codex_home, "config.toml"), "a") as f:
-            f.write(
-                'model = "gpt-5.5"\nmodel_provider = "lab"\napproval_policy = "never"\n'
-                f'[model_providers.lab]\nname = "lab"\nbase_url = "http://127.0.0.1:{self.port}/v1"\n'
-                'wire_api = "responses"\nenv_key = "LAB_KEY"\n'
-                f'[projects."{self.ws.root}"]\ntrust_level = "trusted"\n'
-            )
+        # The person's own config, with the trust `install codex` asks for.
+        codex_config(self.codex_home, self.port, self.ws.root)
         return out
 
     def prompt(self, text, cwd=None, timeout=120, trust_hooks=True):

@@ -9,22 +9,14 @@ import time
 
 from acp import ServeWatcher
 from harness import check
-from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
-from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug,
-                       claude_names, codex_names, probe_in_app, read_round_one_logs,
-                       requests_of)
 import os
+
+from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
+from scenarios import PROBLEM, claude_names, requests_of
+from scenarios_reach import loop_script
 
 OPEN = "[debug-sidecar blackboard: this newest copy"
 SENT_BACK = "Debug Mode sent the agent back"
-
-
-def edit(ws, old, new_of):
-    def step(body):
-        old_text = old(body) if callable(old) else old
-        return call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
-                             "old_string": old_text, "new_string": new_of(body)})
-    return step
 
 
 def marked_boards(text):
@@ -34,34 +26,11 @@ def marked_boards(text):
 def whole_loop(kind, binary, ws):
     tools = ",".join(claude_names(t) for t in (
         "record_hypotheses", "probe_snippet", "hand_off_to_user", "read_logs", "probe_ledger"))
-    script = Script([
-        Turn(PROBLEM, [
-            call("ToolSearch", {"query": f"select:{tools}", "max_results": 5}),
-            call("record_hypotheses", {"hypotheses": HYPOTHESES}),
-            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
-            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
-                                   "message": "prices total() receives", "variables": ["prices"]}),
-            edit(ws, BUGGY_LINE, block_before_bug),
-            call("hand_off_to_user", HAND_OFF),
-            say("Run it, then press Proceed."),
-        ], name="start"),
-        Turn("pressed Proceed", [
-            read_round_one_logs,
-            call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
-                                                           evidence=["probe p1: prices [3,4,5]"])]}),
-            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
-            edit(ws, "return sum(prices[1:])", lambda _b: "return sum(prices)"),
-            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again",
-                                                           "Mark fixed if it prints 12"])),
-            say("Fixed, I think: please check."),
-        ], name="proceed"),
-        Turn("marked the bug fixed", [
-            call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
-            edit(ws, lambda _b: probe_in_app(ws), lambda _b: ""),
-            call("probe_ledger", {"rescan": True}),
-            say("Every probe is removed."),
-        ], name="done"),
-    ], claude_names)
+    # Claude Code edits only a file it has read.
+    script = loop_script(ws, claude_names, [
+        call("ToolSearch", {"query": f"select:{tools}", "max_results": 5}),
+        call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
+    ])
     with Lab(script) as lab:
         watcher = ServeWatcher(ws)
         agent = kind(binary, ws, lab.port)

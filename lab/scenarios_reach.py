@@ -26,7 +26,7 @@ def copilot_names(tool):
 
 def edit_step(ws, names, old, new_of):
     """An edit of app.py in the harness's own edit tool: Gemini's `replace`,
-    Copilot's `edit`. `new_of(body)` gives the new text."""
+    Copilot's `edit`, Claude Code's `Edit`. `new_of(body)` gives the new text."""
     def step(body):
         path = os.path.join(ws.root, "app.py")
         new = new_of(body)
@@ -34,7 +34,10 @@ def edit_step(ws, names, old, new_of):
         if names is gemini_names:
             return call("replace", {"file_path": path, "old_string": old_text, "new_string": new,
                                     "instruction": "edit total()"})
-        return call("edit", {"path": path, "old_str": old_text, "new_str": new})
+        if names is copilot_names:
+            return call("edit", {"path": path, "old_str": old_text, "new_str": new})
+        # Claude Code's (behind claude-agent-acp).
+        return call("Edit", {"file_path": path, "old_string": old_text, "new_string": new})
     return step
 
 

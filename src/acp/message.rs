@@ -28,20 +28,26 @@ pub fn with_board(prompt: &mut Vec<Value>, block: String) {
     prompt.push(text_block(block));
 }
 
-/// A message chunk the proxy shows in the agent's pane, marked as ours.
-pub fn chunk(session_id: &str, text: String) -> Value {
+/// A `session/update` notification the proxy sends the editor itself,
+/// marked as ours.
+fn session_update(session_id: &str, update: Value) -> Value {
     json!({
         "jsonrpc": "2.0",
         "method": "session/update",
         "params": {
             "sessionId": session_id,
-            "update": {
-                "sessionUpdate": "agent_message_chunk",
-                "content": text_block(text),
-            },
+            "update": update,
             "_meta": { "debugSidecar": true },
         },
     })
+}
+
+/// A message chunk the proxy shows in the agent's pane.
+pub fn chunk(session_id: &str, text: String) -> Value {
+    session_update(
+        session_id,
+        json!({ "sessionUpdate": "agent_message_chunk", "content": text_block(text) }),
+    )
 }
 
 /// The person's commands as ACP slash commands.
@@ -80,17 +86,10 @@ pub fn merged_commands(agent: &[Value]) -> Vec<Value> {
 
 /// An `available_commands_update` with `commands`.
 pub fn commands_update(session_id: &str, commands: Vec<Value>) -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {
-            "sessionId": session_id,
-            "update": {
-                "sessionUpdate": "available_commands_update",
-                "availableCommands": commands,
-            },
-        },
-    })
+    session_update(
+        session_id,
+        json!({ "sessionUpdate": "available_commands_update", "availableCommands": commands }),
+    )
 }
 
 /// Adds our MCP server (this very binary's `mcp` face) to a session's
