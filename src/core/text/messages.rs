@@ -409,16 +409,20 @@ fn logpoint_result(probe: &Probe, language: &str) -> String {
         .as_ref()
         .map(|l| l.variables.join(", "))
         .unwrap_or_default();
-    let runner = if language == "python" {
-        "a Python program (python, python3, python -m module)"
+    let (runner, scope) = if language == "python" {
+        ("a Python program (python, python3, python -m module)", "")
     } else {
-        "a Node process (node, npm test, npx, or any command that runs node)"
+        (
+            "a Node process (node, npm test, npx, or any command that runs node)",
+            " An expression sees what that line's function sees: an outer variable the \
+             function never uses may read as not defined.",
+        )
     };
     format!(
         "Logpoint {} placed at {} ({language}); no file was edited. Each time that line is about \
-         to run it records: {}. It takes effect only in {runner} started through `debug-sidecar \
-         run --` (by the person, in your hand-off steps, or by run_reproduction); hits \
-         land in that run's log like probe lines. If the line changes, `run` reports the \
+         to run it records: {}.{scope} It takes effect only in {runner} started through \
+         `debug-sidecar run --` (by the person, in your hand-off steps, or by run_reproduction); \
+         hits land in that run's log like probe lines. If the line changes, `run` reports the \
          logpoint instead of setting it. Cleanup: {REMOVE_LOGPOINTS_TOOL} {{\"probeIds\": [\"{}\"]}}.",
         inline_cut(&probe.id, ID),
         cut(&probe.location(), LOCATION),
