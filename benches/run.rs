@@ -7,7 +7,10 @@
 //!
 //! With DEBUG_SIDECAR_DEBUGPY_PYTHON (scripts/test's debugpy venv), also a
 //! Python loop of 1,000,000 iterations whose logpoint is hit 1,000 times,
-//! `run` (under debugpy, every hit recorded) against bare python.
+//! `run` (under debugpy, every hit recorded) against bare python, and the
+//! same program looping 10 times: what starting under debugpy costs alone.
+//! With `node` on PATH, the same loop in JavaScript against bare node, and
+//! its 10-iteration twin.
 //!
 //! `cargo bench --bench run` (`DS_BENCH_RUN_LINES` sets the line count).
 
@@ -92,54 +95,105 @@ fn main() {
         "ms",
         ms(run_true) / ms(bare_true)
     );
-    if let Some(python) = std::env::var_os("DEBUG_SIDECAR_DEBUGPY_PYTHON") {
-        python_logpoint(&root, std::path::Path::new(&python), ms);
-    } else {
+    let python = std::env::var_os("DEBUG_SIDECAR_DEBUGPY_PYTHON");
+    if python.is_none() {
         println!("(set DEBUG_SIDECAR_DEBUGPY_PYTHON for the Python logpoint benchmark)");
     }
+    loops(&root, python.as_deref().map(std::path::Path::new));
     let _ = std::fs::remove_dir_all(&root);
 }
 
 const LOOP: &str = "def main():\n    n = 0\n    for k in range(1000000):\n        if k % 1000 == 0:\n            n += 1\n    print(n)\n\n\nmain()\n";
+const JS_LOOP: &str = "function main() {\n  let n = 0;\n  for (let k = 0; k < 1000000; k++) {\n    if (k % 1000 === 0) {\n      n += 1;\n    }\n  }\n  console.log(n);\n}\nmain();\n";
 
-/// The loop under a logpoint on `n += 1` (line 5, hit 1,000 times).
-fn python_logpoint(root: &std::path::Path, python: &std::path::Path, ms: impl Fn(Duration) -> f64) {
+/// Places a logpoint on line 5 (`n += 1`, hit 1,000 times) of each file.
+fn place(root: &std::path::Path, files: &[&str]) {
     use debug_sidecar::rpc::client::Connection;
     use serde_json::json;
-    std::fs::write(root.join("loop.py"), LOOP).unwrap();
     let mut server = Connection::spawn(std::path::Path::new(BIN), root, false).unwrap();
     server.initialize(root, json!({})).unwrap();
-    server
-        .request(
-            "debug/probeSnippet",
-            json!({"file": "loop.py", "kind": "logpoint", "line": 5, "variables": ["k", "n"]}),
-        )
-        .unwrap();
+    for file in files {
+        server
+            .request(
+                "debug/probeSnippet",
+                json!({"file": file, "kind": "logpoint", "line": 5, "variables": ["k", "n"]}),
+            )
+            .unwrap();
+    }
     let _ = server.shutdown();
-    let bin = python.parent().unwrap().to_path_buf();
-    let mut dirs = vec![bin];
-    dirs.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    let path = std::env::join_paths(dirs).unwrap();
+}
+
+/// One line of the table: `run -- <program> <file>` against the bare
+/// program, best of three each.
+fn compare(root: &std::path::Path, path: &std::ffi::OsStr, what: &str, program: &str, file: &str) {
     let bare = best_of(3, || {
-        quiet(Command::new(python).arg("loop.py").current_dir(root))
+        quiet(
+            Command::new(program)
+                .arg(file)
+                .current_dir(root)
+                .env("PATH", path),
+        )
     });
     let logged = best_of(3, || {
         quiet(
             Command::new(BIN)
-                .args(["run", "--", "python3", "loop.py"])
+                .args(["run", "--", program, file])
                 .current_dir(root)
-                .env("PATH", &path)
+                .env("PATH", path)
                 .env_remove("DEBUG_SIDECAR_DIR"),
         )
     });
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
         "{:<46} {:>10.1} {:>10.1} {:<6} {:>7.2}x",
-        "run -- python3 loop.py, 1M iter, 1k hits (vs bare)",
+        what,
         ms(logged),
         ms(bare),
         "ms",
         ms(logged) / ms(bare)
     );
+}
+
+/// The loops under a logpoint, and their 10-iteration twins (the startup).
+fn loops(root: &std::path::Path, python: Option<&std::path::Path>) {
+    let short = |text: &str| text.replace("1000000", "10");
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    if let Some(python) = python {
+        std::fs::write(root.join("loop.py"), LOOP).unwrap();
+        std::fs::write(root.join("short.py"), short(LOOP)).unwrap();
+        files.extend(["loop.py", "short.py"]);
+        dirs.push(python.parent().unwrap().to_path_buf());
+    }
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if node {
+        std::fs::write(root.join("loop.js"), JS_LOOP).unwrap();
+        std::fs::write(root.join("short.js"), short(JS_LOOP)).unwrap();
+        files.extend(["loop.js", "short.js"]);
+    } else {
+        println!("(no node on PATH: no Node logpoint benchmark)");
+    }
+    if files.is_empty() {
+        return;
+    }
+    place(root, &files);
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let path = std::env::join_paths(dirs).unwrap();
+    if python.is_some() {
+        let what = "run -- python3 loop.py, 1M iter, 1k hits (vs bare)";
+        compare(root, &path, what, "python3", "loop.py");
+        let what = "run -- python3 short.py, 10 iter: the startup";
+        compare(root, &path, what, "python3", "short.py");
+    }
+    if node {
+        let what = "run -- node loop.js, 1M iter, 1k hits (vs bare)";
+        compare(root, &path, what, "node", "loop.js");
+        let what = "run -- node short.js, 10 iter: the startup";
+        compare(root, &path, what, "node", "short.js");
+    }
 }

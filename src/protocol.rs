@@ -267,8 +267,8 @@ pub struct ProbeSnippetParams {
     #[serde(default)]
     pub variables: Vec<String>,
     /// `source` (default): a block to insert. `logpoint`: no file is
-    /// edited; `debug-sidecar run` sets it at `file:line` when it runs a
-    /// Python program.
+    /// edited; `debug-sidecar run` sets it at `file:line` in the Python
+    /// program or the Node processes it runs.
     #[serde(default)]
     pub kind: ProbeKind,
     /// A logpoint's 1-based line: it records before that line runs.

@@ -11,7 +11,7 @@ mod support;
 use debug_sidecar::rpc::client::Connection;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use support::*;
 
 const CART: &str = r#"import sys
@@ -28,19 +28,6 @@ print("total:", total([(10, 2), (5, 1)], 150))
 sys.exit(2)
 "#;
 
-fn sidecar(root: &Path, args: &[&str], path: Option<&std::ffi::OsStr>) -> Output {
-    let mut command = Command::new(BIN);
-    command
-        .args(args)
-        .current_dir(root)
-        .env_remove("DEBUG_SIDECAR_DIR")
-        .env_remove("DEBUG_SIDECAR_SESSION");
-    if let Some(path) = path {
-        command.env("PATH", path);
-    }
-    output_within_10s(&mut command)
-}
-
 /// PATH with the debugpy venv's bin first, so `python3` is its python.
 fn debugpy_path() -> Option<std::ffi::OsString> {
     let python = installed_tool("DEBUG_SIDECAR_DEBUGPY_PYTHON")?;
@@ -50,14 +37,6 @@ fn debugpy_path() -> Option<std::ffi::OsString> {
         &std::env::var_os("PATH").unwrap_or_default(),
     ));
     Some(std::env::join_paths(dirs).unwrap())
-}
-
-fn records(file: &str) -> Vec<Value> {
-    std::fs::read_to_string(file)
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
 }
 
 type Answer = Result<Value, debug_sidecar::rpc::client::ClientError>;
@@ -242,13 +221,13 @@ fn logpoints_are_bounded_and_only_removal_cleans_them_up() {
         json!({"file": "main.go", "kind": "logpoint", "line": 1, "variables": ["s"]}),
     );
     assert!(refused(go).contains("use a source probe"));
-    // Node logpoints are not built: refused, not placed and never set.
-    std::fs::write(root.join("app.js"), "const s = 1;\n").unwrap();
-    let js = server.request(
+    // TypeScript needs a compiler between it and Node: refused, not placed.
+    std::fs::write(root.join("app.ts"), "const s: number = 1;\n").unwrap();
+    let ts = server.request(
         "debug/probeSnippet",
-        json!({"file": "app.js", "kind": "logpoint", "line": 1, "variables": ["s"]}),
+        json!({"file": "app.ts", "kind": "logpoint", "line": 1, "variables": ["s"]}),
     );
-    assert!(refused(js).contains("Python (.py) files only"));
+    assert!(refused(ts).contains("TypeScript included"));
     for _ in 0..32 {
         place(&mut server, 8, json!(["s"])).unwrap();
     }

@@ -305,6 +305,24 @@ fn snippet_tool_result() {
 }
 
 #[test]
+fn logpoint_tool_result_per_language() {
+    let state = instrumented(1);
+    let mut probe = session(&state).probes[0].clone();
+    probe.kind = ProbeKind::Logpoint;
+    probe.line = Some(12);
+    probe.logpoint = Some(LogpointSpec {
+        variables: vec!["s".into(), "discount".into()],
+        message: None,
+        line_hash: "0".into(),
+    });
+    probe.file = "cart.py".into();
+    let python = snippet_result(&probe, "python", "", &Placement::InTree);
+    probe.file = "cart.js".into();
+    let node = snippet_result(&probe, "javascript", "", &Placement::InTree);
+    insta::assert_snapshot!(format!("{python}\n---\n{node}"));
+}
+
+#[test]
 fn snippet_tool_result_for_files_the_walk_does_not_see() {
     let state = instrumented(1);
     let mut probe = session(&state).probes[0].clone();

@@ -164,6 +164,8 @@ mod tests {
         assert_eq!(language_of("app/cart.py"), Some("python"));
         assert_eq!(language_of("src/x.MJS"), Some("javascript"));
         assert_eq!(language_of("main.go"), None);
+        // TypeScript needs a compiler between it and Node: a source probe.
+        assert_eq!(language_of("src/app.ts"), None);
         assert_eq!(language_of("Makefile"), None);
     }
 }

@@ -11,7 +11,7 @@ const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
 
 impl Engine {
     /// Registers a logpoint: the file must be a Python or JavaScript file
-    /// of the workspace, the line one of its lines.
+    /// of the workspace (or name its language), the line one of its lines.
     pub(super) fn place_logpoint(
         &mut self,
         session_id: &str,
@@ -19,28 +19,27 @@ impl Engine {
         now: u64,
     ) -> Result<PlacedProbe, EngineError> {
         let file = self.workspace_relative(&request.file)?;
-        // Node logpoints (the inspector) are not built yet: refused here, so
-        // the model never places one that `run` would not set.
-        let language = match request.language.as_deref().map(str::trim) {
-            Some("python") => "python",
-            Some(other) if !other.is_empty() => {
-                return Err(DomainError::invalid(
+        // Only what `run` can set: Python (debugpy) and JavaScript run by
+        // Node (its inspector); TypeScript and other languages need a source
+        // probe.
+        let language =
+            match request.language.as_deref().map(str::trim) {
+                Some("python") => "python",
+                Some("javascript") => "javascript",
+                Some(other) if !other.is_empty() => return Err(DomainError::invalid(
                     "language",
-                    "logpoints are set in Python (debugpy) only; use a source probe for other \
-                     languages",
+                    "logpoints are set in Python (debugpy) and in JavaScript run by Node; use a \
+                     source probe for other languages",
                 )
-                .into())
-            }
-            _ => logpoint::language_of(&file)
-                .filter(|language| *language == "python")
-                .ok_or_else(|| {
+                .into()),
+                _ => logpoint::language_of(&file).ok_or_else(|| {
                     DomainError::invalid(
                         "file",
-                        "logpoints are set in Python (.py) files only; use a source probe for \
-                         other languages",
+                        "logpoints are set in Python (.py) and JavaScript (.js, .mjs, .cjs) files \
+                     only; use a source probe for other languages (TypeScript included)",
                     )
                 })?,
-        };
+            };
         let line = request
             .line
             .ok_or_else(|| DomainError::invalid("line", "a logpoint needs its 1-based line"))?;

@@ -13,7 +13,7 @@
 use crate::core::reproduction::{
     Ending, RunReport, Source, TailLine, LINE_CAP, TAIL_LINES, TAIL_LINE_BYTES,
 };
-use crate::workspace::logpoints::{self, debugpy, SetLogpoint};
+use crate::workspace::logpoints::{self, AdapterEvent, Logpoints, SetLogpoint};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -76,16 +76,6 @@ enum Event {
     AdapterDone(bool),
 }
 
-/// The session's logpoints, set in the program through debugpy while it
-/// runs (`command` already starts it under the adapter on `port`).
-pub struct Logpoints {
-    /// The command as asked for: what the run's records name.
-    pub asked: Vec<String>,
-    pub port: u16,
-    pub nonce: String,
-    pub set: Vec<SetLogpoint>,
-}
-
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -130,6 +120,9 @@ pub fn run_with(
         } else {
             Stdio::null()
         });
+    if let Some(logpoints) = &logpoints {
+        builder.envs(logpoints.env());
+    }
     #[cfg(unix)]
     if limits.timeout.is_some() {
         // Its own process group, so a time cap ends what it started too.
@@ -156,28 +149,27 @@ pub fn run_with(
     }
     let mut open = 2;
     let mut asked = command.to_vec();
+    let exited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let set = match logpoints {
-        Some(Logpoints {
-            asked: original,
-            port,
-            nonce,
-            set,
-        }) => {
-            asked = original;
-            open += 1;
-            let events = events.clone();
-            let thread_set = set.clone();
-            std::thread::spawn(move || {
-                let ok = debugpy::serve(port, &nonce, &thread_set, |event| {
-                    let _ = events.send(match event {
-                        debugpy::AdapterEvent::Hit { probe_id, data } => {
+        Some(logpoints) => {
+            asked = logpoints.asked.clone();
+            open += logpoints.sessions();
+            let set = logpoints.set();
+            let (report, done) = (events.clone(), events.clone());
+            logpoints.serve(
+                exited.clone(),
+                move |event| {
+                    let _ = report.send(match event {
+                        AdapterEvent::Hit { probe_id, data } => {
                             Event::Hit(probe_id, data, now_ms())
                         }
-                        debugpy::AdapterEvent::Note(note) => Event::Note(note, now_ms()),
+                        AdapterEvent::Note(note) => Event::Note(note, now_ms()),
                     });
-                });
-                let _ = events.send(Event::AdapterDone(ok));
-            });
+                },
+                move |ok| {
+                    let _ = done.send(Event::AdapterDone(ok));
+                },
+            );
             set
         }
         None => Vec::new(),
@@ -223,6 +215,7 @@ pub fn run_with(
                 }
             }
             Ok(Event::Exited(status)) => {
+                exited.store(true, std::sync::atomic::Ordering::Release);
                 ending = Some(match timed_out {
                     Some(after_sec) => Ending::TimedOut { after_sec },
                     None => ending_of(status),

@@ -280,3 +280,26 @@ pub fn text(result: &rmcp::model::CallToolResult) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The binary run in `root` (with `path` as PATH when given), within 10 s.
+pub fn sidecar(root: &Path, args: &[&str], path: Option<&std::ffi::OsStr>) -> std::process::Output {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .env_remove("DEBUG_SIDECAR_SESSION");
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    output_within_10s(&mut command)
+}
+
+/// A run's records, parsed.
+pub fn records(file: &str) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}

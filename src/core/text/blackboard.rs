@@ -213,7 +213,7 @@ fn render_runs(out: &mut String, session: &DebugSession, env: &RenderEnv) {
     }
     let _ = writeln!(
         out,
-        "Probes append one JSON line per event to that file; {SNIPPET_TOOL} returns a ready block for any file, or places a logpoint (Python) that `debug-sidecar run` sets."
+        "Probes append one JSON line per event to that file; {SNIPPET_TOOL} returns a ready block for any file, or places a logpoint (Python, or JavaScript run by Node) that `debug-sidecar run` sets."
     );
 
     out.push_str("\nLogs by run (lines):\n");

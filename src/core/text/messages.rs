@@ -182,10 +182,11 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
              with {HYPOTHESES_TOOL}.\n\
              2. Instrument: insert 2-6 probes, each tagged with the hypothesis it tests, using \
              the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers. \
-             For Python code the reproduction starts through `debug-sidecar run`, \
-             prefer logpoints ({SNIPPET_TOOL} with `kind: \"logpoint\"`, `line` and \
-             `variables`): no file is edited and no rebuild is needed. Other languages, \
-             browsers, devices and code not started by `run` need source probes.\n\
+             For Python code, or JavaScript run by Node (.js, .mjs, .cjs; `node`, `npm test`, \
+             `npx`), whose reproduction starts through `debug-sidecar run`, prefer logpoints \
+             ({SNIPPET_TOOL} with `kind: \"logpoint\"`, `line` and `variables`): no file is \
+             edited and no rebuild is needed. Other languages (TypeScript included), browsers, \
+             devices and code not started by `run` need source probes.\n\
              3. Call {HAND_OFF_TOOL} with numbered reproduction steps and an evidence plan, \
              then stop. The user reproduces and presses Proceed. A reproduction that is a \
              command goes in a step prefixed with `debug-sidecar run --` (for example \
@@ -408,13 +409,20 @@ fn logpoint_result(probe: &Probe, language: &str) -> String {
         .as_ref()
         .map(|l| l.variables.join(", "))
         .unwrap_or_default();
-    // Only Python logpoints are placed (Node's are not built yet).
-    let runner = "a Python program (python, python3, python -m module)";
+    let (runner, scope) = if language == "python" {
+        ("a Python program (python, python3, python -m module)", "")
+    } else {
+        (
+            "a Node process (node, npm test, npx, or any command that runs node)",
+            " An expression sees what that line's function sees: an outer variable the \
+             function never uses may read as not defined.",
+        )
+    };
     format!(
         "Logpoint {} placed at {} ({language}); no file was edited. Each time that line is about \
-         to run it records: {}. It takes effect only in {runner} started through `debug-sidecar \
-         run --` (by the person, in your hand-off steps, or by run_reproduction); hits \
-         land in that run's log like probe lines. If the line changes, `run` reports the \
+         to run it records: {}.{scope} It takes effect only in {runner} started through \
+         `debug-sidecar run --` (by the person, in your hand-off steps, or by run_reproduction); \
+         hits land in that run's log like probe lines. If the line changes, `run` reports the \
          logpoint instead of setting it. Cleanup: {REMOVE_LOGPOINTS_TOOL} {{\"probeIds\": [\"{}\"]}}.",
         inline_cut(&probe.id, ID),
         cut(&probe.location(), LOCATION),

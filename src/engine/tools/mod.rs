@@ -105,8 +105,9 @@ pub const TOOLS: [Tool; 10] = [
         description: "Register a probe for a file and get a ready block to insert (markers \
              included) that appends one JSON line to the current run's log. `variables` are \
              names or simple expressions in the file's language. Keep the block intact between \
-             its markers. `kind: \"logpoint\"` with `line` edits no file: for Python code started \
-             through `debug-sidecar run`, it records `variables` each time that line runs.",
+             its markers. `kind: \"logpoint\"` with `line` edits no file: for Python code, or \
+             JavaScript run by Node, started through `debug-sidecar run`, it records \
+             `variables` each time that line runs.",
         hints: hints(false, false),
         schema: schema_of::<ProbeSnippetParams>,
     },

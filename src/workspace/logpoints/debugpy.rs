@@ -14,7 +14,7 @@
 //! so no expression's braces or quotes can break the message.
 
 use super::dap::Dap;
-use super::SetLogpoint;
+use super::{AdapterEvent, SetLogpoint};
 use crate::core::logpoint::VALUE_CAP;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -201,19 +201,6 @@ pub fn log_message(nonce: &str, logpoint: &SetLogpoint) -> String {
 
 fn tag(nonce: &str) -> String {
     format!("debug-sidecar-logpoint:{nonce}")
-}
-
-/// What the session with the adapter reports to `run`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AdapterEvent {
-    /// A logpoint's line ran: its values.
-    Hit {
-        probe_id: String,
-        data: Map<String, Value>,
-    },
-    /// Something the person and the model should know (a logpoint not
-    /// set, the adapter gone).
-    Note(String),
 }
 
 /// Runs the DAP session: connects to the adapter the program started,

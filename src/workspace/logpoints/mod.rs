@@ -1,15 +1,18 @@
 //! Setting the session's logpoints in a program `debug-sidecar run` starts
-//! (DESIGN section 7): which programs can take them (Python under debugpy),
-//! which logpoints still sit on the line they were placed on, and the
-//! records their hits become. No file is edited.
+//! (DESIGN section 7): which programs can take them (Python under debugpy,
+//! Node through its inspector), which logpoints still sit on the line they
+//! were placed on, and the records their hits become. No file is edited.
 
 mod dap;
 pub mod debugpy;
+pub mod node;
 
 use crate::core::logpoint::{check_line, LineCheck, VALUE_CAP};
 use crate::core::model::Probe;
 use serde_json::{json, Map, Value};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// A logpoint as `run` sets it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,49 +35,147 @@ impl SetLogpoint {
     }
 }
 
+/// What a session with a program's debugger reports to `run`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AdapterEvent {
+    /// A logpoint's line ran: its values.
+    Hit {
+        probe_id: String,
+        data: Map<String, Value>,
+    },
+    /// Something the person and the model should know (a logpoint not
+    /// set, the adapter gone).
+    Note(String),
+}
+
+/// The session's logpoints as one run sets them: Python ones through
+/// debugpy (the command already starts it on `port`), JavaScript ones
+/// through the hook every Node process loads.
+pub struct Logpoints {
+    /// The command as asked for: what the run's records name.
+    pub asked: Vec<String>,
+    pub nonce: String,
+    pub python: Option<(u16, Vec<SetLogpoint>)>,
+    pub node: Option<node::NodeHook>,
+}
+
+impl Logpoints {
+    /// Every logpoint set, whichever its language.
+    pub fn set(&self) -> Vec<SetLogpoint> {
+        let mut set: Vec<SetLogpoint> = self
+            .python
+            .iter()
+            .flat_map(|(_, set)| set.iter().cloned())
+            .collect();
+        set.extend(self.node.iter().flat_map(|hook| hook.set().iter().cloned()));
+        set
+    }
+
+    /// Variables the program runs with (the Node hook's).
+    pub fn env(&self) -> Vec<(String, OsString)> {
+        let existing = std::env::var_os("NODE_OPTIONS");
+        self.node
+            .as_ref()
+            .map(|hook| hook.env(existing.as_deref()))
+            .unwrap_or_default()
+    }
+
+    /// Sessions `serve` runs, each ending with one `done` call.
+    pub fn sessions(&self) -> usize {
+        usize::from(self.python.is_some()) + usize::from(self.node.is_some())
+    }
+
+    /// Runs each session on a thread of its own: `report` gets hits and
+    /// notes, `done` is called when one ends (false: no debugpy session
+    /// could be had, and the program waits for one that will not come).
+    /// Node's ends once `exited` is set.
+    pub fn serve(
+        self,
+        exited: std::sync::Arc<AtomicBool>,
+        report: impl Fn(AdapterEvent) + Send + Clone + 'static,
+        done: impl Fn(bool) + Send + Clone + 'static,
+    ) {
+        let Logpoints {
+            nonce,
+            python,
+            node,
+            ..
+        } = self;
+        if let Some((port, set)) = python {
+            let (report, done) = (report.clone(), done.clone());
+            std::thread::spawn(move || done(debugpy::serve(port, &nonce, &set, report)));
+        }
+        if let Some(hook) = node {
+            std::thread::spawn(move || {
+                hook.serve(&exited, report);
+                drop(hook);
+                done(true);
+            });
+        }
+    }
+}
+
 /// How `run` starts a program given the session's live logpoints: the
 /// command (under debugpy when a Python program meets Python logpoints),
 /// the logpoints to set, and what to say about the ones it cannot set.
 pub struct Plan {
     pub command: Vec<String>,
-    pub logpoints: Option<crate::workspace::reproduce::Logpoints>,
+    pub logpoints: Option<Logpoints>,
     pub notes: Vec<String>,
 }
 
 /// Plans a run of `command` in `cwd` with the live logpoints `live`.
 pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan {
-    let plain = |notes: Vec<String>| Plan {
-        command: command.to_vec(),
-        logpoints: None,
-        notes,
-    };
-    if live.is_empty() {
-        return plain(Vec::new());
-    }
-    let python: Vec<Probe> = live
-        .iter()
-        .filter(|p| p.language.as_deref() == Some("python"))
-        .cloned()
-        .collect();
-    let others = live.len() - python.len();
     let mut notes = Vec::new();
-    let launch = debugpy::python_launch(command, cwd);
-    if others > 0 {
-        notes.push(format!(
-            "{others} logpoint(s) not set: they are in JavaScript, and this run sets Python \
-             logpoints only"
-        ));
+    let of = |language: &str| -> Vec<Probe> {
+        live.iter()
+            .filter(|p| p.language.as_deref() == Some(language))
+            .cloned()
+            .collect()
+    };
+    let (python, javascript) = (of("python"), of("javascript"));
+    let nonce = nonce();
+    let mut run = command.to_vec();
+    let python =
+        plan_python(command, cwd, root, &python, &mut notes).map(|(launched, port, set)| {
+            run = launched;
+            (port, set)
+        });
+    let node = plan_node(&nonce, root, &javascript, &mut notes);
+    let logpoints = (python.is_some() || node.is_some()).then(|| Logpoints {
+        asked: command.to_vec(),
+        nonce,
+        python,
+        node,
+    });
+    Plan {
+        command: run,
+        logpoints,
+        notes,
     }
-    let Some(launch) = launch.filter(|_| !python.is_empty()) else {
-        if !python.is_empty() {
-            notes.push(format!(
-                "{} Python logpoint(s) not set: `{}` is not a Python program started directly \
+}
+
+/// Python logpoints: set when the command is a Python program whose
+/// interpreter has debugpy. Answers the command under debugpy, its port
+/// and the logpoints to set.
+fn plan_python(
+    command: &[String],
+    cwd: &Path,
+    root: &Path,
+    python: &[Probe],
+    notes: &mut Vec<String>,
+) -> Option<(Vec<String>, u16, Vec<SetLogpoint>)> {
+    if python.is_empty() {
+        return None;
+    }
+    let Some(launch) = debugpy::python_launch(command, cwd) else {
+        notes.push(format!(
+            "{} Python logpoint(s) not set: `{}` is not a Python program started directly \
              (python, python3, python -m module, or a .py script)",
-                python.len(),
-                crate::core::budget::cut(&command.join(" "), 200)
-            ));
-        }
-        return plain(notes);
+            python.len(),
+            crate::core::budget::cut(&command.join(" "), 200)
+        ));
+        return None;
     };
     if !debugpy::importable(&launch.interpreter, cwd) {
         notes.push(format!(
@@ -84,27 +185,47 @@ pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan
             launch.interpreter,
             launch.interpreter
         ));
-        return plain(notes);
+        return None;
     }
-    let (set, mut unset) = prepare(root, &python);
+    let (set, mut unset) = prepare(root, python);
     notes.append(&mut unset);
-    let port = match debugpy::free_port() {
-        Ok(port) if !set.is_empty() => port,
-        Ok(_) => return plain(notes),
+    if set.is_empty() {
+        return None;
+    }
+    match debugpy::free_port() {
+        Ok(port) => Some((debugpy::command(&launch, port), port, set)),
         Err(error) => {
             notes.push(format!("logpoints not set: no loopback port ({error})"));
-            return plain(notes);
+            None
         }
-    };
-    Plan {
-        command: debugpy::command(&launch, port),
-        logpoints: Some(crate::workspace::reproduce::Logpoints {
-            asked: command.to_vec(),
-            port,
-            nonce: nonce(),
-            set,
-        }),
-        notes,
+    }
+}
+
+/// JavaScript logpoints: set in every Node process the command starts,
+/// whatever the command (`node app.js`, `npm test`, a script that runs
+/// node), through `NODE_OPTIONS`.
+fn plan_node(
+    nonce: &str,
+    root: &Path,
+    javascript: &[Probe],
+    notes: &mut Vec<String>,
+) -> Option<node::NodeHook> {
+    if javascript.is_empty() {
+        return None;
+    }
+    let (set, mut unset) = prepare(root, javascript);
+    notes.append(&mut unset);
+    if set.is_empty() {
+        return None;
+    }
+    match node::NodeHook::create(nonce, set) {
+        Ok(hook) => Some(hook),
+        Err(error) => {
+            notes.push(format!(
+                "JavaScript logpoints not set: their folder could not be written ({error})"
+            ));
+            None
+        }
     }
 }
 

@@ -1,0 +1,250 @@
+//! Node logpoints end to end, through the real binary and the machine's
+//! Node: placed with `debug/probeSnippet` (`kind: "logpoint"`) in a `.js` or
+//! `.mjs` file, set by `debug-sidecar run` in every Node process the command
+//! starts (`node cart.js`, `npm test`), hits recorded with their values (a
+//! failing expression as an error, cycles, BigInt and long strings made safe),
+//! the source unchanged byte for byte, the program's stderr untouched, the exit
+//! status passed through, moved, changed and relocated lines reported.
+
+mod support;
+
+use debug_sidecar::rpc::client::Connection;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+use support::*;
+
+const CART: &str = r#"const meta = { name: "cart" };
+meta.self = meta;
+const big = 2n ** 70n;
+const long = "x".repeat(5000);
+
+function total(items, discount) {
+  let s = 0;
+  for (const [price, qty] of items) {
+    s += price * qty;
+  }
+  // Large discounts are taken off the sum.
+  if (discount > 100) {
+    s = s - discount;
+  }
+  return s;
+}
+
+console.log("total:", total([[10, 2], [5, 1]], 150));
+process.exitCode = 2;
+debugger; // would pause a program under a debugger that stops
+"#;
+
+/// Whether the machine has Node; under CI it must.
+fn has_node() -> bool {
+    let found = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "node is not installed");
+        eprintln!("skipped: node is not installed");
+    }
+    found
+}
+
+fn place(server: &mut Connection, file: &str, line: u32, variables: Value) -> Value {
+    server
+        .request(
+            "debug/probeSnippet",
+            json!({"file": file, "kind": "logpoint", "line": line,
+                   "hypothesisId": "H1", "variables": variables}),
+        )
+        .unwrap()
+}
+
+/// A workspace with `file` holding CART and a started session; the run log.
+fn session(name: &str, file: &str) -> (Workspace, Connection, String) {
+    let workspace = Workspace::new(name);
+    std::fs::write(workspace.root.join(file), CART).unwrap();
+    let mut server = initialized(&workspace.root);
+    let started = server
+        .request(
+            "debug/start",
+            json!({"sessionId": "s1", "problem": "total is wrong"}),
+        )
+        .unwrap();
+    let log = started["logFile"].as_str().unwrap().to_string();
+    (workspace, server, log)
+}
+
+fn hits(lines: &[Value]) -> Vec<&Value> {
+    lines.iter().filter(|r| r["source"] == "logpoint").collect()
+}
+
+#[test]
+fn node_logpoints_record_values_without_touching_the_source() {
+    if !has_node() {
+        return;
+    }
+    let (workspace, mut server, log) = session("logpoints-node", "cart.js");
+    let root = &workspace.root;
+    // The last expression tries to leave its wrapper: were it pasted into the
+    // condition, the program would exit with 7.
+    let escape = "s]) } catch (e) {} process.exit(7); { ([s";
+    let placed = place(
+        &mut server,
+        "cart.js",
+        13,
+        json!(["s", "discount", "missing_name", escape]),
+    );
+    assert_eq!(placed["probe"]["kind"], "logpoint");
+    assert_eq!(placed["probe"]["language"], "javascript");
+    let id = placed["probe"]["id"].as_str().unwrap().to_string();
+    // A second logpoint on the same line, one in the loop, and one at the
+    // top level, where the values that JSON lacks are.
+    let same_line = place(&mut server, "cart.js", 13, json!(["items.length"]));
+    place(&mut server, "cart.js", 9, json!(["price * qty"]));
+    place(&mut server, "cart.js", 18, json!(["meta", "big", "long"]));
+
+    let out = sidecar(root, &["run", "--", "node", "cart.js"], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(out.stdout, b"total: -125\n", "passed through unchanged");
+    assert_eq!(std::fs::read_to_string(root.join("cart.js")).unwrap(), CART);
+
+    let lines = records(&log);
+    let hits = hits(&lines);
+    assert_eq!(hits.len(), 5, "{lines:#?}");
+    let discount = hits.iter().find(|h| h["probeId"] == id.as_str()).unwrap();
+    assert_eq!(discount["hypothesisId"], "H1");
+    assert_eq!(discount["location"], "cart.js:13");
+    let data = &discount["data"];
+    assert_eq!((&data["s"], &data["discount"]), (&json!(25), &json!(150)));
+    let error = data["missing_name"]["$error"].as_str().unwrap();
+    assert!(error.starts_with("ReferenceError"), "{error}");
+    let error = data[escape]["$error"].as_str().unwrap();
+    assert!(error.starts_with("SyntaxError"), "{error}");
+    let top = hits.iter().find(|h| h["location"] == "cart.js:18").unwrap();
+    let data = &top["data"];
+    assert_eq!(data["meta"], json!({"name": "cart", "self": "[Circular]"}));
+    assert_eq!(data["big"], "1180591620717411303424n");
+    assert_eq!(data["long"]["length"], 5000);
+    assert!(data["long"]["$truncated"].as_str().unwrap().len() < 1024);
+    let other = hits
+        .iter()
+        .find(|h| h["probeId"] == same_line["probe"]["id"])
+        .unwrap();
+    assert_eq!(other["data"]["items.length"], 2);
+    let products: Vec<&Value> = hits
+        .iter()
+        .filter(|h| h["location"] == "cart.js:9")
+        .map(|h| &h["data"]["price * qty"])
+        .collect();
+    assert_eq!(products, [&json!(20), &json!(5)]);
+    let exit = lines.last().unwrap();
+    assert_eq!(exit["source"], "exit");
+    assert_eq!(exit["command"], json!(["node", "cart.js"]));
+    assert_eq!(exit["exitCode"], 2);
+    // Nothing of the inspector's reached the program's stderr.
+    assert!(
+        !lines
+            .iter()
+            .any(|r| r["source"] == "stderr" || r["source"] == "sidecar"),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn moved_changed_and_relocated_lines_are_reported() {
+    if !has_node() {
+        return;
+    }
+    let (workspace, mut server, log) = session("logpoints-node-moved", "cart.js");
+    let root = &workspace.root;
+    place(&mut server, "cart.js", 13, json!(["s"]));
+    place(&mut server, "cart.js", 12, json!(["discount"]));
+    // A comment: no code there, Node sets it on the next line that runs.
+    place(&mut server, "cart.js", 11, json!(["s"]));
+    let edited = format!("'use strict';\n\n{CART}").replace("discount > 100", "discount >= 100");
+    std::fs::write(root.join("cart.js"), &edited).unwrap();
+    let out = sidecar(root, &["run", "--", "node", "cart.js"], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("(cart.js:13): that line moved to line 15; set there"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(cart.js:12) is not set: the line changed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(cart.js:13): Node set it on line 14 (the next line that runs)"),
+        "{stderr}"
+    );
+    let lines = records(&log);
+    let notes = lines.iter().filter(|r| r["source"] == "sidecar").count();
+    assert_eq!(notes, 4, "{lines:#?}");
+    let hits = hits(&lines);
+    let at = |location: &str| hits.iter().filter(|h| h["location"] == location).count();
+    assert_eq!((at("cart.js:15"), at("cart.js:13")), (1, 1), "{hits:#?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("cart.js")).unwrap(),
+        edited
+    );
+}
+
+#[test]
+fn an_npm_script_running_an_esm_file_gets_its_logpoints() {
+    if !has_node() {
+        return;
+    }
+    let (workspace, mut server, log) = session("logpoints-npm", "cart.mjs");
+    let root = &workspace.root;
+    std::fs::write(
+        root.join("package.json"),
+        r#"{"name": "cart", "version": "1.0.0", "private": true,
+            "scripts": {"test": "node cart.mjs"}}"#,
+    )
+    .unwrap();
+    place(&mut server, "cart.mjs", 13, json!(["s", "discount"]));
+    let out = sidecar_offline(root, &["run", "--", "npm", "test"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("total: -125"), "{stdout}");
+    let lines = records(&log);
+    let hits = hits(&lines);
+    assert_eq!(hits.len(), 1, "{lines:#?}");
+    assert_eq!(hits[0]["location"], "cart.mjs:13");
+    assert_eq!(hits[0]["data"], json!({"s": 25, "discount": 150}));
+    assert_eq!(lines.last().unwrap()["command"], json!(["npm", "test"]));
+}
+
+#[test]
+fn a_command_that_runs_no_node_says_its_logpoints_were_not_set() {
+    if !has_node() {
+        return;
+    }
+    let (workspace, mut server, log) = session("logpoints-no-node", "cart.js");
+    place(&mut server, "cart.js", 13, json!(["s"]));
+    let out = sidecar(&workspace.root, &["run", "--", "true"], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 JavaScript logpoint(s) not set: no Node process ran"),
+        "{stderr}"
+    );
+    let lines = records(&log);
+    assert!(lines.iter().any(|r| r["source"] == "sidecar"));
+    assert!(hits(&lines).is_empty());
+}
+
+/// `run` with npm kept off the network (no update check, no registry).
+fn sidecar_offline(root: &Path, args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .env("npm_config_update_notifier", "false")
+        .env("npm_config_offline", "true")
+        .env("npm_config_fund", "false");
+    output_within_10s(&mut command)
+}
