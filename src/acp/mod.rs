@@ -83,47 +83,66 @@ pub fn run(nudges: u32, command: Vec<String>) -> anyhow::Result<ExitCode> {
         .take_stdout()
         .ok_or_else(|| anyhow::anyhow!("the agent's stdout is not a pipe"))?;
     read_lines(agent_line, tx, Event::Agent, Event::AgentClosed);
-    let mut to_agent = agent.take_stdin();
-    let mut to_editor = std::io::stdout();
+    let mut to_agent = agent.take_stdin().map(std::io::BufWriter::new);
+    // Written in batches: flushed whenever no other line is waiting.
+    let mut to_editor = std::io::BufWriter::new(std::io::stdout().lock());
 
-    while let Ok(event) = rx.recv() {
-        let outs = match event {
-            Event::Editor(line) => guarded(|| proxy.editor_line(&line), Out::Agent(line.clone())),
-            Event::Agent(line) => guarded(|| proxy.agent_line(&line), Out::Editor(line.clone())),
-            Event::EditorClosed => {
-                drop(to_agent);
-                agent.end();
-                // The reader threads may still block: exit without them.
-                std::process::exit(0);
-            }
-            Event::AgentClosed => {
-                for out in proxy.agent_exited() {
-                    if let Out::Editor(line) = out {
-                        write_line(&mut to_editor, &line);
-                    }
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        while let Some(event) = next.take() {
+            let outs = match event {
+                Event::Editor(line) => {
+                    guarded(|| proxy.editor_line(&line), Out::Agent(line.clone()))
                 }
-                let code = agent.wait();
-                std::process::exit(code);
-            }
-        };
-        for out in outs {
-            match out {
-                Out::Agent(line) => {
-                    if let Some(pipe) = to_agent.as_mut() {
-                        if !write_line(pipe, &line) {
-                            tracing::warn!("acp: the agent's stdin is closed");
-                            to_agent = None;
+                Event::Agent(line) => {
+                    guarded(|| proxy.agent_line(&line), Out::Editor(line.clone()))
+                }
+                Event::EditorClosed => {
+                    drop(to_agent);
+                    agent.end();
+                    // The reader threads may still block: exit without them.
+                    std::process::exit(0);
+                }
+                Event::AgentClosed => {
+                    for out in proxy.agent_exited() {
+                        if let Out::Editor(line) = out {
+                            write_line(&mut to_editor, &line);
+                        }
+                    }
+                    let _ = to_editor.flush();
+                    let code = agent.wait();
+                    std::process::exit(code);
+                }
+            };
+            for out in outs {
+                match out {
+                    Out::Agent(line) => {
+                        if let Some(pipe) = to_agent.as_mut() {
+                            if !write_line(pipe, &line) {
+                                tracing::warn!("acp: the agent's stdin is closed");
+                                to_agent = None;
+                            }
+                        }
+                    }
+                    Out::Editor(line) => {
+                        if !write_line(&mut to_editor, &line) {
+                            // The editor is gone.
+                            agent.end();
+                            std::process::exit(0);
                         }
                     }
                 }
-                Out::Editor(line) => {
-                    if !write_line(&mut to_editor, &line) {
-                        // The editor is gone.
-                        agent.end();
-                        std::process::exit(0);
-                    }
-                }
             }
+            next = rx.try_recv().ok();
+        }
+        let agent_flushed = to_agent.as_mut().is_none_or(|pipe| pipe.flush().is_ok());
+        if !agent_flushed {
+            tracing::warn!("acp: the agent's stdin is closed");
+            to_agent = None;
+        }
+        if to_editor.flush().is_err() {
+            agent.end();
+            std::process::exit(0);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -143,8 +162,5 @@ fn guarded(job: impl FnOnce() -> Vec<Out>, untouched: Out) -> Vec<Out> {
 }
 
 fn write_line(to: &mut impl Write, line: &[u8]) -> bool {
-    to.write_all(line)
-        .and_then(|_| to.write_all(b"\n"))
-        .and_then(|_| to.flush())
-        .is_ok()
+    to.write_all(line).and_then(|_| to.write_all(b"\n")).is_ok()
 }

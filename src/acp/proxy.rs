@@ -154,8 +154,7 @@ impl Proxy {
         };
         let mut message = Value::Object(object);
         if message.get("method").is_some() {
-            if message["method"] == "session/update" {
-                self.update(&mut message);
+            if message["method"] == "session/update" && self.update(&mut message) {
                 return vec![Out::editor(&message)];
             }
             return vec![Out::Editor(line.to_vec())];
@@ -386,10 +385,11 @@ impl Proxy {
     }
 
     /// A `session/update`: turn states and progress while a turn runs, and
-    /// our commands merged into the agent's list.
-    fn update(&mut self, message: &mut Value) {
+    /// our commands merged into the agent's list. Whether it changed the
+    /// message (else the agent's own bytes go on).
+    fn update(&mut self, message: &mut Value) -> bool {
         let Some(session_id) = message["params"]["sessionId"].as_str().map(String::from) else {
-            return;
+            return false;
         };
         let update = &mut message["params"]["update"];
         let kind = update["sessionUpdate"]
@@ -398,18 +398,18 @@ impl Proxy {
             .to_string();
         self.session(&session_id);
         let Some(session) = self.sessions.get_mut(&session_id) else {
-            return;
+            return false;
         };
         if kind == "available_commands_update" {
             session.agent_commands = message::agent_commands(update);
             update["availableCommands"] =
                 Value::Array(message::merged_commands(&session.agent_commands));
-            return;
+            return true;
         }
         let cwd = session.cwd.clone();
         let Some(turn) = session.turn.as_mut() else {
             // A history replay (`session/load`) or an update between turns.
-            return;
+            return false;
         };
         let event = match kind.as_str() {
             "agent_thought_chunk" => Some((HarnessEventKind::Reasoning, None)),
@@ -460,14 +460,15 @@ impl Proxy {
             _ => None,
         };
         let Some((event, tool)) = event else {
-            return;
+            return false;
         };
         // One report per change of state; every tool call is its own.
         if turn.last == Some(event) && event != HarnessEventKind::ToolCall {
-            return;
+            return false;
         }
         turn.last = Some(event);
         self.sidecar.turn(&cwd, event, tool, None);
+        false
     }
 
     /// The agent answered a prompt turn. After `end_turn` the stop decision
