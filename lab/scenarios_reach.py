@@ -1,4 +1,4 @@
-"""Gemini CLI and Copilot CLI through the whole loop, and a stubborn model
+"""Gemini CLI, Copilot CLI and OpenCode through the whole loop, and a stubborn model
 in each: start, one current blackboard per request, hand-off to the
 person, Proceed, Mark fixed, verified cleanup. Assertions read what the
 model received first, then what the person was shown, then our state."""
@@ -34,6 +34,8 @@ def edit_step(ws, names, old, new_of):
         if names is gemini_names:
             return call("replace", {"file_path": path, "old_string": old_text, "new_string": new,
                                     "instruction": "edit total()"})
+        if names is opencode_names:
+            return call("edit", {"filePath": path, "oldString": old_text, "newString": new})
         return call("edit", {"path": path, "old_str": old_text, "new_str": new})
     return step
 
@@ -144,8 +146,10 @@ def stubborn(kind, binary, ws, names, start_prompt, start_steps):
         sessions = ws.status()
         check(sessions and sessions[0].get("stage") == "user_turn",
               f"the round was not closed: {sessions}")
-        activity = json.loads(ws.read(".debug-sidecar/sessions/default/activity.json"))
-        check(activity.get("harness", {}).get("lastNudge"), "the nudge was not remembered")
+        if getattr(kind, "uses_hooks", True):
+            # The hooks remember the nudge, to know its echo as a prompt.
+            activity = json.loads(ws.read(".debug-sidecar/sessions/default/activity.json"))
+            check(activity.get("harness", {}).get("lastNudge"), "the nudge was not remembered")
 
 
 def gemini_whole_loop(kind, binary, ws):
@@ -177,4 +181,36 @@ ALL = [
     ("stubborn model", "gemini", gemini_stubborn),
     ("whole loop", "copilot", copilot_whole_loop),
     ("stubborn model", "copilot", copilot_stubborn),
+]
+
+
+def opencode_names(tool):
+    return f"debug-sidecar_{tool}" if tool in OURS else tool
+
+
+def one_board_each(lab):
+    """OpenCode builds the system prompt anew for every request: each
+    request of a turn carries exactly one board."""
+    for r in lab.requests:
+        if r["turn"] is not None:
+            found = boards(request_text(r["body"]))
+            check(len(found) == 1, f"turn {r['turn']}: {len(found)} boards in one request")
+
+
+def opencode_whole_loop(kind, binary, ws):
+    # `--command debug-sidecar:debug <problem>`: our MCP prompt, expanded by OpenCode.
+    lab = whole_loop(kind, binary, ws, opencode_names, f"/debug {PROBLEM}", [], "debug-sidecar_")
+    one_board_each(lab)
+    first = request_text(requests_of(lab, "start")[0]["body"])
+    check(PROBLEM in first and "Work from runtime evidence" in first,
+          "the kickoff did not reach the model")
+
+
+def opencode_stubborn(kind, binary, ws):
+    stubborn(kind, binary, ws, opencode_names, f"/debug {PROBLEM}", [])
+
+
+ALL += [
+    ("whole loop", "opencode", opencode_whole_loop),
+    ("stubborn model", "opencode", opencode_stubborn),
 ]
