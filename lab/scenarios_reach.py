@@ -92,10 +92,13 @@ def whole_loop(kind, binary, ws, names, start_prompt, start_steps, prefix):
               f"the board does not name the tools as {kind.name} calls them")
         check(not any("&lt;" in board or "&gt;" in board for board in given),
               f"our words reached the model HTML-escaped: {given[0][-400:]!r}")
-        check("H1" in newest_board(start[1]), "the board was not refreshed after record_hypotheses")
+        check("H1" in newest_board(start[1 + len(start_steps)]),
+              "the board was not refreshed after record_hypotheses")
         sessions = ws.status()
         check(sessions and sessions[0].get("stage") == "user_turn",
               f"the hand-off did not give the person the round: {sessions}")
+        check(sessions[0].get("problem") == PROBLEM,
+              f"the session's problem is not the person's words: {sessions[0].get('problem')!r}")
         ws.run_app("3", "4", "5")
 
         harness.prompt("/debug-proceed it printed total: 9")
@@ -197,13 +200,31 @@ def one_board_each(lab):
             check(len(found) == 1, f"turn {r['turn']}: {len(found)} boards in one request")
 
 
+TODOS = [{"id": "1", "content": "Record hypotheses", "status": "in_progress", "priority": "high"},
+         {"id": "2", "content": "Probe total()", "status": "pending", "priority": "high"}]
+
+
 def opencode_whole_loop(kind, binary, ws):
-    # `--command debug-sidecar:debug <problem>`: our MCP prompt, expanded by OpenCode.
-    lab = whole_loop(kind, binary, ws, opencode_names, f"/debug {PROBLEM}", [], "debug-sidecar_")
+    # `--command debug-sidecar:debug <problem>`: our MCP prompt, expanded by
+    # OpenCode; the plugin starts the session with the words.
+    lab = whole_loop(kind, binary, ws, opencode_names, f"/debug {PROBLEM}",
+                     [call("todowrite", {"todos": TODOS})], "debug-sidecar_")
     one_board_each(lab)
-    first = request_text(requests_of(lab, "start")[0]["body"])
+    start = requests_of(lab, "start")
+    first = request_text(start[0]["body"])
     check(PROBLEM in first and "Work from runtime evidence" in first,
           "the kickoff did not reach the model")
+    check("$1" not in first, "the prompt's placeholder reached the model")
+    # The plugin's rescan after OpenCode's `edit`: the next request's board
+    # has the probe on disk.
+    after_edit = newest_board(next(r for r in start if r["step"] == "hand_off_to_user"))
+    check("  p1 H1 app.py" in after_edit and "not yet found on disk" not in after_edit,
+          f"no rescan after the edit: {after_edit[-500:]!r}")
+    # `todo.updated` became the session's progress.
+    activity = json.loads(ws.read(".debug-sidecar/sessions/default/activity.json"))
+    view = activity["progress"]["sessions"][0]["view"]
+    check([t["content"] for t in view["todos"]] == ["Record hypotheses", "Probe total()"],
+          f"the todo list did not reach the sidecar: {view}")
 
 
 def opencode_stubborn(kind, binary, ws):

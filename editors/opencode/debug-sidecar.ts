@@ -15,6 +15,8 @@ import { Sidecar } from "../shared/sidecar.ts";
 
 /** OpenCode's tools that edit files (1.18.33): a probe rescan follows each call. */
 const EDIT_TOOLS = ["edit", "write", "patch", "multiedit", "apply_patch"];
+/** Our MCP server's name in opencode.json: its prompts are `<name>:<prompt>`. */
+const MCP_SERVER = "debug-sidecar";
 
 type Client = PluginInput["client"];
 type Said = { agent?: string; model?: { providerID: string; modelID: string } };
@@ -23,7 +25,8 @@ const server: Plugin = async ({ client, directory }) => {
   const binary = process.env.DEBUG_SIDECAR_BIN || "debug-sidecar";
   const sidecar = new Sidecar(binary, directory);
   try {
-    await sidecar.initialize(directory, { editTools: EDIT_TOOLS });
+    // As OpenCode: the texts name the tools as it calls the MCP server's.
+    await sidecar.initialize(directory, { editTools: EDIT_TOOLS }, "opencode");
   } catch (error) {
     console.error(`debug-sidecar: not available (${(error as Error).message}); Debug Mode is off.`);
     return {};
@@ -74,6 +77,17 @@ const server: Plugin = async ({ client, directory }) => {
       if (!input.sessionID || (await sessions.isChild(input.sessionID))) return;
       const answer = await ask("debug/context", { held: [] });
       if (answer?.plan?.append && answer.content) output.system.push(answer.content);
+    },
+    // `/debug-sidecar:debug <problem>`: OpenCode asks our MCP prompt with
+    // `$1` in place of the words (nothing is started from that) and fills
+    // them in afterwards; the session starts here, with the words, and the
+    // model gets its kickoff.
+    "command.execute.before": async (input, output) => {
+      const problem = argumentWords(input.arguments);
+      if (input.command !== `${MCP_SERVER}:debug` || !problem) return;
+      const started = await ask("debug/start", { problem });
+      const text = output.parts.find((p: any) => p.type === "text") as any;
+      if (started?.kickoff && text) text.text = started.kickoff;
     },
     "chat.message": async (input, output) => {
       said.set(input.sessionID, { agent: input.agent, model: input.model });
@@ -134,6 +148,13 @@ const server: Plugin = async ({ client, directory }) => {
   };
   return hooks;
 };
+
+/** A command's arguments as OpenCode (1.18.33) puts them in place of the
+ * last `$n` of a prompt: split as a shell would, quotes dropped, joined. */
+function argumentWords(text: string): string {
+  const words = text.match(/(?:\[Image\s+\d+\]|"[^"]*"|'[^']*'|[^\s"']+)/gi) ?? [];
+  return words.map((w) => w.replace(/^["']|["']$/g, "")).join(" ").trim();
+}
 
 /** Which sessions are subagents' (their turns are not the conversation's). */
 class Sessions {
