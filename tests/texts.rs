@@ -465,3 +465,12 @@ fn agent_run_results() {
         person_run_notice("s1", &report(Ending::Signalled { signal: 15 }, vec![], 0))
     );
 }
+
+#[test]
+fn start_template_for_a_harness_that_fills_in_the_problem() {
+    let env = RenderEnv {
+        tools: debug_sidecar::core::harness::ToolNaming::OpenCode,
+        ..env()
+    };
+    insta::assert_snapshot!(start_template("$1", &env));
+}
