@@ -166,11 +166,12 @@ def chat_anchor(body):
 
 
 def is_title_request(body):
-    """OpenCode's request for a session title (its own system prompt, no tools)."""
+    """OpenCode's request for a session title (its own system prompt, no
+    tools), in chat completions or Anthropic Messages."""
     messages = body.get("messages") or []
     first = messages[0] if messages else {}
-    return (first.get("role") == "system" and not body.get("tools")
-            and _text_of(first.get("content")).startswith("You are a title generator"))
+    system = body.get("system") or (first.get("content") if first.get("role") == "system" else "")
+    return not body.get("tools") and _text_of(system).startswith("You are a title generator")
 
 
 def gemini_anchor(body):
@@ -312,6 +313,8 @@ class Lab:
                     lab._record(self.path, body, None, None)
                     return self._json(200, {"input_tokens": 100})
                 if path.endswith("/messages"):
+                    if is_title_request(body):
+                        return self._answer(body, "", 0, lab._anthropic, claim=False)
                     anchor, since = anthropic_anchor(body, lab.script.not_person)
                     return self._answer(body, anchor, since, lab._anthropic)
                 if path.endswith("/responses"):

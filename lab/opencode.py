@@ -21,6 +21,10 @@ class OpenCode:
     # No command hooks: the plugin speaks `serve`, which knows its nudges.
     uses_hooks = False
 
+    # The AI SDK package OpenCode talks to the model with: chat completions
+    # by default, Anthropic Messages for `OpenCodeAnthropic`.
+    provider = "@ai-sdk/openai-compatible"
+
     def __init__(self, binary, workspace, port):
         self.binary = binary
         self.ws = workspace
@@ -43,7 +47,7 @@ class OpenCode:
             json.dump({
                 "$schema": "https://opencode.ai/config.json",
                 "provider": {"lab": {
-                    "npm": "@ai-sdk/openai-compatible",
+                    "npm": self.provider,
                     "name": "Lab",
                     "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "lab-key"},
                     "models": {"scripted": {"name": "Scripted", "tool_call": True}},
@@ -73,3 +77,10 @@ class OpenCode:
         shown = Shown(events, out.stderr, text="\n".join(said + errors) + "\n" + out.stderr)
         shown.errors = errors
         return shown
+
+
+class OpenCodeAnthropic(OpenCode):
+    """The same over Anthropic Messages, whose stream ends a text before
+    the step's tool calls: the plugin decides such stops at idle."""
+
+    provider = "@ai-sdk/anthropic"

@@ -7,6 +7,7 @@ import json
 import os
 
 from harness import check
+from opencode import OpenCodeAnthropic
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug, boards,
                        newest_board, no_doubled_board, probe_in_app, read_round_one_logs,
@@ -207,8 +208,10 @@ TODOS = [{"id": "1", "content": "Record hypotheses", "status": "in_progress", "p
 def opencode_whole_loop(kind, binary, ws):
     # `--command debug-sidecar:debug <problem>`: our MCP prompt, expanded by
     # OpenCode; the plugin starts the session with the words.
+    # A step with text and a tool call: no stop, on either wire.
     lab = whole_loop(kind, binary, ws, opencode_names, f"/debug {PROBLEM}",
-                     [call("todowrite", {"todos": TODOS})], "debug-sidecar_")
+                     [call("todowrite", {"todos": TODOS}, text="First, a plan.")],
+                     "debug-sidecar_")
     one_board_each(lab)
     start = requests_of(lab, "start")
     first = request_text(start[0]["body"])
@@ -231,7 +234,20 @@ def opencode_stubborn(kind, binary, ws):
     stubborn(kind, binary, ws, opencode_names, f"/debug {PROBLEM}", [])
 
 
+# Over Anthropic Messages a text ends before the step's tool calls are
+# known: the plugin decides stops at idle and holds `opencode run` open
+# (its `dispose`) for the nudged turn.
+def opencode_anthropic_whole_loop(_kind, binary, ws):
+    opencode_whole_loop(OpenCodeAnthropic, binary, ws)
+
+
+def opencode_anthropic_stubborn(_kind, binary, ws):
+    opencode_stubborn(OpenCodeAnthropic, binary, ws)
+
+
 ALL += [
     ("whole loop", "opencode", opencode_whole_loop),
     ("stubborn model", "opencode", opencode_stubborn),
+    ("whole loop over Anthropic Messages", "opencode", opencode_anthropic_whole_loop),
+    ("stubborn model over Anthropic Messages", "opencode", opencode_anthropic_stubborn),
 ]

@@ -324,7 +324,9 @@ async fn a_placeholder_problem_starts_nothing() {
         let status = tool(&client, "debug_status", json!({})).await;
         assert!(!text(&status).contains("$"), "{}", text(&status));
     }
-    assert!(!root.join(".debug-sidecar/sessions/default/state.json").exists());
+    assert!(!root
+        .join(".debug-sidecar/sessions/default/state.json")
+        .exists());
     // Words that only look like one are a problem like any other.
     let started = prompt(&client, "debug", json!({"problem": "$1 is charged twice"})).await;
     assert!(started.starts_with("Debug Mode is on."), "{started}");

@@ -15,7 +15,11 @@ const PLUGIN: &str = include_str!("../editors/opencode/debug-sidecar.ts");
 const CLIENT: &str = include_str!("../editors/shared/sidecar.ts");
 
 fn sidecar(root: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).args(args).current_dir(root).output().unwrap()
+    Command::new(BIN)
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap()
 }
 
 fn read(path: &Path) -> String {
@@ -62,7 +66,10 @@ fn install_writes_the_plugin_and_the_mcp_server_and_checks_them() {
     let stale = sidecar(root, &["install", "opencode", "--check"]);
     assert_eq!(stale.status.code(), Some(1));
     let said = String::from_utf8_lossy(&stale.stdout);
-    assert!(said.contains("another version than this binary's"), "{said}");
+    assert!(
+        said.contains("another version than this binary's"),
+        "{said}"
+    );
 
     // A disabled server is not ours running.
     sidecar(root, &["install", "opencode", "--write"]);

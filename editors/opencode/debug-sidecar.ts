@@ -15,6 +15,13 @@ import { Sidecar } from "../shared/sidecar.ts";
 
 /** OpenCode's tools that edit files (1.18.33): a probe rescan follows each call. */
 const EDIT_TOOLS = ["edit", "write", "patch", "multiedit", "apply_patch"];
+/** AI SDK providers whose stream ends a text part only at the end of the
+ * step, after its tool calls (read in OpenCode 1.18.33's bundled
+ * `@ai-sdk/openai-compatible`: `text-end` in `flush`). With these a text
+ * that is complete and has no tool call beside it is the step's last word. */
+const TEXT_ENDS_LAST = new Set(["@ai-sdk/openai-compatible"]);
+/** How long `dispose` holds OpenCode open for a nudged turn still running. */
+const HOLD_MS = 10 * 60 * 1000;
 /** Our MCP server's name in opencode.json: its prompts are `<name>:<prompt>`. */
 const MCP_SERVER = "debug-sidecar";
 
@@ -52,9 +59,14 @@ const server: Plugin = async ({ client, directory }) => {
   const decided = new Set<string>();
   const said = new Map<string, Said>();
   const lastKind = new Map<string, string>();
+  // Each model's AI SDK package (`providerID/modelID` -> npm), as requests show it.
+  const packages = new Map<string, string>();
+  // Sessions with a nudge sent after the loop ended, not yet answered.
+  const owed = new Set<string>();
 
-  /** The sidecar's stop decision; a block is sent as the next user message. */
-  const stop = async (sessionID: string, text: string | undefined, queue: boolean) => {
+  /** The sidecar's stop decision; a block is sent as the next user message.
+   * Whether a new turn was started for it (after the loop). */
+  const stop = async (sessionID: string, text: string | undefined, queue: boolean): Promise<boolean> => {
     const answer = await ask("debug/stop", { lastAssistantMessage: text || undefined });
     if (answer?.decision === "block" && answer.reason) {
       nudges.add(answer.reason);
@@ -62,18 +74,24 @@ const server: Plugin = async ({ client, directory }) => {
       // Inside the loop a message alone is enough: OpenCode's loop goes on
       // while the newest user message has no answer. After the loop, a new
       // one is started.
-      if (queue) await client.session.prompt({ path: { id: sessionID }, body: { ...body, noReply: true } });
-      else await client.session.promptAsync({ path: { id: sessionID }, body });
-      return;
+      if (queue) {
+        await client.session.prompt({ path: { id: sessionID }, body: { ...body, noReply: true } });
+        return false;
+      }
+      await client.session.promptAsync({ path: { id: sessionID }, body });
+      return true;
     }
     turnEvent({ kind: "turnEnd" });
     if (answer?.notice) tell(answer.notice);
+    return false;
   };
 
   const hooks: Hooks = {
     // One current board per request: OpenCode builds the system prompt anew
     // for every request, so no copy is ever held.
     "experimental.chat.system.transform": async (input, output) => {
+      const npm = (input.model as any)?.api?.npm;
+      if (typeof npm === "string") packages.set(`${input.model.providerID}/${input.model.id}`, npm);
       if (!input.sessionID || (await sessions.isChild(input.sessionID))) return;
       const answer = await ask("debug/context", { held: [] });
       if (answer?.plan?.append && answer.content) output.system.push(answer.content);
@@ -104,8 +122,11 @@ const server: Plugin = async ({ client, directory }) => {
       const message = await client.session
         .message({ path: { id: input.sessionID, messageID: input.messageID } })
         .catch(() => undefined);
+      const info = (message?.data as any)?.info ?? {};
       const parts = (message?.data as any)?.parts ?? [];
       if (parts.some((p: any) => p.type === "tool")) return;
+      // Other providers end a text before the step's tool calls: decided at idle.
+      if (!TEXT_ENDS_LAST.has(packages.get(`${info.providerID}/${info.modelID}`) ?? "")) return;
       decided.add(input.messageID);
       await stop(input.sessionID, output.text, true);
     },
@@ -131,18 +152,33 @@ const server: Plugin = async ({ client, directory }) => {
       } else if (e.type === "todo.updated") {
         if (Array.isArray(props.todos)) sidecar.notify("progress/todos", { todos: props.todos });
       } else if (e.type === "session.idle") {
-        // A stop the loop did not decide (a step without text): asked now.
+        // A stop the loop did not decide (a step without text, a provider
+        // whose text ends before its tool calls): asked now.
         const id = props.sessionID as string;
-        if (!id || (await sessions.isChild(id))) return;
-        const last = await sessions.lastAssistant(id);
-        if (!last || decided.has(last.id)) return;
-        decided.add(last.id);
-        await stop(id, last.text, false);
+        if (!id) return;
+        // At once, before anything is awaited: `dispose` waits for this decision.
+        owed.add(id);
+        let nudged = false;
+        try {
+          if (await sessions.isChild(id)) return;
+          const last = await sessions.lastAssistant(id);
+          if (!last || decided.has(last.id)) return;
+          decided.add(last.id);
+          nudged = await stop(id, last.text, false);
+        } finally {
+          if (!nudged) owed.delete(id);
+        }
       } else if (e.type === "session.error") {
         turnEvent({ kind: "error" });
       }
     },
+    // `opencode run` disposes right after the session is idle: a nudge sent
+    // then is held for until its turn ends (the sidecar's budgets bound them).
     dispose: async () => {
+      const deadline = Date.now() + HOLD_MS;
+      while (owed.size > 0 && Date.now() < deadline && !sidecar.exited) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       await sidecar.stop();
     },
   };

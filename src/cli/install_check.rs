@@ -209,7 +209,11 @@ fn check_opencode(root: &Path, report: &mut Report) {
         "run `debug-sidecar install opencode --write` here",
     );
     for (path, same) in files_in_place(root) {
-        let shown = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+        let shown = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         let what = if path.exists() && !same {
             format!("{shown} (another version than this binary's)")
         } else {

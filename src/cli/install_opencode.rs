@@ -71,7 +71,10 @@ pub fn run(root: &Path, write: bool, program: &str) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&mcp_config(program)).unwrap_or_default()
         );
         for (path, _) in FILES {
-            println!("{} (the plugin's code, written by --write)", root.join(path).display());
+            println!(
+                "{} (the plugin's code, written by --write)",
+                root.join(path).display()
+            );
         }
     }
     println!(
@@ -95,7 +98,9 @@ mod tests {
         let mut off = mcp_config("debug-sidecar");
         off["mcp"]["debug-sidecar"]["enabled"] = json!(false);
         assert!(!has_mcp(&off));
-        assert!(!has_mcp(&json!({"mcp": {"debug-sidecar": {"command": "x"}}})));
+        assert!(!has_mcp(
+            &json!({"mcp": {"debug-sidecar": {"command": "x"}}})
+        ));
         assert!(!has_mcp(&Value::Null));
     }
 
@@ -114,6 +119,9 @@ mod tests {
         }
         assert_eq!(resolved, Path::new(FILES[1].0));
         // Only types come from OpenCode's package: nothing to install.
-        assert!(plugin.lines().filter(|l| l.contains("@opencode-ai/plugin")).all(|l| l.starts_with("import type")));
+        assert!(plugin
+            .lines()
+            .filter(|l| l.contains("@opencode-ai/plugin"))
+            .all(|l| l.starts_with("import type")));
     }
 }
