@@ -165,6 +165,15 @@ def chat_anchor(body):
     return "", since
 
 
+def is_title_request(body):
+    """OpenCode's request for a session title (its own system prompt, no
+    tools), in chat completions or Anthropic Messages."""
+    messages = body.get("messages") or []
+    first = messages[0] if messages else {}
+    system = body.get("system") or (first.get("content") if first.get("role") == "system" else "")
+    return not body.get("tools") and _text_of(system).startswith("You are a title generator")
+
+
 def gemini_anchor(body):
     """The same for Gemini: `contents` of role user carry either the
     person's text or function responses; `model` entries are answers."""
@@ -304,12 +313,17 @@ class Lab:
                     lab._record(self.path, body, None, None)
                     return self._json(200, {"input_tokens": 100})
                 if path.endswith("/messages"):
+                    if is_title_request(body):
+                        return self._answer(body, "", 0, lab._anthropic, claim=False)
                     anchor, since = anthropic_anchor(body, lab.script.not_person)
                     return self._answer(body, anchor, since, lab._anthropic)
                 if path.endswith("/responses"):
                     anchor, since = responses_anchor(body)
                     return self._answer(body, anchor, since, lab._responses)
                 if path.endswith("/chat/completions"):
+                    if is_title_request(body):
+                        # OpenCode names the session in a request of its own.
+                        return self._answer(body, "", 0, lab._chat, claim=False)
                     anchor, since = chat_anchor(body)
                     return self._answer(body, anchor, since, lab._chat)
                 if path.endswith(":countTokens"):
@@ -321,8 +335,8 @@ class Lab:
                 lab._record(self.path, body, None, None)
                 self._json(404, {"error": {"type": "not_found", "message": self.path}})
 
-            def _answer(self, body, anchor, since, render):
-                found = lab.script.step_for(anchor, since)
+            def _answer(self, body, anchor, since, render, claim=True):
+                found = lab.script.step_for(anchor, since) if claim else None
                 turn, step = found if found else (None, say("ok"))
                 if callable(step):
                     # A step that reads what the harness sent (a tool's result).

@@ -1,4 +1,5 @@
-"""The harness lab: Claude Code and Codex, installed from npm, run the whole
+"""The harness lab: Claude Code, Codex, Gemini CLI, Copilot CLI, OpenCode, pi
+and oh-my-pi, installed from npm, run the whole
 debug loop headless against a scripted model on 127.0.0.1, with the hooks
 and MCP configuration exactly as `debug-sidecar install ... --write` leaves
 them. Assertions read what the model received (the requests the model
@@ -7,7 +8,8 @@ only then the sidecar's state.
 
     python3 lab/run.py [--only NAME] [--keep]
 
-Needs DEBUG_SIDECAR_BIN and LAB_CLAUDE, LAB_CODEX, LAB_GEMINI, LAB_COPILOT, LAB_PI, LAB_OMP, LAB_CLAUDE_ACP, LAB_CODEX_ACP
+Needs DEBUG_SIDECAR_BIN and LAB_CLAUDE, LAB_CODEX, LAB_GEMINI, LAB_COPILOT, LAB_OPENCODE,
+LAB_PI, LAB_OMP, LAB_CLAUDE_ACP, LAB_CODEX_ACP
 (scripts/test sets them).
 """
 
@@ -23,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Claude, Codex, Failure, Workspace  # noqa: E402
 from model_server import Lab  # noqa: E402
 from reach import Copilot, Gemini  # noqa: E402
+from opencode import OpenCode  # noqa: E402
 import scenarios  # noqa: E402
 import scenarios_reach  # noqa: E402
 import scenarios_pi  # noqa: E402
@@ -42,6 +45,7 @@ def main():
                 "codex": (Codex, os.environ.get("LAB_CODEX")),
                 "gemini": (Gemini, os.environ.get("LAB_GEMINI")),
                 "copilot": (Copilot, os.environ.get("LAB_COPILOT")),
+                "opencode": (OpenCode, os.environ.get("LAB_OPENCODE")),
                 "pi": (Pi, os.environ.get("LAB_PI")),
                 "omp": (OhMyPi, os.environ.get("LAB_OMP")),
                 "claude-acp": (ClaudeAcp, os.environ.get("LAB_CLAUDE_ACP")),

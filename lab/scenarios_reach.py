@@ -1,4 +1,4 @@
-"""Gemini CLI and Copilot CLI through the whole loop, and a stubborn model
+"""Gemini CLI, Copilot CLI and OpenCode through the whole loop, and a stubborn model
 in each: start, one current blackboard per request, hand-off to the
 person, Proceed, Mark fixed, verified cleanup. Assertions read what the
 model received first, then what the person was shown, then our state."""
@@ -7,6 +7,7 @@ import json
 import os
 
 from harness import check
+from opencode import OpenCodeAnthropic
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug, boards,
                        newest_board, no_doubled_board, probe_in_app, read_round_one_logs,
@@ -36,6 +37,8 @@ def edit_step(ws, names, old, new_of):
                                     "instruction": "edit total()"})
         if names is copilot_names:
             return call("edit", {"path": path, "old_str": old_text, "new_str": new})
+        if names is opencode_names:
+            return call("edit", {"filePath": path, "oldString": old_text, "newString": new})
         # Claude Code's (behind claude-agent-acp).
         return call("Edit", {"file_path": path, "old_string": old_text, "new_string": new})
     return step
@@ -93,10 +96,13 @@ def whole_loop(kind, binary, ws, names, start_prompt, start_steps, prefix):
               f"the board does not name the tools as {kind.name} calls them")
         check(not any("&lt;" in board or "&gt;" in board for board in given),
               f"our words reached the model HTML-escaped: {given[0][-400:]!r}")
-        check("H1" in newest_board(start[1]), "the board was not refreshed after record_hypotheses")
+        check("H1" in newest_board(start[1 + len(start_steps)]),
+              "the board was not refreshed after record_hypotheses")
         sessions = ws.status()
         check(sessions and sessions[0].get("stage") == "user_turn",
               f"the hand-off did not give the person the round: {sessions}")
+        check(sessions[0].get("problem") == PROBLEM,
+              f"the session's problem is not the person's words: {sessions[0].get('problem')!r}")
         ws.run_app("3", "4", "5")
 
         harness.prompt("/debug-proceed it printed total: 9")
@@ -147,8 +153,10 @@ def stubborn(kind, binary, ws, names, start_prompt, start_steps):
         sessions = ws.status()
         check(sessions and sessions[0].get("stage") == "user_turn",
               f"the round was not closed: {sessions}")
-        activity = json.loads(ws.read(".debug-sidecar/sessions/default/activity.json"))
-        check(activity.get("harness", {}).get("lastNudge"), "the nudge was not remembered")
+        if getattr(kind, "uses_hooks", True):
+            # The hooks remember the nudge, to know its echo as a prompt.
+            activity = json.loads(ws.read(".debug-sidecar/sessions/default/activity.json"))
+            check(activity.get("harness", {}).get("lastNudge"), "the nudge was not remembered")
 
 
 def gemini_whole_loop(kind, binary, ws):
@@ -180,4 +188,69 @@ ALL = [
     ("stubborn model", "gemini", gemini_stubborn),
     ("whole loop", "copilot", copilot_whole_loop),
     ("stubborn model", "copilot", copilot_stubborn),
+]
+
+
+def opencode_names(tool):
+    return f"debug-sidecar_{tool}" if tool in OURS else tool
+
+
+def one_board_each(lab):
+    """OpenCode builds the system prompt anew for every request: each
+    request of a turn carries exactly one board."""
+    for r in lab.requests:
+        if r["turn"] is not None:
+            found = boards(request_text(r["body"]))
+            check(len(found) == 1, f"turn {r['turn']}: {len(found)} boards in one request")
+
+
+TODOS = [{"id": "1", "content": "Record hypotheses", "status": "in_progress", "priority": "high"},
+         {"id": "2", "content": "Probe total()", "status": "pending", "priority": "high"}]
+
+
+def opencode_whole_loop(kind, binary, ws):
+    # `--command debug-sidecar:debug <problem>`: our MCP prompt, expanded by
+    # OpenCode; the plugin starts the session with the words.
+    # A step with text and a tool call: no stop, on either wire.
+    lab = whole_loop(kind, binary, ws, opencode_names, f"/debug {PROBLEM}",
+                     [call("todowrite", {"todos": TODOS}, text="First, a plan.")],
+                     "debug-sidecar_")
+    one_board_each(lab)
+    start = requests_of(lab, "start")
+    first = request_text(start[0]["body"])
+    check(PROBLEM in first and "Work from runtime evidence" in first,
+          "the kickoff did not reach the model")
+    check("$1" not in first, "the prompt's placeholder reached the model")
+    # The plugin's rescan after OpenCode's `edit`: the next request's board
+    # has the probe on disk.
+    after_edit = newest_board(next(r for r in start if r["step"] == "hand_off_to_user"))
+    check("  p1 H1 app.py" in after_edit and "not yet found on disk" not in after_edit,
+          f"no rescan after the edit: {after_edit[-500:]!r}")
+    # `todo.updated` became the session's progress.
+    activity = json.loads(ws.read(".debug-sidecar/sessions/default/activity.json"))
+    view = activity["progress"]["sessions"][0]["view"]
+    check([t["content"] for t in view["todos"]] == ["Record hypotheses", "Probe total()"],
+          f"the todo list did not reach the sidecar: {view}")
+
+
+def opencode_stubborn(kind, binary, ws):
+    stubborn(kind, binary, ws, opencode_names, f"/debug {PROBLEM}", [])
+
+
+# Over Anthropic Messages a text ends before the step's tool calls are
+# known: the plugin decides stops at idle and holds `opencode run` open
+# (its `dispose`) for the nudged turn.
+def opencode_anthropic_whole_loop(_kind, binary, ws):
+    opencode_whole_loop(OpenCodeAnthropic, binary, ws)
+
+
+def opencode_anthropic_stubborn(_kind, binary, ws):
+    opencode_stubborn(OpenCodeAnthropic, binary, ws)
+
+
+ALL += [
+    ("whole loop", "opencode", opencode_whole_loop),
+    ("stubborn model", "opencode", opencode_stubborn),
+    ("whole loop over Anthropic Messages", "opencode", opencode_anthropic_whole_loop),
+    ("stubborn model over Anthropic Messages", "opencode", opencode_anthropic_stubborn),
 ]

@@ -303,3 +303,32 @@ async fn started_in_a_subfolder_the_mcp_server_works_on_the_hooks_workspace() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("the total is wrong"), "{text}");
 }
+
+/// OpenCode asks for a prompt with `$1` in place of each argument and puts
+/// the person's words there afterwards: nothing is started from `$1`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_placeholder_problem_starts_nothing() {
+    let workspace = Workspace::new("mcp-placeholder");
+    let root = workspace.root.clone();
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg("mcp")
+        .current_dir(&root)
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .env_remove("DEBUG_SIDECAR_DIR");
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    for placeholder in ["$1", "$ARGUMENTS", " $2 "] {
+        let said = prompt(&client, "debug", json!({ "problem": placeholder })).await;
+        assert!(said.contains(placeholder.trim()), "{said}");
+        assert!(said.contains("start_debug_session"), "{said}");
+        let status = tool(&client, "debug_status", json!({})).await;
+        assert!(!text(&status).contains("$"), "{}", text(&status));
+    }
+    assert!(!root
+        .join(".debug-sidecar/sessions/default/state.json")
+        .exists());
+    // Words that only look like one are a problem like any other.
+    let started = prompt(&client, "debug", json!({"problem": "$1 is charged twice"})).await;
+    assert!(started.starts_with("Debug Mode is on."), "{started}");
+    client.cancel().await.unwrap();
+}

@@ -493,3 +493,12 @@ fn acp_follow_up_with_the_board() {
     let nudge = nudge_reason(session(&state), &Nudge::Handoff { attempt: 1 });
     insta::assert_snapshot!(acp_prompt(&nudge, Some(&board(&state))));
 }
+
+#[test]
+fn start_template_for_a_harness_that_fills_in_the_problem() {
+    let env = RenderEnv {
+        tools: debug_sidecar::core::harness::ToolNaming::OpenCode,
+        ..env()
+    };
+    insta::assert_snapshot!(start_template("$1", &env));
+}

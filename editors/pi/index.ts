@@ -6,7 +6,7 @@
 // and the sidecar.
 
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { Sidecar } from "./sidecar.ts";
+import { Sidecar } from "../shared/sidecar.ts";
 
 const CONTEXT_TYPE = "debug-mode-context";
 const NUDGE_TYPE = "debug-mode-nudge";

@@ -1,4 +1,4 @@
-//! `debug-sidecar install claude|codex|gemini|copilot [--write]`: the hook and MCP server
+//! `debug-sidecar install claude|codex|gemini|copilot|opencode [--write]`: the hook and MCP server
 //! configuration an agent needs, printed, or merged into the project's
 //! config files without losing what is already there.
 
@@ -15,6 +15,9 @@ pub enum Agent {
     /// Copilot CLI: `.github/hooks/debug-sidecar.json` (Claude-shaped
     /// events) and `.mcp.json`.
     Copilot,
+    /// OpenCode: no command hooks; a plugin in `.opencode/` and the MCP
+    /// server in `opencode.json` (`install_opencode`).
+    Opencode,
 }
 
 /// The hook events we answer, and whether they take a tool matcher.
@@ -45,6 +48,7 @@ pub fn events_of(agent: Agent) -> (&'static [(&'static str, bool)], &'static str
         Agent::Codex => (EVENTS, "codex"),
         Agent::Gemini => (GEMINI_EVENTS, "gemini"),
         Agent::Copilot => (EVENTS, "copilot"),
+        Agent::Opencode => (&[], "opencode"),
     }
 }
 
@@ -141,7 +145,7 @@ fn merge_value(slot: &mut Value, ours: &Value) {
     }
 }
 
-fn write_merged(path: &Path, ours: &Value) -> anyhow::Result<()> {
+pub(super) fn write_merged(path: &Path, ours: &Value) -> anyhow::Result<()> {
     let mut existing = match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| {
             anyhow::anyhow!(
@@ -278,6 +282,7 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
                  missing."
             );
         }
+        Agent::Opencode => super::install_opencode::run(&root, write, program)?,
         Agent::Copilot => {
             let hooks_file = root.join(".github/hooks/debug-sidecar.json");
             let mcp = root.join(".mcp.json");
@@ -306,7 +311,7 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
 pub fn skill_path(agent: Agent, root: &Path) -> std::path::PathBuf {
     let dir = match agent {
         Agent::Claude => ".claude/skills",
-        Agent::Codex | Agent::Gemini | Agent::Copilot => ".agents/skills",
+        Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::Opencode => ".agents/skills",
     };
     root.join(dir)
         .join(crate::core::text::SKILL_NAME)

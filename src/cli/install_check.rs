@@ -59,6 +59,7 @@ pub fn run(agent: Agent) -> anyhow::Result<ExitCode> {
         Agent::Codex => check_codex(&root, &mut report),
         Agent::Gemini => check_gemini(&root, &mut report),
         Agent::Copilot => check_copilot(&root, &mut report),
+        Agent::Opencode => check_opencode(&root, &mut report),
     }
     Ok(if report.missing == 0 {
         ExitCode::SUCCESS
@@ -198,6 +199,32 @@ fn check_copilot(root: &Path, report: &mut Report) {
         "the debug-sidecar MCP server in .mcp.json",
         "run `debug-sidecar install copilot --write` here",
     );
+}
+
+fn check_opencode(root: &Path, report: &mut Report) {
+    use super::install_opencode::{files_in_place, has_mcp, CONFIG};
+    report.line(
+        has_mcp(&read_json(&root.join(CONFIG))),
+        "the debug-sidecar MCP server in opencode.json",
+        "run `debug-sidecar install opencode --write` here",
+    );
+    for (path, same) in files_in_place(root) {
+        let shown = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        let what = if path.exists() && !same {
+            format!("{shown} (another version than this binary's)")
+        } else {
+            shown
+        };
+        report.line(
+            same,
+            &what,
+            "run `debug-sidecar install opencode --write` here",
+        );
+    }
 }
 
 fn display(dir: &Option<PathBuf>) -> String {

@@ -6,6 +6,7 @@ mod demo_logpoints;
 mod evidence;
 mod install;
 mod install_check;
+mod install_opencode;
 mod run;
 mod session;
 mod status;
@@ -55,8 +56,8 @@ pub enum Command {
         command: Vec<String>,
     },
     /// Print the hook and MCP configuration for Claude Code, Codex, Gemini
-    /// CLI or Copilot CLI, or merge it into the project's config files with
-    /// `--write`.
+    /// CLI or Copilot CLI (for OpenCode: its plugin and MCP server), or
+    /// merge it into the project's config files with `--write`.
     Install {
         agent: install::Agent,
         #[arg(long)]

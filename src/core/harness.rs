@@ -253,6 +253,18 @@ pub const PERSON_COMMANDS: [PersonCommandInfo; 4] = [
     },
 ];
 
+/// Whether an MCP prompt's argument is a harness's template placeholder
+/// rather than the person's words: OpenCode (1.18) asks for a prompt with
+/// `$1`, `$2`, ... as the arguments and puts the person's words in their
+/// place in the text it gets back, so the prompt never sees them.
+pub fn is_template_placeholder(words: &str) -> bool {
+    let words = words.trim();
+    words == "$ARGUMENTS"
+        || words
+            .strip_prefix('$')
+            .is_some_and(|n| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The MCP prompts of ours a harness may show as slash commands: as Claude
 /// Code spells them (`/mcp__<server>__<prompt>`), and by their own names
 /// (`/debug`, as Gemini CLI offers them, and as a person types them where

@@ -135,6 +135,18 @@ impl Engine {
         now: u64,
     ) -> Result<PersonAnswer, EngineError> {
         let words = words.filter(|w| !w.trim().is_empty());
+        if let (PersonCommandKind::Start, Some(placeholder)) = (kind, words.as_deref()) {
+            if crate::core::harness::is_template_placeholder(placeholder) {
+                // The harness puts the person's words there after this answer:
+                // nothing is started from a placeholder.
+                let env = self.env(session_id, false);
+                return Ok(PersonAnswer {
+                    said: "Not started: the problem is still a placeholder.".to_string(),
+                    kickoff: Some(text::start_template(placeholder.trim(), &env)),
+                    echoed: false,
+                });
+            }
+        }
         let given = words.clone();
         let applied = match kind {
             PersonCommandKind::Start => {

@@ -3,6 +3,7 @@
 
 use super::errors;
 use super::handlers::{NotificationHandler, RequestHandler};
+use crate::core::harness::ToolNaming;
 use crate::core::session_id::check_session_id;
 use crate::engine::owner::Owner;
 use crate::engine::{tools, Change, Engine, EngineConfig};
@@ -80,6 +81,12 @@ impl LanguageServer for Backend {
         let owner = Owner::spawn(Engine::new(config, store), changes);
         if self.owner.set(owner.clone()).is_err() {
             return Err(errors::internal("initialize was already handled"));
+        }
+        // Texts name our tools as the client's model calls them, by the
+        // MCP face's rule (`clientInfo.name`: a harness shim names its host).
+        if let Some(info) = &params.client_info {
+            let naming = ToolNaming::of_client(&info.name);
+            owner.tell(move |engine, _| engine.set_tool_naming(naming));
         }
         tokio::spawn(publish(self.client.clone(), published));
         // Browser probes post here; without it they have no URL, nothing else

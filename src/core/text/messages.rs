@@ -1,7 +1,7 @@
 use super::blackboard::listed_hypotheses;
 use super::{
     indented, quoted, RenderEnv, HAND_OFF_TOOL, HYPOTHESES_TOOL, REMOVE_LOGPOINTS_TOOL,
-    SNIPPET_TOOL,
+    SNIPPET_TOOL, START_TOOL,
 };
 use crate::core::budget::{self, cut, ID, KICKOFF_TEXT, LOCATION, STATEMENT};
 use crate::core::escape::inline_cut;
@@ -168,6 +168,22 @@ pub fn hand_off_result(session: &DebugSession, result: &HandOffResult) -> String
 /// The message that starts the model's turn after a user command.
 pub fn kickoff(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> String {
     let text = kickoff_text(session, kickoff, env);
+    match env.tools.tools_line() {
+        Some(line) => format!("{text}\n{line}"),
+        None => text,
+    }
+}
+
+/// The `/debug` prompt's text when the harness fills in the problem itself
+/// (`placeholder`, see `harness::is_template_placeholder`): no session is
+/// started from a placeholder, so the text asks the model to start it with
+/// the words that will stand there. A harness shim that starts the session
+/// itself replaces this text with the kickoff.
+pub fn start_template(placeholder: &str, env: &RenderEnv) -> String {
+    let text = format!(
+        "Debug Mode, on this problem:\n  {placeholder}\n\nStart the session first: call \
+         {START_TOOL} with that problem as `problem`, then follow the steps its answer gives."
+    );
     match env.tools.tools_line() {
         Some(line) => format!("{text}\n{line}"),
         None => text,

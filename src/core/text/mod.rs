@@ -18,7 +18,7 @@ pub use form::{
 };
 pub use messages::{
     abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, notice, nudge_reason,
-    placement_note, snippet_result, stop_reason, NO_SESSION,
+    placement_note, snippet_result, start_template, stop_reason, NO_SESSION,
 };
 pub use reproduction::{agent_run_result, person_run_notice};
 pub use skill::{skill_md, SKILL_NAME};
@@ -30,6 +30,7 @@ pub const HAND_OFF_TOOL: &str = "hand_off_to_user";
 pub const SNIPPET_TOOL: &str = "probe_snippet";
 pub const HYPOTHESES_TOOL: &str = "record_hypotheses";
 pub const REMOVE_LOGPOINTS_TOOL: &str = "remove_logpoints";
+pub const START_TOOL: &str = "start_debug_session";
 
 /// What the person is shown when a model that stopped early is sent back.
 pub const NUDGE_NOTICE: &str =

@@ -37,10 +37,13 @@ export class Sidecar {
     this.handlers.push(handler);
   }
 
-  /** `initialize` + `initialized`; the result's `debugSidecar` capability. */
-  async initialize(root: string, options: Record<string, unknown>): Promise<any> {
+  /** `initialize` + `initialized`; the result's `debugSidecar` capability.
+   * `clientName` is the host whose model reads the texts (`opencode`: they
+   * name the tools as it calls the MCP server's). */
+  async initialize(root: string, options: Record<string, unknown>, clientName?: string): Promise<any> {
     const result = await this.request("initialize", {
       processId: process.pid,
+      ...(clientName ? { clientInfo: { name: clientName } } : {}),
       capabilities: {},
       workspaceFolders: [{ uri: pathToFileURL(root).href, name: "workspace" }],
       initializationOptions: options,
