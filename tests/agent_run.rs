@@ -7,6 +7,7 @@
 
 mod support;
 
+use debug_sidecar::rpc::client::Connection;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -16,7 +17,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use debug_sidecar::rpc::client::Connection;
 use support::*;
 
 fn sidecar(root: &Path, args: &[&str]) -> std::process::Output {
@@ -130,7 +130,11 @@ async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_
         status_at < Duration::from_millis(1500),
         "debug_status waited for the run: answered after {status_at:?}, the run took {run_took:?}"
     );
-    assert_ne!(person.status.code(), Some(0), "refused while the agent runs");
+    assert_ne!(
+        person.status.code(),
+        Some(0),
+        "refused while the agent runs"
+    );
     let said = String::from_utf8_lossy(&person.stderr);
     assert!(
         said.contains("the agent is running the reproduction itself"),
@@ -144,7 +148,11 @@ async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_
 
     let agent = agent_runs(&runs, &person_run);
     assert_eq!(agent.len(), 1, "{agent:?}");
-    assert_eq!(probe_values(&agent[0]), ["agent"], "the probe's line is the agent's");
+    assert_eq!(
+        probe_values(&agent[0]),
+        ["agent"],
+        "the probe's line is the agent's"
+    );
     assert!(records(agent[0].to_str().unwrap())
         .iter()
         .any(|r| r["source"] == "exit" && r["agentRun"] == true));
@@ -163,7 +171,11 @@ async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_
     let person = sidecar(&root, &["run", "--", "./prog.sh", "person"]);
     assert_eq!(person.status.code(), Some(0), "{person:?}");
     assert_eq!(probe_values(&person_file), ["person"]);
-    assert_eq!(probe_values(&agent[0]), ["agent"], "the agent's run is untouched");
+    assert_eq!(
+        probe_values(&agent[0]),
+        ["agent"],
+        "the agent's run is untouched"
+    );
     std::sync::Arc::into_inner(client)
         .expect("the only client")
         .cancel()

@@ -107,7 +107,10 @@ fn refuse_while_lent(runs: &std::path::Path, now: u64) -> Result<(), DomainError
     match runlog::lent_run(runs, now) {
         Some((run_id, until)) => Err(DomainError::invalid(
             "command",
-            crate::core::text::run_while_agent_runs(&run_id, until.saturating_sub(now).div_ceil(1000)),
+            crate::core::text::run_while_agent_runs(
+                &run_id,
+                until.saturating_sub(now).div_ceil(1000),
+            ),
         )),
         None => Ok(()),
     }

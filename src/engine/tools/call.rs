@@ -2,6 +2,7 @@
 //! every face. An illegal command or bad arguments are an error answer the
 //! model can act on, never a protocol error.
 
+use super::RUN_REPRODUCTION;
 use crate::core::budget::{self, LOG_PAGE};
 use crate::core::escape::{inline_cut, scrub};
 use crate::core::harness_memory::PersonCommandKind;
@@ -70,8 +71,6 @@ pub fn begin(
     }
 }
 
-const RUN_REPRODUCTION: &str = "run_reproduction";
-
 /// The agent's run of the program, its run named and the link lent to it.
 pub struct Reproduction {
     owner: Owner,
@@ -98,7 +97,8 @@ impl Reproduction {
             stdin: false,
         };
         // Python and Node programs run under their debugger when the session has logpoints.
-        let plan = crate::workspace::logpoints::plan(&self.command, &self.root, &self.root, &self.live);
+        let plan =
+            crate::workspace::logpoints::plan(&self.command, &self.root, &self.root, &self.live);
         let outcome = reproduce::run_with(
             &plan.command,
             &self.root,
