@@ -18,11 +18,11 @@ impl Engine {
     /// Where the person's run's records go, once the core allows it: the
     /// session's current run. Refused while the agent's own run holds the
     /// link, so the probe lines of the two never mix.
-    pub fn begin_run(&mut self, session_id: &str, now: u64) -> Result<Target, EngineError> {
+    pub fn begin_run(&mut self, session_id: &str) -> Result<Target, EngineError> {
         let runs = self.runs_dir(session_id);
         let stored = self.load(session_id)?;
         machine::check_recording(&stored.state, Recorder::Person)?;
-        refuse_while_lent(&runs, now)?;
+        refuse_while_lent(&runs)?;
         let run_id = stored
             .state
             .session()
@@ -51,7 +51,7 @@ impl Engine {
         // Refused before anything is recorded: one run holds the link at a time.
         let stored = self.load(session_id)?;
         machine::check_recording(&stored.state, Recorder::Agent)?;
-        refuse_while_lent(&runs, now)?;
+        refuse_while_lent(&runs)?;
         let applied = self.apply(session_id, Command::AgentRun, now, ScanTiming::Deferred)?;
         let run_id = applied
             .effects
@@ -61,7 +61,9 @@ impl Engine {
                 _ => None,
             })
             .ok_or_else(|| DomainError::invalid("command", "no run was started"))?;
-        let until = now
+        // On the wall clock, as every repair of the link reads it (not the
+        // test hooks' clock).
+        let until = owner::now_ms()
             .saturating_add(timeout.as_millis() as u64)
             .saturating_add(LEASE_SLACK_MS);
         if let Err(error) = runlog::lend_active(&runs, &run_id, until) {
@@ -103,7 +105,8 @@ impl Engine {
     }
 }
 
-fn refuse_while_lent(runs: &std::path::Path, now: u64) -> Result<(), DomainError> {
+fn refuse_while_lent(runs: &std::path::Path) -> Result<(), DomainError> {
+    let now = owner::now_ms();
     match runlog::lent_run(runs, now) {
         Some((run_id, until)) => Err(DomainError::invalid(
             "command",

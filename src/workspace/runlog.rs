@@ -506,6 +506,49 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn a_lease_lends_the_link_until_it_ends_and_an_expired_or_implausible_one_is_dropped() {
+        let dir = temp_dir("lease");
+        start_run(&dir, "r1-a").unwrap();
+        create_run(&dir, "r1-b").unwrap();
+        let now = wall_ms();
+        lend_active(&dir, "r1-b", now + 60_000).unwrap();
+        assert_eq!(linked_run(&dir, "r1-a", now), "r1-b");
+        assert!(
+            !follow_run(&dir, "r1-a").unwrap(),
+            "a live lease keeps the link"
+        );
+        assert_eq!(active_target(&dir).unwrap(), run_file(&dir, "r1-b"));
+        end_lease(&dir, "r1-a").unwrap();
+        assert!(
+            dir.join(AGENT_LEASE).exists(),
+            "another run's lease is kept"
+        );
+        end_lease(&dir, "r1-b").unwrap();
+        assert!(follow_run(&dir, "r1-a").unwrap(), "the link goes back");
+        assert_eq!(active_target(&dir).unwrap(), run_file(&dir, "r1-a"));
+
+        for (lease, why) in [
+            (format!("r1-b {}\n", now - 1), "expired"),
+            (
+                format!("r1-b {}\n", now + LEASE_MOST_MS + 60_000),
+                "too long",
+            ),
+            (format!("../x {}\n", now + 60_000), "not a run"),
+            (format!("r9-z {}\n", now + 60_000), "no such run file"),
+        ] {
+            fs::write(dir.join(AGENT_LEASE), lease).unwrap();
+            assert_eq!(linked_run(&dir, "r1-a", now), "r1-a", "{why}");
+            assert!(!dir.join(AGENT_LEASE).exists(), "{why}: removed");
+        }
+        std::os::unix::fs::symlink(dir.join("r1-b.jsonl"), dir.join(AGENT_LEASE)).unwrap();
+        assert_eq!(linked_run(&dir, "r1-a", now), "r1-a", "a linked lease");
+        assert!(fs::symlink_metadata(dir.join(AGENT_LEASE)).is_err());
+        assert!(dir.join("r1-b.jsonl").exists(), "what it linked to stays");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn the_active_link_follows_the_current_run() {
         use std::io::Write;
         let dir = temp_dir("active");
