@@ -94,6 +94,7 @@ async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_
         .unwrap();
     let person_run = started["runId"].as_str().unwrap().to_string();
     let person_file = PathBuf::from(started["logFile"].as_str().unwrap());
+    let ingest = started["ingestUrl"].as_str().unwrap().to_string();
     let runs = person_file.parent().unwrap().to_path_buf();
     probed_program(&mut server, &root, "2");
 
@@ -122,6 +123,8 @@ async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_
     let status_at = began.elapsed();
     assert_ne!(status.is_error, Some(true), "{}", text(&status));
     let person = sidecar(&root, &["run", "--", "./prog.sh", "person-meanwhile"]);
+    // A browser probe meanwhile (the agent's reproduction drives one).
+    post(&ingest, "browser-agent");
     let (result, run_took) = running.await.unwrap();
     eprintln!("debug_status answered after {status_at:?}; run_reproduction took {run_took:?}");
     assert_ne!(result.is_error, Some(true), "{}", text(&result));
@@ -150,8 +153,8 @@ async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_
     assert_eq!(agent.len(), 1, "{agent:?}");
     assert_eq!(
         probe_values(&agent[0]),
-        ["agent"],
-        "the probe's line is the agent's"
+        ["agent", "browser-agent"],
+        "the probes' lines are the agent's"
     );
     assert!(records(agent[0].to_str().unwrap())
         .iter()
@@ -170,10 +173,11 @@ async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_
     // The person's run of the same program writes into the person's run.
     let person = sidecar(&root, &["run", "--", "./prog.sh", "person"]);
     assert_eq!(person.status.code(), Some(0), "{person:?}");
-    assert_eq!(probe_values(&person_file), ["person"]);
+    post(&ingest, "browser-person");
+    assert_eq!(probe_values(&person_file), ["person", "browser-person"]);
     assert_eq!(
         probe_values(&agent[0]),
-        ["agent"],
+        ["agent", "browser-agent"],
         "the agent's run is untouched"
     );
     std::sync::Arc::into_inner(client)
@@ -181,6 +185,16 @@ async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_
         .cancel()
         .await
         .unwrap();
+}
+
+/// A browser probe's post to the ingest server, `who` as its data.
+fn post(url: &str, who: &str) {
+    let script = "import json, sys, urllib.request\n\
+        body = json.dumps({'probeId': 'b1', 'data': {'who': sys.argv[2]}}).encode()\n\
+        urllib.request.urlopen(urllib.request.Request(sys.argv[1], body, \
+        {'Content-Type': 'application/json'}), timeout=5).read()\n";
+    let posted = output_within_10s(Command::new("python3").args(["-c", script, url, who]));
+    assert!(posted.status.success(), "{posted:?}");
 }
 
 /// A line of JSON-RPC to a raw `debug-sidecar mcp`.
