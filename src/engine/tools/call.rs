@@ -46,7 +46,7 @@ impl ToolAnswer {
 }
 
 /// A tool call begun: answered already, or the agent's run of the program,
-/// prepared on the owner and still to run (`Reproduction::finish`, which
+/// prepared on the owner and still to run (`Reproduction::answer`, which
 /// blocks for as long as the program runs: a face runs it off the thread
 /// that reads its requests).
 pub enum Begun {
