@@ -5,7 +5,6 @@
 //! did.
 
 use super::Where;
-use crate::core::machine::Recorder;
 use crate::core::reproduction::PERSON_RUN_CAP;
 use crate::engine::owner::now_ms;
 use crate::workspace::logpoints;
@@ -14,7 +13,7 @@ use std::process::ExitCode;
 
 pub fn run(place: Where, command: Vec<String>) -> anyhow::Result<ExitCode> {
     let (mut engine, session) = place.open()?;
-    let target = engine.begin_run(&session, Recorder::Person, now_ms())?;
+    let target = engine.begin_run(&session)?;
     let live = engine.live_logpoints(&session)?;
     let root = engine.config().root.clone();
     // From a folder of the workspace, as the person typed it; else its root.

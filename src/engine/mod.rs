@@ -304,7 +304,8 @@ impl Engine {
 
     /// The session as saved. When `active.jsonl` does not link to the run
     /// the state names (a process killed between writing the state and
-    /// switching the link), it is repaired under the session's lock, against
+    /// switching the link, an agent's run that ended or died: see
+    /// `runlog::lend_active`), it is repaired under the session's lock, against
     /// the state as it is then.
     fn load(&mut self, session_id: &str) -> Result<Stored, EngineError> {
         let stored = self.store.load(session_id)?;
@@ -312,7 +313,9 @@ impl Engine {
             return Ok(stored);
         };
         let runs_dir = self.runs_dir(session_id);
-        let current = runlog::run_file(&runs_dir, session.run_id());
+        // The state's current run, or the agent's run while it holds the link.
+        let linked = runlog::linked_run(&runs_dir, session.run_id(), owner::now_ms());
+        let current = runlog::run_file(&runs_dir, &linked);
         if runlog::active_target(&runs_dir).is_ok_and(|linked| linked == current) {
             return Ok(stored);
         }

@@ -318,7 +318,16 @@ impl ServerHandler for DebugMcp {
         if request.name == text::HAND_OFF_TOOL {
             return Ok(self.hand_off(request, &context).await);
         }
-        let answer = tools::call(&self.owner, None, &request.name, request.arguments);
+        let answer = match tools::begin(&self.owner, None, &request.name, request.arguments) {
+            tools::Begun::Answered(answer) => answer,
+            // The program runs on a blocking thread, so this face's one
+            // thread goes on reading and answering other calls meanwhile.
+            tools::Begun::Running(run) => tokio::task::spawn_blocking(move || run.answer())
+                .await
+                .unwrap_or_else(|failed| {
+                    ToolAnswer::of(Err(format!("the agent's run failed: {failed}")))
+                }),
+        };
         Ok(self.finish(answer).await)
     }
 

@@ -254,24 +254,23 @@ impl Backend {
 
 impl Backend {
     /// `tools/call`: the tool's answer as the MCP face gives it. A run of a
-    /// program (`run_reproduction`) waits off the runtime, so the server
-    /// keeps answering and notifying while it runs; every other call is
-    /// applied before any `.await`, in arrival order.
+    /// program (`run_reproduction`) is prepared in arrival order and waits
+    /// off the runtime, so the server keeps answering and notifying while
+    /// it runs; every other call is applied before any `.await`, in arrival
+    /// order.
     async fn tools_call(&self, params: Value) -> jsonrpc::Result<ToolCallResult> {
         let p: ToolCallParams = errors::parse_params(params)?;
         if let Some(id) = &p.session_id {
             check_session_id(id).map_err(|e| errors::engine_error(e.into()))?;
         }
         let owner = self.owner()?.clone();
-        let runs_a_program = p.name == tools::RUN_REPRODUCTION;
-        let call = move || tools::call(&owner, p.session_id.as_deref(), &p.name, p.arguments);
-        let answer = if runs_a_program {
-            tokio::task::spawn_blocking(call)
-                .await
-                .map_err(|error| errors::internal(format!("the run failed: {error}")))?
-        } else {
-            call()
-        };
+        let answer =
+            match tools::begin(&owner, p.session_id.as_deref(), &p.name, p.arguments) {
+                tools::Begun::Answered(answer) => answer,
+                tools::Begun::Running(run) => tokio::task::spawn_blocking(move || run.answer())
+                    .await
+                    .map_err(|error| errors::internal(format!("the run failed: {error}")))?,
+            };
         Ok(ToolCallResult {
             content: vec![ToolContent {
                 kind: "text".into(),

@@ -156,16 +156,95 @@ pub fn point_active(runs_dir: &Path, run_id: &str) -> io::Result<()> {
     })
 }
 
-/// Make `active.jsonl` the sidecar's own link to the run's file when it is
-/// not (a process killed between writing the state and switching the link,
-/// a link that failed to switch). Whether it had to be repaired.
+/// Make `active.jsonl` the sidecar's own link to the run it should point at
+/// (the state's current run `run_id`, or the agent's run while it holds a
+/// live lease, see `lend_active`) when it is not: a process killed between
+/// writing the state and switching the link, a link that failed to switch,
+/// an agent's run that ended or died. Whether it had to be repaired.
 pub fn follow_run(runs_dir: &Path, run_id: &str) -> io::Result<bool> {
-    if active_target(runs_dir).is_ok_and(|target| target == run_file(runs_dir, run_id)) {
+    let linked = linked_run(runs_dir, run_id, wall_ms());
+    if active_target(runs_dir).is_ok_and(|target| target == run_file(runs_dir, &linked)) {
         return Ok(false);
     }
-    create_run(runs_dir, run_id)?;
-    point_active(runs_dir, run_id)?;
+    create_run(runs_dir, &linked)?;
+    point_active(runs_dir, &linked)?;
     Ok(true)
+}
+
+/// The run `active.jsonl` should point at now: the agent's run while its
+/// lease is live, else the state's current run `run_id`.
+pub fn linked_run(runs_dir: &Path, run_id: &str, now: u64) -> String {
+    lent_run(runs_dir, now).map_or_else(|| run_id.to_string(), |(lent, _)| lent)
+}
+
+/// The file the lease on `active.jsonl` is kept in, beside the link.
+pub const AGENT_LEASE: &str = "agent-run.lease";
+
+/// A lease is never honoured for longer than the agent's longest run and
+/// its drain, whatever the file says (a state directory may come from
+/// elsewhere).
+const LEASE_MOST_MS: u64 = (crate::core::reproduction::AGENT_TIMEOUT_MAX_SEC + 10) * 1000;
+
+/// Lends `active.jsonl` to the agent's run `run_id` until `until` (ms since
+/// the epoch): probes write into it while the agent's program runs. The
+/// lease is written before the link moves, so a process killed in between
+/// leaves a lease that expires by itself; every repair of the link
+/// (`follow_run`) then points it back at the state's current run.
+pub fn lend_active(runs_dir: &Path, run_id: &str, until: u64) -> io::Result<()> {
+    use std::io::Write;
+    let lease = runs_dir.join(AGENT_LEASE);
+    let mut file = create_own(&lease)?;
+    file.write_all(format!("{run_id} {until}\n").as_bytes())?;
+    file.sync_all()?;
+    point_active(runs_dir, run_id)
+}
+
+/// Ends the lease of the agent's run `run_id` (a lease of another run is
+/// left alone). The link itself is moved back by the next `follow_run`.
+pub fn end_lease(runs_dir: &Path, run_id: &str) -> io::Result<()> {
+    if read_lease(runs_dir).is_some_and(|(lent, _)| lent == run_id) {
+        fs::remove_file(runs_dir.join(AGENT_LEASE))?;
+    }
+    Ok(())
+}
+
+/// The agent's run holding `active.jsonl` now, and until when; an expired,
+/// unreadable or implausible lease is removed and is none.
+pub fn lent_run(runs_dir: &Path, now: u64) -> Option<(String, u64)> {
+    let lease = runs_dir.join(AGENT_LEASE);
+    match read_lease(runs_dir) {
+        Some((run_id, until))
+            if now < until
+                && until <= now.saturating_add(LEASE_MOST_MS)
+                && fs::symlink_metadata(run_file(runs_dir, &run_id)).is_ok_and(|m| m.is_file()) =>
+        {
+            Some((run_id, until))
+        }
+        _ => {
+            if fs::symlink_metadata(&lease).is_ok() {
+                let _ = fs::remove_file(&lease);
+            }
+            None
+        }
+    }
+}
+
+fn read_lease(runs_dir: &Path) -> Option<(String, u64)> {
+    let mut text = String::new();
+    open_own(&runs_dir.join(AGENT_LEASE))
+        .ok()?
+        .take(256)
+        .read_to_string(&mut text)
+        .ok()?;
+    let (run_id, until) = text.trim_end().split_once(' ')?;
+    crate::core::run_id::parse_run_id(run_id)?;
+    Some((run_id.to_string(), until.parse().ok()?))
+}
+
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 #[cfg(unix)]
@@ -422,6 +501,49 @@ mod tests {
             1,
             "a truncated file is recounted"
         );
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_lease_lends_the_link_until_it_ends_and_an_expired_or_implausible_one_is_dropped() {
+        let dir = temp_dir("lease");
+        start_run(&dir, "r1-a").unwrap();
+        create_run(&dir, "r1-b").unwrap();
+        let now = wall_ms();
+        lend_active(&dir, "r1-b", now + 60_000).unwrap();
+        assert_eq!(linked_run(&dir, "r1-a", now), "r1-b");
+        assert!(
+            !follow_run(&dir, "r1-a").unwrap(),
+            "a live lease keeps the link"
+        );
+        assert_eq!(active_target(&dir).unwrap(), run_file(&dir, "r1-b"));
+        end_lease(&dir, "r1-a").unwrap();
+        assert!(
+            dir.join(AGENT_LEASE).exists(),
+            "another run's lease is kept"
+        );
+        end_lease(&dir, "r1-b").unwrap();
+        assert!(follow_run(&dir, "r1-a").unwrap(), "the link goes back");
+        assert_eq!(active_target(&dir).unwrap(), run_file(&dir, "r1-a"));
+
+        for (lease, why) in [
+            (format!("r1-b {}\n", now - 1), "expired"),
+            (
+                format!("r1-b {}\n", now + LEASE_MOST_MS + 60_000),
+                "too long",
+            ),
+            (format!("../x {}\n", now + 60_000), "not a run"),
+            (format!("r9-z {}\n", now + 60_000), "no such run file"),
+        ] {
+            fs::write(dir.join(AGENT_LEASE), lease).unwrap();
+            assert_eq!(linked_run(&dir, "r1-a", now), "r1-a", "{why}");
+            assert!(!dir.join(AGENT_LEASE).exists(), "{why}: removed");
+        }
+        std::os::unix::fs::symlink(dir.join("r1-b.jsonl"), dir.join(AGENT_LEASE)).unwrap();
+        assert_eq!(linked_run(&dir, "r1-a", now), "r1-a", "a linked lease");
+        assert!(fs::symlink_metadata(dir.join(AGENT_LEASE)).is_err());
+        assert!(dir.join("r1-b.jsonl").exists(), "what it linked to stays");
         fs::remove_dir_all(dir).unwrap();
     }
 

@@ -20,7 +20,7 @@ pub use messages::{
     abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, notice, nudge_reason,
     placement_note, snippet_result, start_template, stop_reason, NO_SESSION,
 };
-pub use reproduction::{agent_run_result, person_run_notice};
+pub use reproduction::{agent_run_result, person_run_notice, run_while_agent_runs};
 pub use skill::{skill_md, SKILL_NAME};
 
 use std::path::Path;

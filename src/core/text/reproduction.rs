@@ -44,6 +44,16 @@ fn recorded(report: &RunReport) -> String {
     out
 }
 
+/// Why a run is refused while the agent's own run holds `active.jsonl`:
+/// the probe lines of both would land in one run.
+pub fn run_while_agent_runs(run_id: &str, seconds_left: u64) -> String {
+    format!(
+        "the agent is running the reproduction itself (run {}), for at most {seconds_left} \
+         more second(s); run it again once that run has ended",
+        inline_cut(run_id, BOARD_ID)
+    )
+}
+
 /// The `run_reproduction` tool's answer: how the run ended, where its
 /// records are, the last lines it printed (fenced as data), and that the
 /// person still decides.
@@ -52,8 +62,8 @@ pub fn agent_run_result(report: &RunReport) -> String {
     let mut out = format!(
         "Agent run {run} of `{}`: the program {} after {}.\nRecorded {} into run {run}, a run of its own \
          marked as yours (agentRun), never the person's reproduction; read_logs with \
-         `run: \"{run}\"` reads every record, and its last record is the exit status. Probe \
-         lines the program wrote went to the current run's log as usual.\n",
+         `run: \"{run}\"` reads every record, and its last record is the exit status. The \
+         lines its probes wrote while it ran are in this run too, not in the person's.\n",
         command_line(&report.command),
         report.ending.describe(),
         seconds(report.duration_ms),

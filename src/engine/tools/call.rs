@@ -2,10 +2,11 @@
 //! every face. An illegal command or bad arguments are an error answer the
 //! model can act on, never a protocol error.
 
+use super::RUN_REPRODUCTION;
 use crate::core::budget::{self, LOG_PAGE};
 use crate::core::escape::{inline_cut, scrub};
 use crate::core::harness_memory::PersonCommandKind;
-use crate::core::machine::{HandOff, Recorder};
+use crate::core::machine::HandOff;
 use crate::core::reproduction::{self, RunReport, AGENT_RUN_CAP};
 use crate::core::snapshot::Snapshot;
 use crate::core::text;
@@ -41,6 +42,83 @@ impl ToolAnswer {
                 is_error: true,
             },
         }
+    }
+}
+
+/// A tool call begun: answered already, or the agent's run of the program,
+/// prepared on the owner and still to run (`Reproduction::answer`, which
+/// blocks for as long as the program runs: a face runs it off the thread
+/// that reads its requests).
+pub enum Begun {
+    Answered(ToolAnswer),
+    Running(Reproduction),
+}
+
+/// `call`, except that `run_reproduction` comes back prepared, not run.
+pub fn begin(
+    owner: &Owner,
+    session: Option<&str>,
+    name: &str,
+    arguments: Option<Map<String, Value>>,
+) -> Begun {
+    if name != RUN_REPRODUCTION {
+        return Begun::Answered(call(owner, session, name, arguments));
+    }
+    let begun = parse(arguments).and_then(|p| Call { owner, session }.begin_reproduction(p));
+    match begun {
+        Ok(run) => Begun::Running(run),
+        Err(message) => Begun::Answered(ToolAnswer::of(Err(message))),
+    }
+}
+
+/// The agent's run of the program, its run named and the link lent to it.
+pub struct Reproduction {
+    owner: Owner,
+    command: Vec<String>,
+    timeout: std::time::Duration,
+    target: reproduce::Target,
+    root: std::path::PathBuf,
+    live: Vec<crate::core::model::Probe>,
+}
+
+impl Reproduction {
+    /// Runs the program off the owner (within its caps), then records the
+    /// run's end through the owner, which gives `active.jsonl` back: the
+    /// tool's answer.
+    pub fn answer(self) -> ToolAnswer {
+        ToolAnswer::of(self.finish())
+    }
+
+    fn finish(self) -> Result<String, String> {
+        let limits = Limits {
+            run_bytes: AGENT_RUN_CAP,
+            timeout: Some(self.timeout),
+            pass_through: false,
+            stdin: false,
+        };
+        // Python and Node programs run under their debugger when the session has logpoints.
+        let plan =
+            crate::workspace::logpoints::plan(&self.command, &self.root, &self.root, &self.live);
+        let outcome = reproduce::run_with(
+            &plan.command,
+            &self.root,
+            &self.target,
+            &limits,
+            plan.logpoints,
+            &plan.notes,
+        );
+        let ended = self.target.clone();
+        let counted = self
+            .owner
+            .ask(move |engine, now| engine.end_run(&ended, now));
+        match counted {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!("the agent run's end was not recorded: {error}"),
+            Err(error) => tracing::warn!("the agent run's end was not recorded: {error}"),
+        }
+        outcome
+            .map(|report: RunReport| text::agent_run_result(&report))
+            .map_err(|error| error.to_string())
     }
 }
 
@@ -175,19 +253,17 @@ impl Call<'_> {
                 let board = self.run(|engine, session, _| Ok(engine.context(session, None)?.0))?;
                 Ok(board.unwrap_or_else(|| text::NO_SESSION.into()))
             }
-            "run_reproduction" => {
+            RUN_REPRODUCTION => {
                 let p: RunReproductionParams = parse(arguments)?;
-                let report = self.run_reproduction(p)?;
-                Ok(text::agent_run_result(&report))
+                self.begin_reproduction(p)?.finish()
             }
             other => Err(format!("Unknown tool `{}`.", inline_cut(other, budget::ID))),
         }
     }
 
-    /// The agent's own run: the engine names its run (refusing it unless the
-    /// round is the agent's), the program runs off the owner, and the run's
-    /// line count goes back through it.
-    fn run_reproduction(&self, p: RunReproductionParams) -> Result<RunReport, String> {
+    /// The agent's own run, prepared: the engine names its run (refusing
+    /// it unless the round is the agent's) and lends it `active.jsonl`.
+    fn begin_reproduction(&self, p: RunReproductionParams) -> Result<Reproduction, String> {
         let timeout = reproduction::agent_timeout(p.timeout_sec)?;
         if p.command.first().is_none_or(|program| program.is_empty()) {
             return Err(
@@ -196,37 +272,23 @@ impl Call<'_> {
                     .into(),
             );
         }
-        let (target, root, live) = self.run(|engine, session, now| {
-            let target = engine.begin_run(session, Recorder::Agent, now)?;
-            let live = engine.live_logpoints(session)?;
+        let (target, root, live) = self.run(move |engine, session, now| {
+            let target = engine.begin_agent_run(session, timeout, now)?;
+            let live = engine.live_logpoints(session);
+            // The link goes back at once when the run cannot go on.
+            let live = live.inspect_err(|_| {
+                let _ = engine.end_run(&target, now);
+            })?;
             Ok((target, engine.config().root.clone(), live))
         })?;
-        let limits = Limits {
-            run_bytes: AGENT_RUN_CAP,
-            timeout: Some(timeout),
-            pass_through: false,
-            stdin: false,
-        };
-        // Python programs run under debugpy when the session has logpoints.
-        let plan = crate::workspace::logpoints::plan(&p.command, &root, &root, &live);
-        let outcome = reproduce::run_with(
-            &plan.command,
-            &root,
-            &target,
-            &limits,
-            plan.logpoints,
-            &plan.notes,
-        );
-        let ended = target.clone();
-        let counted = self
-            .owner
-            .ask(move |engine, now| engine.end_run(&ended, now));
-        match counted {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => tracing::warn!("the agent run's line count was not saved: {error}"),
-            Err(error) => tracing::warn!("the agent run's line count was not saved: {error}"),
-        }
-        outcome.map_err(|error| error.to_string())
+        Ok(Reproduction {
+            owner: self.owner.clone(),
+            command: p.command,
+            timeout,
+            target,
+            root,
+            live,
+        })
     }
 
     /// A person's command; the text the agent's turn goes on from.

@@ -6,7 +6,7 @@
 
 mod call;
 
-pub use call::{call, hand_off, person, ToolAnswer};
+pub use call::{begin, call, hand_off, person, Begun, Reproduction, ToolAnswer};
 
 use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,

@@ -103,8 +103,11 @@ fn append_to_open_run(runs: &Path, state: &DebugState, lines: &[u8]) -> Result<(
     }
     // Only through the sidecar's own link, to the run the state names:
     // never followed out of `runs/`.
+    // While the agent's `run_reproduction` holds the link, posted lines are
+    // its run's, like every other probe's (`runlog::lend_active`).
+    let linked = runlog::linked_run(runs, session.run_id(), now_ms());
     let file = runlog::active_target(runs).map_err(NotAppended::NoRun)?;
-    if file != runlog::run_file(runs, session.run_id()) {
+    if file != runlog::run_file(runs, &linked) {
         return Err(NotAppended::NoRun(io::Error::other(format!(
             "{} is not the session's current run {}",
             file.display(),
