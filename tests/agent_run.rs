@@ -88,10 +88,7 @@ async fn tool(client: &RunningService<RoleClient, ()>, name: &str, args: Value) 
 async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_meanwhile() {
     let workspace = Workspace::new("agent-run-probes");
     let root = workspace.root.clone();
-    let mut server = initialized(&root);
-    let started = server
-        .request("debug/start", json!({"problem": "p"}))
-        .unwrap();
+    let (mut server, started) = started_session(&root);
     let person_run = started["runId"].as_str().unwrap().to_string();
     let person_file = PathBuf::from(started["logFile"].as_str().unwrap());
     let ingest = started["ingestUrl"].as_str().unwrap().to_string();
@@ -197,6 +194,15 @@ fn post(url: &str, who: &str) {
     assert!(posted.status.success(), "{posted:?}");
 }
 
+/// A served workspace with a session started: the server and the start's answer.
+fn started_session(root: &Path) -> (Connection, Value) {
+    let mut server = initialized(root);
+    let started = server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    (server, started)
+}
+
 /// A line of JSON-RPC to a raw `debug-sidecar mcp`.
 fn send(stdin: &mut impl Write, message: Value) {
     writeln!(stdin, "{message}").unwrap();
@@ -207,10 +213,7 @@ fn send(stdin: &mut impl Write, message: Value) {
 fn a_server_killed_mid_run_leaves_the_link_to_the_persons_run_once_its_lease_is_over() {
     let workspace = Workspace::new("agent-run-killed");
     let root = workspace.root.clone();
-    let mut server = initialized(&root);
-    let started = server
-        .request("debug/start", json!({"problem": "p"}))
-        .unwrap();
+    let (mut server, started) = started_session(&root);
     let person_run = started["runId"].as_str().unwrap().to_string();
     let person_file = PathBuf::from(started["logFile"].as_str().unwrap());
     let runs = person_file.parent().unwrap().to_path_buf();
