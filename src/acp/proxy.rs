@@ -72,6 +72,17 @@ struct Session {
     cancelled: bool,
 }
 
+impl Session {
+    fn new(cwd: PathBuf) -> Self {
+        Session {
+            cwd,
+            agent_commands: Vec::new(),
+            turn: None,
+            cancelled: false,
+        }
+    }
+}
+
 pub struct Proxy {
     next_id: u64,
     /// Follow-ups the proxy may send for one prompt of the editor's.
@@ -264,15 +275,7 @@ impl Proxy {
             "session/new" | "session/fork" => {
                 let session = result["sessionId"].as_str()?.to_string();
                 let cwd = cwd.unwrap_or_else(|| self.default_cwd.clone());
-                self.sessions.insert(
-                    session.clone(),
-                    Session {
-                        cwd,
-                        agent_commands: Vec::new(),
-                        turn: None,
-                        cancelled: false,
-                    },
-                );
+                self.sessions.insert(session.clone(), Session::new(cwd));
                 Some(session)
             }
             "session/load" | "session/resume" => {
@@ -293,12 +296,9 @@ impl Proxy {
 
     fn session(&mut self, id: &str) -> &mut Session {
         let cwd = self.default_cwd.clone();
-        self.sessions.entry(id.to_string()).or_insert(Session {
-            cwd,
-            agent_commands: Vec::new(),
-            turn: None,
-            cancelled: false,
-        })
+        self.sessions
+            .entry(id.to_string())
+            .or_insert_with(|| Session::new(cwd))
     }
 
     fn commands_for(&mut self, session: &str) -> Out {
