@@ -5,10 +5,11 @@
 //! Printed as ratios; nothing here
 //! asserts a time.
 //!
-//! With DEBUG_SIDECAR_DEBUGPY_PYTHON (scripts/test's debugpy venv), also a
-//! Python loop of 1,000,000 iterations whose logpoint is hit 1,000 times,
-//! `run` (under debugpy, every hit recorded) against bare python, and the
-//! same program looping 10 times: what starting under debugpy costs alone.
+//! Also a Python loop of 1,000,000 iterations whose logpoint is hit 1,000
+//! times, `run` (the logpoint hook loaded, every hit recorded) against bare
+//! python, and the same program looping 10 times: what starting with the
+//! hook costs alone; under `python3`, or each interpreter of
+//! DEBUG_SIDECAR_TEST_PYTHONS (`:`-separated, as scripts/test sets it).
 //! With `node` on PATH, the same loop in JavaScript against bare node, and
 //! its 10-iteration twin.
 //!
@@ -95,11 +96,11 @@ fn main() {
         "ms",
         ms(run_true) / ms(bare_true)
     );
-    let python = std::env::var_os("DEBUG_SIDECAR_DEBUGPY_PYTHON");
-    if python.is_none() {
-        println!("(set DEBUG_SIDECAR_DEBUGPY_PYTHON for the Python logpoint benchmark)");
-    }
-    loops(&root, python.as_deref().map(std::path::Path::new));
+    let pythons: Vec<String> = match std::env::var("DEBUG_SIDECAR_TEST_PYTHONS") {
+        Ok(list) if !list.is_empty() => list.split(':').map(String::from).collect(),
+        _ => vec!["python3".to_string()],
+    };
+    loops(&root, &pythons);
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -155,16 +156,11 @@ fn compare(root: &std::path::Path, path: &std::ffi::OsStr, what: &str, program: 
 }
 
 /// The loops under a logpoint, and their 10-iteration twins (the startup).
-fn loops(root: &std::path::Path, python: Option<&std::path::Path>) {
+fn loops(root: &std::path::Path, pythons: &[String]) {
     let short = |text: &str| text.replace("1000000", "10");
-    let mut files = Vec::new();
-    let mut dirs = Vec::new();
-    if let Some(python) = python {
-        std::fs::write(root.join("loop.py"), LOOP).unwrap();
-        std::fs::write(root.join("short.py"), short(LOOP)).unwrap();
-        files.extend(["loop.py", "short.py"]);
-        dirs.push(python.parent().unwrap().to_path_buf());
-    }
+    let mut files = vec!["loop.py", "short.py"];
+    std::fs::write(root.join("loop.py"), LOOP).unwrap();
+    std::fs::write(root.join("short.py"), short(LOOP)).unwrap();
     let node = Command::new("node")
         .arg("--version")
         .output()
@@ -176,19 +172,18 @@ fn loops(root: &std::path::Path, python: Option<&std::path::Path>) {
     } else {
         println!("(no node on PATH: no Node logpoint benchmark)");
     }
-    if files.is_empty() {
-        return;
-    }
     place(root, &files);
-    dirs.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    let path = std::env::join_paths(dirs).unwrap();
-    if python.is_some() {
-        let what = "run -- python3 loop.py, 1M iter, 1k hits (vs bare)";
-        compare(root, &path, what, "python3", "loop.py");
-        let what = "run -- python3 short.py, 10 iter: the startup";
-        compare(root, &path, what, "python3", "short.py");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for python in pythons {
+        let version = Command::new(python)
+            .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        let what = format!("run -- python{version} loop.py, 1M iter, 1k hits (vs bare)");
+        compare(root, &path, &what, python, "loop.py");
+        let what = format!("run -- python{version} short.py, 10 iter: the startup");
+        compare(root, &path, &what, python, "short.py");
     }
     if node {
         let what = "run -- node loop.js, 1M iter, 1k hits (vs bare)";

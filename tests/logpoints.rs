@@ -1,16 +1,16 @@
 //! Logpoints end to end, through the real binary: placed with
 //! `debug/probeSnippet` (`kind: "logpoint"`), set by `debug-sidecar run` in
-//! a real Python program under the real debugpy (from PyPI, installed by
-//! scripts/test, its python named by DEBUG_SIDECAR_DEBUGPY_PYTHON), hits
+//! real Python programs (under every Python 3.8+ scripts/test finds), hits
 //! recorded with their values, the source unchanged byte for byte, the exit
 //! status passed through, a failing expression recorded, a moved or changed
-//! line reported; and the ledger side: bounds, removal as cleanup, revival.
+//! line reported; imported modules, a real pytest (whose loader compiles
+//! test files itself) and a Python started by a shell; the hook invisible to
+//! the program; and the ledger side: bounds, removal as cleanup, revival.
 
 mod support;
 
 use debug_sidecar::rpc::client::Connection;
 use serde_json::{json, Value};
-use std::path::Path;
 use std::process::Command;
 use support::*;
 
@@ -28,15 +28,27 @@ print("total:", total([(10, 2), (5, 1)], 150))
 sys.exit(2)
 "#;
 
-/// PATH with the debugpy venv's bin first, so `python3` is its python.
-fn debugpy_path() -> Option<std::ffi::OsString> {
-    let python = installed_tool("DEBUG_SIDECAR_DEBUGPY_PYTHON")?;
-    let bin = Path::new(&python).parent().unwrap().to_path_buf();
-    let mut dirs = vec![bin];
-    dirs.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    Some(std::env::join_paths(dirs).unwrap())
+/// The interpreters the Python tests run under: every Python 3.8+ scripts/test
+/// found (DEBUG_SIDECAR_TEST_PYTHONS, `:`-separated), else `python3`.
+fn pythons() -> Vec<String> {
+    match std::env::var("DEBUG_SIDECAR_TEST_PYTHONS") {
+        Ok(list) if !list.is_empty() => list.split(':').map(String::from).collect(),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "DEBUG_SIDECAR_TEST_PYTHONS is not set; run the tests through scripts/test"
+            );
+            vec!["python3".to_string()]
+        }
+    }
+}
+
+fn version(python: &str) -> String {
+    let out = Command::new(python)
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 type Answer = Result<Value, debug_sidecar::rpc::client::ClientError>;
@@ -51,8 +63,14 @@ fn place(server: &mut Connection, line: u32, variables: Value) -> Answer {
 
 #[test]
 fn python_logpoints_record_values_without_touching_the_source() {
-    let Some(path) = debugpy_path() else { return };
-    let workspace = Workspace::new("logpoints-python");
+    for python in pythons() {
+        record_values_under(&python);
+    }
+}
+
+fn record_values_under(python: &str) {
+    let version = version(python);
+    let workspace = Workspace::new(&format!("logpoints-python-{version}"));
     let root = &workspace.root;
     std::fs::write(root.join("cart.py"), CART).unwrap();
     let mut server = initialized(root);
@@ -73,14 +91,14 @@ fn python_logpoints_record_values_without_touching_the_source() {
     // In the loop, hit once per item.
     place(&mut server, 6, json!(["price * qty"])).unwrap();
 
-    let out = sidecar(root, &["run", "--", "python3", "cart.py"], Some(&path));
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = sidecar(root, &["run", "--", python, "cart.py"], None);
+    assert_eq!(out.status.code(), Some(2), "Python {version}: {out:?}");
     assert_eq!(out.stdout, b"total: -125\n", "passed through unchanged");
     assert_eq!(std::fs::read_to_string(root.join("cart.py")).unwrap(), CART);
 
     let lines = records(&log);
     let hits: Vec<&Value> = lines.iter().filter(|r| r["source"] == "logpoint").collect();
-    assert_eq!(hits.len(), 3, "{lines:#?}");
+    assert_eq!(hits.len(), 3, "Python {version}: {lines:#?}");
     let discount = hits.iter().find(|h| h["probeId"] == id.as_str()).unwrap();
     assert_eq!(discount["hypothesisId"], "H1");
     assert_eq!(discount["location"], "cart.py:8");
@@ -97,7 +115,7 @@ fn python_logpoints_record_values_without_touching_the_source() {
     // The hits come before the program's last line and the exit record.
     let exit = lines.last().unwrap();
     assert_eq!(exit["source"], "exit");
-    assert_eq!(exit["command"], json!(["python3", "cart.py"]));
+    assert_eq!(exit["command"], json!([python, "cart.py"]));
 
     // The ledger and the blackboard show it; removing it is its cleanup.
     let ledger = server.request("debug/probes", json!({})).unwrap();
@@ -115,7 +133,6 @@ fn python_logpoints_record_values_without_touching_the_source() {
 
 #[test]
 fn a_changed_line_is_reported_and_a_moved_one_followed() {
-    let Some(path) = debugpy_path() else { return };
     let workspace = Workspace::new("logpoints-moved");
     let root = &workspace.root;
     std::fs::write(root.join("cart.py"), CART).unwrap();
@@ -131,7 +148,7 @@ fn a_changed_line_is_reported_and_a_moved_one_followed() {
         .replace("import sys\n", "import sys\nimport os\nimport re\n")
         .replace("if discount > 100:", "if discount >= 100:");
     std::fs::write(root.join("cart.py"), &edited).unwrap();
-    let out = sidecar(root, &["run", "--", "python3", "cart.py"], Some(&path));
+    let out = sidecar(root, &["run", "--", "python3", "cart.py"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -151,47 +168,222 @@ fn a_changed_line_is_reported_and_a_moved_one_followed() {
     assert_eq!(hits[0]["data"]["s"], 25);
 }
 
-#[test]
-fn without_debugpy_the_program_runs_plainly_and_run_says_so() {
-    let workspace = Workspace::new("logpoints-no-debugpy");
-    let root = &workspace.root;
-    std::fs::write(root.join("cart.py"), CART).unwrap();
-    // A `python3` that cannot import debugpy: the machine's, with a path
-    // that names no venv.
-    let Some(bare) = ["/usr/bin/python3", "/usr/local/bin/python3"]
+const CALC: &str = "def double(x):\n    y = x * 2\n    return y\n";
+const MAIN: &str = "from shop.calc import double\n\nprint(double(21))\n";
+const TEST_CALC: &str =
+    "from shop.calc import double\n\n\ndef test_double():\n    v = double(4)\n    assert v == 8\n";
+
+/// The hits of one run, as (location, data).
+fn hits_of(log: &str) -> Vec<(String, Value)> {
+    records(log)
         .into_iter()
-        .find(|p| Path::new(p).exists())
-    else {
+        .filter(|r| r["source"] == "logpoint")
+        .map(|r| {
+            (
+                r["location"].as_str().unwrap().to_string(),
+                r["data"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// Starts a new round's run: `debug/proceed` moves the log to a fresh file.
+fn current_log(server: &mut Connection) -> String {
+    let status = server.request("debug/status", json!({})).unwrap();
+    status["logFile"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn python_logpoints_reach_imports_modules_shells_and_pytest() {
+    for python in pythons() {
+        let version = version(&python);
+        let workspace = Workspace::new(&format!("logpoints-reach-{version}"));
+        let root = &workspace.root;
+        std::fs::create_dir_all(root.join("shop")).unwrap();
+        std::fs::write(root.join("shop/__init__.py"), "").unwrap();
+        std::fs::write(root.join("shop/calc.py"), CALC).unwrap();
+        std::fs::write(root.join("main.py"), MAIN).unwrap();
+        let mut server = initialized(root);
+        server
+            .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
+            .unwrap();
+        for (file, line, variables) in [
+            ("shop/calc.py", 3, json!(["x", "y"])),
+            ("main.py", 3, json!(["double.__name__"])),
+        ] {
+            server
+                .request(
+                    "debug/probeSnippet",
+                    json!({"file": file, "kind": "logpoint", "line": line, "variables": variables}),
+                )
+                .unwrap();
+        }
+        let log = current_log(&mut server);
+        let shell = format!("{python} main.py");
+        // Started directly, as a module, and by a shell `run` knows nothing of.
+        for command in [
+            vec![python.as_str(), "main.py"],
+            vec![python.as_str(), "-m", "main"],
+            vec!["sh", "-c", shell.as_str()],
+        ] {
+            let before = hits_of(&log).len();
+            let mut args = vec!["run", "--"];
+            args.extend(&command);
+            let out = sidecar(root, &args, None);
+            assert_eq!(out.stdout, b"42\n", "Python {version} {command:?}: {out:?}");
+            let hits = hits_of(&log)[before..].to_vec();
+            assert_eq!(
+                hits,
+                // Before the line runs, as a breakpoint would.
+                [
+                    (
+                        "main.py:3".to_string(),
+                        json!({"double.__name__": "double"})
+                    ),
+                    ("shop/calc.py:3".to_string(), json!({"x": 21, "y": 42})),
+                ],
+                "Python {version} {command:?}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(root.join("shop/calc.py")).unwrap(),
+            CALC
+        );
+        assert!(
+            !root.join("shop/__pycache__").exists()
+                || std::fs::read_dir(root.join("shop/__pycache__"))
+                    .unwrap()
+                    .all(|e| !e.unwrap().file_name().to_string_lossy().starts_with("calc")),
+            "the compiled-with-logpoints module is never cached"
+        );
+        // No Python at all: said so.
+        let out = sidecar(root, &["run", "--", "true"], None);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("2 Python logpoint(s) not set: no Python process ran"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn python_logpoints_reach_test_files_pytest_compiles_itself() {
+    let Some(python) = installed_tool("DEBUG_SIDECAR_PYTEST_PYTHON") else {
         return;
     };
-    let has_debugpy = Command::new(bare)
-        .args(["-c", "import debugpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if has_debugpy {
-        eprintln!("skipped: {bare} can import debugpy");
-        return;
-    }
+    let python = python.to_string_lossy().into_owned();
+    let workspace = Workspace::new("logpoints-pytest");
+    let root = &workspace.root;
+    std::fs::create_dir_all(root.join("shop")).unwrap();
+    std::fs::write(root.join("shop/__init__.py"), "").unwrap();
+    std::fs::write(root.join("shop/calc.py"), CALC).unwrap();
+    std::fs::write(root.join("test_calc.py"), TEST_CALC).unwrap();
     let mut server = initialized(root);
-    let started = server
+    server
         .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
         .unwrap();
-    let log = started["logFile"].as_str().unwrap().to_string();
-    place(&mut server, 8, json!(["s"])).unwrap();
-    let out = sidecar(root, &["run", "--", bare, "cart.py"], None);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert_eq!(out.stdout, b"total: -125\n");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("debugpy is not installed for")
-            && stderr.contains("-m pip install debugpy"),
-        "{stderr}"
+    for (file, line, variables) in [
+        ("shop/calc.py", 3, json!(["x", "y"])),
+        ("test_calc.py", 6, json!(["v"])),
+    ] {
+        server
+            .request(
+                "debug/probeSnippet",
+                json!({"file": file, "kind": "logpoint", "line": line, "variables": variables}),
+            )
+            .unwrap();
+    }
+    let log = current_log(&mut server);
+    // Twice: the second time pytest reads its own cache of the rewritten
+    // test file.
+    for round in 0..2 {
+        let before = hits_of(&log).len();
+        let out = sidecar(
+            root,
+            &["run", "--", &python, "-m", "pytest", "-q", "test_calc.py"],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let hits = hits_of(&log)[before..].to_vec();
+        assert_eq!(
+            hits,
+            [
+                ("shop/calc.py:3".to_string(), json!({"x": 4, "y": 8})),
+                ("test_calc.py:6".to_string(), json!({"v": 8})),
+            ],
+            "run {round}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("test_calc.py")).unwrap(),
+        TEST_CALC
     );
-    let lines = records(&log);
-    assert!(lines
-        .iter()
-        .any(|r| r["source"] == "sidecar" && r["message"].as_str().unwrap().contains("not set")));
-    assert!(!lines.iter().any(|r| r["source"] == "logpoint"));
+}
+
+const APP: &str = "import sys\nimport helper\nprint(helper.NAME)\nprint([p for p in sys.path if 'debug-sidecar' in p])\nraise ValueError('boom')\n";
+
+#[test]
+fn the_python_hook_is_invisible_to_the_program() {
+    for python in pythons() {
+        let version = version(&python);
+        let workspace = Workspace::new(&format!("logpoints-invisible-{version}"));
+        let root = &workspace.root;
+        // The person's own PYTHONPATH, with a sitecustomize of theirs.
+        let theirs = root.join("theirs");
+        std::fs::create_dir_all(&theirs).unwrap();
+        std::fs::write(theirs.join("helper.py"), "NAME = 'helper'\n").unwrap();
+        std::fs::write(
+            theirs.join("sitecustomize.py"),
+            "import sys\nprint('PERSON SITE', file=sys.stderr)\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("app.py"), APP).unwrap();
+        let mut server = initialized(root);
+        server
+            .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
+            .unwrap();
+        server
+            .request(
+                "debug/probeSnippet",
+                json!({"file": "app.py", "kind": "logpoint", "line": 3, "variables": ["helper.NAME"]}),
+            )
+            .unwrap();
+        let log = current_log(&mut server);
+        let out = Command::new(BIN)
+            .args(["run", "--", &python, "app.py"])
+            .current_dir(root)
+            .env("PYTHONPATH", &theirs)
+            .env_remove("DEBUG_SIDECAR_DIR")
+            .env_remove("DEBUG_SIDECAR_SESSION")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "Python {version}: {out:?}");
+        assert_eq!(out.stdout, b"helper\n[]\n", "Python {version}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("PERSON SITE\n"),
+            "Python {version}: {stderr}"
+        );
+        let traceback = stderr.lines().skip(1).take(3).collect::<Vec<_>>();
+        assert_eq!(
+            traceback[0], "Traceback (most recent call last):",
+            "{stderr}"
+        );
+        assert!(
+            traceback[1].trim_start().starts_with("File \"")
+                && traceback[1].contains("app.py\", line 5, in <module>"),
+            "the program's frame comes first (Python {version}): {stderr}"
+        );
+        assert!(
+            !stderr.contains("run_main") && !stderr.contains("sitecustomize"),
+            "{stderr}"
+        );
+        assert_eq!(
+            hits_of(&log),
+            [("app.py:3".to_string(), json!({"helper.NAME": "helper"}))],
+            "Python {version}"
+        );
+    }
 }
 
 #[test]
@@ -283,4 +475,76 @@ fn a_revived_session_keeps_its_logpoints() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["logpoints"][0]["probeId"], probe["id"]);
+}
+
+const LINES: &str = "def f(n):\n    total = 0\n    while n > 0:\n        total += n\n        n -= 1\n    return max(\n        total,\n        0,\n    )\nif f(1) > 5:\n    pass\nelse:\n    print(f(3))\n# the end\n";
+
+#[test]
+fn python_lines_map_to_the_statements_that_run() {
+    for python in pythons() {
+        let version = version(&python);
+        let workspace = Workspace::new(&format!("logpoints-lines-{version}"));
+        let root = &workspace.root;
+        std::fs::write(root.join("lines.py"), LINES).unwrap();
+        let mut server = initialized(root);
+        server
+            .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
+            .unwrap();
+        // A loop's test, a continuation line, an `else:`, a last comment.
+        for (line, variables) in [
+            (3, json!(["n"])),
+            (7, json!(["total"])),
+            (12, json!(["f.__name__"])),
+            (14, json!(["1"])),
+        ] {
+            server
+                .request(
+                    "debug/probeSnippet",
+                    json!({"file": "lines.py", "kind": "logpoint", "line": line, "variables": variables}),
+                )
+                .unwrap();
+        }
+        let log = current_log(&mut server);
+        let out = sidecar(root, &["run", "--", &python, "lines.py"], None);
+        assert_eq!(out.stdout, b"6\n", "Python {version}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("(lines.py:7): Python set it on line 6"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("(lines.py:12): Python set it on line 13"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(
+                "(lines.py:14) is not set: Python found no statement on or after that line"
+            ),
+            "{stderr}"
+        );
+        let hits = hits_of(&log);
+        let at = |location: &str| -> Vec<Value> {
+            hits.iter()
+                .filter(|(l, _)| l == location)
+                .map(|(_, d)| d.clone())
+                .collect()
+        };
+        // The loop's test runs before every pass and once more at the end.
+        let n: Vec<Value> = [1, 0, 3, 2, 1, 0]
+            .iter()
+            .map(|n| json!({ "n": n }))
+            .collect();
+        assert_eq!(at("lines.py:3"), n, "Python {version}");
+        // Hits keep the logpoint's own location.
+        assert_eq!(
+            at("lines.py:7"),
+            [json!({"total": 1}), json!({"total": 6})],
+            "Python {version}: {hits:?}"
+        );
+        assert_eq!(
+            at("lines.py:12"),
+            [json!({"f.__name__": "f"})],
+            "Python {version}: {hits:?}"
+        );
+    }
 }

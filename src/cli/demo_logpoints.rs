@@ -1,7 +1,7 @@
 //! `debug-sidecar demo --logpoints`: the bundled demo's Python twin, debugged
 //! with logpoints only. The agent places a logpoint (no file is edited), the
-//! person reproduces through `debug-sidecar run` (the program runs under
-//! debugpy and the logpoint's values land in the run), the fix is the only
+//! person reproduces through `debug-sidecar run` (the program's Python loads
+//! the logpoint hook and the logpoint's values land in the run), the fix is the only
 //! edit, and cleanup is the logpoint's removal from the ledger. The demo
 //! checks that the source was unchanged byte for byte until the fix.
 
@@ -39,24 +39,26 @@ const BUG: &str = "    if count > 3:";
 const FIX: &str = "    if count >= 3:";
 const ARGS: [&str; 3] = ["1000", "2000", "3000"];
 
-/// The interpreter the person's runs use: the one scripts/test installs
-/// debugpy for, else `python3`.
-fn python() -> String {
-    std::env::var("DEBUG_SIDECAR_DEBUGPY_PYTHON").unwrap_or_else(|_| "python3".to_string())
+/// The version of the `python3` the person's runs use, when it is 3.8 or
+/// newer (what the logpoint hook needs).
+fn python_version() -> Option<String> {
+    let output = Process::new("python3")
+        .args([
+            "-c",
+            "import sys; print('%d.%d.%d' % sys.version_info[:3]); sys.exit(sys.version_info < (3, 8))",
+        ])
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 pub fn play(root: &Path) -> anyhow::Result<ExitCode> {
-    let python = python();
-    let importable = Process::new(&python)
-        .args(["-c", "import debugpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !importable {
-        bail!(
-            "demo --logpoints needs debugpy for `{python}`: install it with `{python} -m pip \
-             install debugpy` (or set DEBUG_SIDECAR_DEBUGPY_PYTHON to a python that has it)"
-        );
-    }
+    let Some(version) = python_version() else {
+        bail!("demo --logpoints needs `python3` (3.8 or newer) on PATH");
+    };
     let program = root.join("checkout.py");
     fs::write(&program, PROGRAM)?;
     let exe = std::env::current_exe().context("cannot find this program's path")?;
@@ -75,7 +77,7 @@ pub fn play(root: &Path) -> anyhow::Result<ExitCode> {
 
     println!("debug-sidecar demo --logpoints: the Python twin, with logpoints only");
     println!("workspace: {}", root.display());
-    println!("interpreter for the runs: {python} (debugpy importable)");
+    println!("interpreter for the runs: python3 (Python {version})");
 
     heading("1. The user starts Debug Mode");
     let problem = "`python3 checkout.py 1000 2000 3000` prints total: 6000; a 3-item cart should \
@@ -128,7 +130,7 @@ pub fn play(root: &Path) -> anyhow::Result<ExitCode> {
     );
 
     heading("4. The user reproduces through debug-sidecar run and presses Proceed");
-    let out = person_run(&exe, root, &python)?;
+    let out = person_run(&exe, root)?;
     if fs::read_to_string(&program)? != PROGRAM {
         bail!("the source changed during the run");
     }
@@ -158,7 +160,7 @@ pub fn play(root: &Path) -> anyhow::Result<ExitCode> {
     editor(&handed);
 
     heading("6. The user verifies (the logpoint's line changed: run says so) and marks it fixed");
-    let out = person_run(&exe, root, &python)?;
+    let out = person_run(&exe, root)?;
     if !out.contains("total: 5400") {
         bail!("the fix did not work: {out}");
     }
@@ -196,26 +198,15 @@ pub fn play(root: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The person's `debug-sidecar run`, with `python3` being `python`.
-fn person_run(exe: &Path, root: &Path, python: &str) -> anyhow::Result<String> {
+/// The person's `debug-sidecar run`.
+fn person_run(exe: &Path, root: &Path) -> anyhow::Result<String> {
     println!(
         "$ debug-sidecar run -- python3 checkout.py {}",
         ARGS.join(" ")
     );
-    let mut path = vec![];
-    if let Some(dir) = Path::new(python)
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-    {
-        path.push(dir.to_path_buf());
-    }
-    path.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
     let output = Process::new(exe)
         .args(["run", "--session", "demo", "--", "python3", "checkout.py"])
         .args(ARGS)
-        .env("PATH", std::env::join_paths(path)?)
         .current_dir(root)
         .output()
         .context("could not run debug-sidecar run")?;

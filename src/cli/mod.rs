@@ -166,7 +166,7 @@ pub enum Command {
         #[arg(long)]
         keep: bool,
         /// The Python twin, debugged with logpoints only: no source edit
-        /// but the fix (needs debugpy for `python3`).
+        /// but the fix (needs `python3`, 3.8 or newer).
         #[arg(long)]
         logpoints: bool,
     },

@@ -19,27 +19,28 @@ impl Engine {
         now: u64,
     ) -> Result<PlacedProbe, EngineError> {
         let file = self.workspace_relative(&request.file)?;
-        // Only what `run` can set: Python (debugpy) and JavaScript run by
+        // Only what `run` can set: Python (its hook) and JavaScript run by
         // Node (its inspector); TypeScript and other languages need a source
         // probe.
-        let language =
-            match request.language.as_deref().map(str::trim) {
-                Some("python") => "python",
-                Some("javascript") => "javascript",
-                Some(other) if !other.is_empty() => return Err(DomainError::invalid(
+        let language = match request.language.as_deref().map(str::trim) {
+            Some("python") => "python",
+            Some("javascript") => "javascript",
+            Some(other) if !other.is_empty() => {
+                return Err(DomainError::invalid(
                     "language",
-                    "logpoints are set in Python (debugpy) and in JavaScript run by Node; use a \
+                    "logpoints are set in Python (3.8+) and in JavaScript run by Node; use a \
                      source probe for other languages",
                 )
-                .into()),
-                _ => logpoint::language_of(&file).ok_or_else(|| {
-                    DomainError::invalid(
-                        "file",
-                        "logpoints are set in Python (.py) and JavaScript (.js, .mjs, .cjs) files \
+                .into())
+            }
+            _ => logpoint::language_of(&file).ok_or_else(|| {
+                DomainError::invalid(
+                    "file",
+                    "logpoints are set in Python (.py) and JavaScript (.js, .mjs, .cjs) files \
                      only; use a source probe for other languages (TypeScript included)",
-                    )
-                })?,
-            };
+                )
+            })?,
+        };
         let line = request
             .line
             .ok_or_else(|| DomainError::invalid("line", "a logpoint needs its 1-based line"))?;

@@ -72,8 +72,8 @@ enum Event {
     Exited(std::process::ExitStatus),
     Hit(String, serde_json::Map<String, serde_json::Value>, u64),
     Note(String, u64),
-    /// The adapter's session ended; false when none could be had.
-    AdapterDone(bool),
+    /// A logpoint hook's reader ended.
+    HookDone,
 }
 
 fn now_ms() -> u64 {
@@ -93,7 +93,7 @@ pub fn run(
 }
 
 /// `run`, with logpoints set in the program and notes recorded first (a
-/// logpoint not set, debugpy missing): each note is a `sidecar` record.
+/// logpoint not set, a line moved): each note is a `sidecar` record.
 pub fn run_with(
     command: &[String],
     cwd: &Path,
@@ -166,8 +166,8 @@ pub fn run_with(
                         AdapterEvent::Note(note) => Event::Note(note, now_ms()),
                     });
                 },
-                move |ok| {
-                    let _ = done.send(Event::AdapterDone(ok));
+                move || {
+                    let _ = done.send(Event::HookDone);
                 },
             );
             set
@@ -206,14 +206,7 @@ pub fn run_with(
                 }
                 recorder.note(&note, at);
             }
-            Ok(Event::AdapterDone(ok)) => {
-                open -= 1;
-                if !ok && ending.is_none() {
-                    // It waits for a debugger that will not come.
-                    kill_group(pid);
-                    kill_one(pid);
-                }
-            }
+            Ok(Event::HookDone) => open -= 1,
             Ok(Event::Exited(status)) => {
                 exited.store(true, std::sync::atomic::Ordering::Release);
                 ending = Some(match timed_out {
@@ -338,16 +331,6 @@ fn ending_of(status: std::process::ExitStatus) -> Ending {
         }
     }
     Ending::Exited { code: 1 }
-}
-
-fn kill_one(pid: u32) {
-    #[cfg(unix)]
-    // SAFETY: kill(2) on the child's own pid; no memory is touched.
-    unsafe {
-        libc::kill(pid as i32, libc::SIGKILL);
-    }
-    #[cfg(not(unix))]
-    let _ = pid;
 }
 
 fn kill_group(pid: u32) {

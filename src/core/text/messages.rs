@@ -426,7 +426,11 @@ fn logpoint_result(probe: &Probe, language: &str) -> String {
         .map(|l| l.variables.join(", "))
         .unwrap_or_default();
     let (runner, scope) = if language == "python" {
-        ("a Python program (python, python3, python -m module)", "")
+        (
+            "a Python 3.8+ process (python, python3, python -m module, pytest, or any command \
+             that runs Python)",
+            "",
+        )
     } else {
         (
             "a Node process (node, npm test, npx, or any command that runs node)",

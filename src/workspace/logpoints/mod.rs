@@ -1,11 +1,14 @@
 //! Setting the session's logpoints in a program `debug-sidecar run` starts
-//! (DESIGN section 7): which programs can take them (Python under debugpy,
-//! Node through its inspector), which logpoints still sit on the line they
-//! were placed on, and the records their hits become. No file is edited.
+//! (DESIGN section 7): which programs can take them (Python and Node, each
+//! through a hook loaded in its own processes), which logpoints still sit on
+//! the line they were placed on, and the records their hits become. No file
+//! is edited.
 
-mod dap;
-pub mod debugpy;
+pub mod hook;
 pub mod node;
+pub mod python;
+
+use hook::{Hook, Runtime};
 
 use crate::core::logpoint::{check_line, LineCheck, VALUE_CAP};
 use crate::core::model::Probe;
@@ -48,76 +51,62 @@ pub enum AdapterEvent {
     Note(String),
 }
 
-/// The session's logpoints as one run sets them: Python ones through
-/// debugpy (the command already starts it on `port`), JavaScript ones
-/// through the hook every Node process loads.
+/// The session's logpoints as one run sets them: each runtime's through
+/// the hook its processes load.
 pub struct Logpoints {
     /// The command as asked for: what the run's records name.
     pub asked: Vec<String>,
-    pub nonce: String,
-    pub python: Option<(u16, Vec<SetLogpoint>)>,
-    pub node: Option<node::NodeHook>,
+    hooks: Vec<Hook>,
 }
 
 impl Logpoints {
     /// Every logpoint set, whichever its language.
     pub fn set(&self) -> Vec<SetLogpoint> {
-        let mut set: Vec<SetLogpoint> = self
-            .python
+        self.hooks
             .iter()
-            .flat_map(|(_, set)| set.iter().cloned())
-            .collect();
-        set.extend(self.node.iter().flat_map(|hook| hook.set().iter().cloned()));
-        set
+            .flat_map(|hook| hook.set().iter().cloned())
+            .collect()
     }
 
-    /// Variables the program runs with (the Node hook's).
+    /// Variables the program runs with (each hook's).
     pub fn env(&self) -> Vec<(String, OsString)> {
-        let existing = std::env::var_os("NODE_OPTIONS");
-        self.node
-            .as_ref()
-            .map(|hook| hook.env(existing.as_deref()))
-            .unwrap_or_default()
+        let mut env = Vec::new();
+        for hook in &self.hooks {
+            env.extend(match hook.runtime() {
+                Runtime::Node => node::env(hook, std::env::var_os("NODE_OPTIONS").as_deref()),
+                Runtime::Python => python::env(hook, std::env::var_os("PYTHONPATH").as_deref()),
+            });
+        }
+        env
     }
 
-    /// Sessions `serve` runs, each ending with one `done` call.
+    /// Hooks `serve` reads, each ending with one `done` call.
     pub fn sessions(&self) -> usize {
-        usize::from(self.python.is_some()) + usize::from(self.node.is_some())
+        self.hooks.len()
     }
 
-    /// Runs each session on a thread of its own: `report` gets hits and
-    /// notes, `done` is called when one ends (false: no debugpy session
-    /// could be had, and the program waits for one that will not come).
-    /// Node's ends once `exited` is set.
+    /// Reads each hook on a thread of its own until `exited` is set:
+    /// `report` gets hits and notes, `done` is called when one ends.
     pub fn serve(
         self,
         exited: std::sync::Arc<AtomicBool>,
         report: impl Fn(AdapterEvent) + Send + Clone + 'static,
-        done: impl Fn(bool) + Send + Clone + 'static,
+        done: impl Fn() + Send + Clone + 'static,
     ) {
-        let Logpoints {
-            nonce,
-            python,
-            node,
-            ..
-        } = self;
-        if let Some((port, set)) = python {
-            let (report, done) = (report.clone(), done.clone());
-            std::thread::spawn(move || done(debugpy::serve(port, &nonce, &set, report)));
-        }
-        if let Some(hook) = node {
+        for hook in self.hooks {
+            let (exited, report, done) = (exited.clone(), report.clone(), done.clone());
             std::thread::spawn(move || {
                 hook.serve(&exited, report);
                 drop(hook);
-                done(true);
+                done();
             });
         }
     }
 }
 
 /// How `run` starts a program given the session's live logpoints: the
-/// command (under debugpy when a Python program meets Python logpoints),
-/// the logpoints to set, and what to say about the ones it cannot set.
+/// command (a Python script through the hook's runner), the logpoints to
+/// set, and what to say about the ones it cannot set.
 pub struct Plan {
     pub command: Vec<String>,
     pub logpoints: Option<Logpoints>,
@@ -127,26 +116,41 @@ pub struct Plan {
 /// Plans a run of `command` in `cwd` with the live logpoints `live`.
 pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan {
     let mut notes = Vec::new();
-    let of = |language: &str| -> Vec<Probe> {
-        live.iter()
-            .filter(|p| p.language.as_deref() == Some(language))
-            .cloned()
-            .collect()
-    };
-    let (python, javascript) = (of("python"), of("javascript"));
     let nonce = nonce();
     let mut run = command.to_vec();
-    let python =
-        plan_python(command, cwd, root, &python, &mut notes).map(|(launched, port, set)| {
-            run = launched;
-            (port, set)
-        });
-    let node = plan_node(&nonce, root, &javascript, &mut notes);
-    let logpoints = (python.is_some() || node.is_some()).then(|| Logpoints {
+    let mut hooks = Vec::new();
+    for runtime in [Runtime::Python, Runtime::Node] {
+        let probes: Vec<Probe> = live
+            .iter()
+            .filter(|p| p.language.as_deref() == Some(language_of(runtime)))
+            .cloned()
+            .collect();
+        if probes.is_empty() {
+            continue;
+        }
+        let (set, mut unset) = prepare(root, &probes);
+        notes.append(&mut unset);
+        if set.is_empty() {
+            continue;
+        }
+        match Hook::create(runtime, &nonce, set) {
+            Ok(hook) => {
+                if runtime == Runtime::Python {
+                    if let Some(launch) = python::python_launch(command, cwd) {
+                        run = python::command(&launch, &python::runner(&hook));
+                    }
+                }
+                hooks.push(hook);
+            }
+            Err(error) => notes.push(format!(
+                "{} logpoints not set: their folder could not be written ({error})",
+                runtime.language()
+            )),
+        }
+    }
+    let logpoints = (!hooks.is_empty()).then(|| Logpoints {
         asked: command.to_vec(),
-        nonce,
-        python,
-        node,
+        hooks,
     });
     Plan {
         command: run,
@@ -155,82 +159,16 @@ pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan
     }
 }
 
-/// Python logpoints: set when the command is a Python program whose
-/// interpreter has debugpy. Answers the command under debugpy, its port
-/// and the logpoints to set.
-fn plan_python(
-    command: &[String],
-    cwd: &Path,
-    root: &Path,
-    python: &[Probe],
-    notes: &mut Vec<String>,
-) -> Option<(Vec<String>, u16, Vec<SetLogpoint>)> {
-    if python.is_empty() {
-        return None;
-    }
-    let Some(launch) = debugpy::python_launch(command, cwd) else {
-        notes.push(format!(
-            "{} Python logpoint(s) not set: `{}` is not a Python program started directly \
-             (python, python3, python -m module, or a .py script)",
-            python.len(),
-            crate::core::budget::cut(&command.join(" "), 200)
-        ));
-        return None;
-    };
-    if !debugpy::importable(&launch.interpreter, cwd) {
-        notes.push(format!(
-            "{} Python logpoint(s) not set: debugpy is not installed for `{}`; install it with \
-             `{} -m pip install debugpy` (the program ran without logpoints)",
-            python.len(),
-            launch.interpreter,
-            launch.interpreter
-        ));
-        return None;
-    }
-    let (set, mut unset) = prepare(root, python);
-    notes.append(&mut unset);
-    if set.is_empty() {
-        return None;
-    }
-    match debugpy::free_port() {
-        Ok(port) => Some((debugpy::command(&launch, port), port, set)),
-        Err(error) => {
-            notes.push(format!("logpoints not set: no loopback port ({error})"));
-            None
-        }
+/// The ledger's name for a runtime's language.
+fn language_of(runtime: Runtime) -> &'static str {
+    match runtime {
+        Runtime::Node => "javascript",
+        Runtime::Python => "python",
     }
 }
 
-/// JavaScript logpoints: set in every Node process the command starts,
-/// whatever the command (`node app.js`, `npm test`, a script that runs
-/// node), through `NODE_OPTIONS`.
-fn plan_node(
-    nonce: &str,
-    root: &Path,
-    javascript: &[Probe],
-    notes: &mut Vec<String>,
-) -> Option<node::NodeHook> {
-    if javascript.is_empty() {
-        return None;
-    }
-    let (set, mut unset) = prepare(root, javascript);
-    notes.append(&mut unset);
-    if set.is_empty() {
-        return None;
-    }
-    match node::NodeHook::create(nonce, set) {
-        Ok(hook) => Some(hook),
-        Err(error) => {
-            notes.push(format!(
-                "JavaScript logpoints not set: their folder could not be written ({error})"
-            ));
-            None
-        }
-    }
-}
-
-/// A tag the program cannot guess: its hits are told from anything else
-/// on the adapter's connection.
+/// A tag the program cannot guess: the hook folders' names and the name the
+/// hooks' calls go by.
 fn nonce() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();

@@ -1,0 +1,447 @@
+//! Logpoints set from inside the program's own processes (DESIGN section 7):
+//! Node's and Python's work the same way on this side.
+//!
+//! `run` writes a private folder with the logpoints (`spec.json`) and the
+//! runtime's hook, and puts the folder in the environment the runtime reads
+//! first (`NODE_OPTIONS`, `PYTHONPATH`), so every process of that runtime the
+//! command starts loads the hook before its own code. The hook sets each
+//! line, never pauses the program, and writes one JSON line per hit or
+//! placement to a `*.jsonl` file in the folder. This side reads those files
+//! while the program runs and turns their lines into hits and notes. What
+//! they say is bounded and parsed, never trusted: the program could write
+//! there too.
+
+use super::{AdapterEvent, SetLogpoint};
+use crate::core::logpoint::{MAX_HITS_PER_LOGPOINT, VALUE_CAP};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often the hit files are read while the program runs.
+const POLL: Duration = Duration::from_millis(20);
+/// Hit files (processes and threads) one run reads.
+const MAX_FILES: usize = 256;
+/// A line of a hit file longer than this is skipped.
+const MAX_LINE: usize = 256 * 1024;
+/// Notes one run makes from the hook's reports.
+const MAX_NOTES: usize = 32;
+
+/// One line of the program: the logpoints on it (indexes into the set).
+struct Breakpoint {
+    line: u32,
+    probes: Vec<usize>,
+}
+
+/// A runtime that takes logpoints through a hook of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runtime {
+    Node,
+    Python,
+}
+
+impl Runtime {
+    /// As the person knows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Node => "Node",
+            Runtime::Python => "Python",
+        }
+    }
+
+    /// The language its logpoints are placed in.
+    pub fn language(self) -> &'static str {
+        match self {
+            Runtime::Node => "JavaScript",
+            Runtime::Python => "Python",
+        }
+    }
+
+    /// The files the hook folder holds besides the spec.
+    fn files(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Runtime::Node => super::node::FILES,
+            Runtime::Python => super::python::FILES,
+        }
+    }
+
+    /// Where a line that runs is not the line asked for.
+    fn moved(self) -> &'static str {
+        match self {
+            Runtime::Node => "the next line that runs",
+            Runtime::Python => "the statement that line is part of, or the next one",
+        }
+    }
+
+    fn no_code(self) -> &'static str {
+        match self {
+            Runtime::Node => "Node found no code to run on or after that line",
+            Runtime::Python => "Python found no statement on or after that line",
+        }
+    }
+
+    /// Why no process of it took the logpoints.
+    fn none_ran(self) -> &'static str {
+        match self {
+            Runtime::Node => {
+                "no Node process ran (the command started no `node`, or a `node` that ignores \
+                 NODE_OPTIONS)"
+            }
+            Runtime::Python => {
+                "no Python process ran (the command started no Python 3.8 or newer, or one that \
+                 ignores PYTHONPATH or skips site: -E, -I, -S)"
+            }
+        }
+    }
+}
+
+/// One runtime's logpoints in one run and their private folder (removed
+/// when dropped).
+pub struct Hook {
+    runtime: Runtime,
+    dir: PathBuf,
+    set: Vec<SetLogpoint>,
+    breakpoints: Vec<Breakpoint>,
+}
+
+impl Hook {
+    /// Writes the folder: the hook and the logpoints it sets.
+    pub fn create(runtime: Runtime, nonce: &str, set: Vec<SetLogpoint>) -> io::Result<Hook> {
+        let name = runtime.name().to_ascii_lowercase();
+        let dir = std::env::temp_dir().join(format!("debug-sidecar-{name}-{nonce}"));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir)?;
+        let hook = Hook {
+            runtime,
+            breakpoints: group(&set),
+            dir,
+            set,
+        };
+        for (name, text) in runtime.files() {
+            std::fs::write(hook.dir.join(name), text)?;
+        }
+        std::fs::write(hook.dir.join("spec.json"), hook.spec(nonce).to_string())?;
+        Ok(hook)
+    }
+
+    pub fn runtime(&self) -> Runtime {
+        self.runtime
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn set(&self) -> &[SetLogpoint] {
+        &self.set
+    }
+
+    /// What the hook reads: one breakpoint per line, each with its probes'
+    /// expressions; the name of the function hits call. Strings, numbers,
+    /// lists and maps only (no `true`, `false` or `null`): Python's hook
+    /// reads it as a literal, without importing json.
+    fn spec(&self, nonce: &str) -> Value {
+        let breakpoints: Vec<Value> = self
+            .breakpoints
+            .iter()
+            .map(|b| {
+                let probes: Vec<Value> = b
+                    .probes
+                    .iter()
+                    .map(|&i| json!({"index": i, "expressions": self.set[i].variables}))
+                    .collect();
+                let path = self.set[b.probes[0]].path.to_string_lossy();
+                json!({"path": path, "line": b.line, "probes": probes})
+            })
+            .collect();
+        json!({
+            "key": format!("__debugSidecar_{nonce}"),
+            "tag": crate::core::budget::head(nonce, 8),
+            "cap": VALUE_CAP,
+            "maxHits": MAX_HITS_PER_LOGPOINT,
+            "breakpoints": breakpoints,
+        })
+    }
+
+    /// Reads the hook's reports until `exited` is set (the program ended),
+    /// then once more; reports hits and what to say about the logpoints.
+    pub fn serve(&self, exited: &AtomicBool, mut report: impl FnMut(AdapterEvent)) {
+        let mut reader = Reader {
+            hook: self,
+            files: BTreeMap::new(),
+            processes: 0,
+            said: HashSet::new(),
+        };
+        loop {
+            let last = exited.load(Ordering::Acquire);
+            reader.poll(&mut report);
+            if last {
+                break;
+            }
+            std::thread::sleep(POLL);
+        }
+        if reader.processes == 0 {
+            report(AdapterEvent::Note(format!(
+                "{} {} logpoint(s) not set: {}",
+                self.set.len(),
+                self.runtime.language(),
+                self.runtime.none_ran()
+            )));
+        }
+    }
+}
+
+impl Drop for Hook {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Logpoints on the same line share one breakpoint (the inspector takes one
+/// per line).
+fn group(set: &[SetLogpoint]) -> Vec<Breakpoint> {
+    let mut lines: BTreeMap<(&Path, u32), Vec<usize>> = BTreeMap::new();
+    for (i, logpoint) in set.iter().enumerate() {
+        lines
+            .entry((&logpoint.path, logpoint.line))
+            .or_default()
+            .push(i);
+    }
+    lines
+        .into_iter()
+        .map(|((_, line), probes)| Breakpoint { line, probes })
+        .collect()
+}
+
+/// A line the hook writes.
+#[derive(Deserialize)]
+#[serde(tag = "t", rename_all = "lowercase")]
+enum Report {
+    Start,
+    Hit { p: usize, v: Vec<Value> },
+    Resolved { b: usize, line: u64 },
+    Unresolved { b: usize },
+    Error { b: Option<usize>, m: String },
+}
+
+struct Reader<'a> {
+    hook: &'a Hook,
+    /// Each hit file and its unfinished line.
+    files: BTreeMap<OsString, (std::fs::File, Vec<u8>)>,
+    processes: u64,
+    said: HashSet<String>,
+}
+
+impl Reader<'_> {
+    fn poll(&mut self, report: &mut impl FnMut(AdapterEvent)) {
+        if let Ok(entries) = std::fs::read_dir(&self.hook.dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if self.files.len() >= MAX_FILES
+                    || self.files.contains_key(&name)
+                    || !name.to_string_lossy().ends_with(".jsonl")
+                {
+                    continue;
+                }
+                if let Ok(file) = std::fs::File::open(entry.path()) {
+                    self.files.insert(name, (file, Vec::new()));
+                }
+            }
+        }
+        let mut lines = Vec::new();
+        for (file, partial) in self.files.values_mut() {
+            let mut chunk = Vec::new();
+            if file.read_to_end(&mut chunk).is_err() || chunk.is_empty() {
+                continue;
+            }
+            let mut rest = chunk.as_slice();
+            while let Some(n) = memchr::memchr(b'\n', rest) {
+                if partial.len() + n <= MAX_LINE {
+                    partial.extend_from_slice(&rest[..n]);
+                    lines.push(std::mem::take(partial));
+                } else {
+                    partial.clear();
+                }
+                rest = &rest[n + 1..];
+            }
+            if partial.len() + rest.len() <= MAX_LINE {
+                partial.extend_from_slice(rest);
+            } else {
+                // Too long: dropped up to its end.
+                partial.clear();
+            }
+        }
+        for line in lines {
+            if let Ok(line) = serde_json::from_slice::<Report>(&line) {
+                self.take(line, report);
+            }
+        }
+    }
+
+    fn take(&mut self, line: Report, report: &mut impl FnMut(AdapterEvent)) {
+        let set = &self.hook.set;
+        let runtime = self.hook.runtime;
+        let breakpoint = |b: usize| self.hook.breakpoints.get(b);
+        let note = match line {
+            Report::Start => {
+                self.processes += 1;
+                return;
+            }
+            Report::Hit { p, v } => {
+                if let Some(logpoint) = set.get(p) {
+                    report(AdapterEvent::Hit {
+                        probe_id: logpoint.probe_id.clone(),
+                        data: data(logpoint, &v),
+                    });
+                }
+                return;
+            }
+            Report::Resolved { b, line } => match breakpoint(b) {
+                Some(bp) if line != u64::from(bp.line) => bp
+                    .probes
+                    .iter()
+                    .map(|&i| {
+                        format!(
+                            "logpoint {} ({}): {} set it on line {line} ({})",
+                            set[i].probe_id,
+                            set[i].location(),
+                            runtime.name(),
+                            runtime.moved()
+                        )
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
+            Report::Unresolved { b } => breakpoint(b)
+                .map(|bp| {
+                    bp.probes
+                        .iter()
+                        .map(|&i| {
+                            format!(
+                                "logpoint {} ({}) is not set: {}",
+                                set[i].probe_id,
+                                set[i].location(),
+                                runtime.no_code()
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Report::Error { b, m } => {
+                let why = crate::core::escape::inline_cut(&m, 300);
+                match b.and_then(breakpoint) {
+                    Some(bp) => bp
+                        .probes
+                        .iter()
+                        .map(|&i| {
+                            format!(
+                                "logpoint {} ({}) is not set in a {} process: {why}",
+                                set[i].probe_id,
+                                set[i].location(),
+                                runtime.name()
+                            )
+                        })
+                        .collect(),
+                    None => vec![format!(
+                        "logpoints not set in a {} process: {why}",
+                        runtime.name()
+                    )],
+                }
+            }
+        };
+        for note in note {
+            if self.said.len() < MAX_NOTES && self.said.insert(note.clone()) {
+                report(AdapterEvent::Note(note));
+            }
+        }
+    }
+}
+
+/// A hit's values by expression: `[1, value]` is the value, `[0, text]` what
+/// evaluating it threw.
+fn data(logpoint: &SetLogpoint, values: &[Value]) -> Map<String, Value> {
+    let mut data = Map::new();
+    for (expression, value) in logpoint.variables.iter().zip(values) {
+        let value = match value.as_array().map(Vec::as_slice) {
+            Some([ok, value]) if ok == 1 => value.clone(),
+            Some([_, error]) => json!({
+                "$error": crate::core::budget::cut(error.as_str().unwrap_or("it failed"), 300)
+            }),
+            _ => continue,
+        };
+        data.insert(expression.clone(), value);
+    }
+    data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn logpoint(id: &str, line: u32, variables: &[&str]) -> SetLogpoint {
+        SetLogpoint {
+            probe_id: id.into(),
+            hypothesis_id: None,
+            file: "app.js".into(),
+            path: "/w/app.js".into(),
+            line,
+            variables: variables.iter().map(|v| v.to_string()).collect(),
+            message: None,
+        }
+    }
+
+    #[test]
+    fn logpoints_on_one_line_share_a_breakpoint() {
+        let set = [
+            logpoint("p1", 4, &["a"]),
+            logpoint("p2", 9, &["b"]),
+            logpoint("p3", 4, &["c"]),
+        ];
+        let lines: Vec<(u32, Vec<usize>)> = group(&set)
+            .into_iter()
+            .map(|b| (b.line, b.probes))
+            .collect();
+        assert_eq!(lines, [(4, vec![0, 2]), (9, vec![1])]);
+    }
+
+    #[test]
+    fn values_and_errors_are_read_and_anything_else_is_left_out() {
+        let lp = logpoint("p1", 1, &["a", "b", "c"]);
+        let out = data(
+            &lp,
+            &[
+                json!([1, {"x": 1}]),
+                json!([0, "ReferenceError: b"]),
+                json!(7),
+            ],
+        );
+        assert_eq!(out["a"], json!({"x": 1}));
+        assert_eq!(out["b"]["$error"], "ReferenceError: b");
+        assert!(!out.contains_key("c"));
+    }
+
+    #[test]
+    fn the_spec_is_a_python_literal() {
+        let hook = Hook {
+            runtime: Runtime::Python,
+            dir: "/t/x".into(),
+            breakpoints: group(&[logpoint("p1", 4, &["a"])]),
+            set: vec![logpoint("p1", 4, &["a"])],
+        };
+        fn plain(v: &Value) -> bool {
+            match v {
+                Value::Null | Value::Bool(_) => false,
+                Value::Array(items) => items.iter().all(plain),
+                Value::Object(map) => map.values().all(plain),
+                _ => true,
+            }
+        }
+        assert!(plain(&hook.spec("n")));
+    }
+}

@@ -1,0 +1,583 @@
+# debug-sidecar's Python logpoints (src/workspace/logpoints/python.rs). `run`
+# writes this file as `sitecustomize.py` into a private folder and puts the
+# folder first on PYTHONPATH, so every Python process the command starts
+# (`python app.py`, `pytest`, what they spawn) loads it before the program.
+#
+# How a logpoint's line is reached, fastest first:
+# - A file the program imports is compiled from its source with one call
+#   added before the statement on that line (the file on disk is untouched
+#   and no bytecode is cached): between hits the program runs as compiled.
+# - A script `run` starts directly (`python app.py`) is started through
+#   run_main.py in this folder, which compiles it the same way.
+# - A file something else runs (pytest's own loader for test files, the main
+#   script of a process `run` did not start) is seen by an audit hook and
+#   watched with sys.monitoring (3.12+) or a trace function that follows only
+#   that file's frames (3.8 to 3.11).
+#
+# Records go to <pid>.jsonl in the folder, one JSON line each, which `run`
+# reads. Nothing here may break the program: every failure is caught and
+# reported, and the program runs on without logpoints.
+
+
+def _debug_sidecar_logpoints():
+    import sys
+
+    if sys.version_info < (3, 8):
+        return
+    import builtins
+    import os
+
+    here = os.path.dirname(os.path.realpath(__file__))
+
+    def real(path):
+        try:
+            return os.path.realpath(path)
+        except Exception:
+            return path
+
+    # The program sees sys.path as it would without this folder.
+    sys.path[:] = [p for p in sys.path if real(p or ".") != here]
+    try:
+        # JSON with no true, false or null (spec.rs): a Python literal, read
+        # without importing json (a process that never reaches a logpoint's
+        # file pays for no import).
+        with open(os.path.join(here, "spec.json"), encoding="utf-8") as f:
+            spec = eval(f.read(), {"__builtins__": {}}, {})
+        key = spec["key"]
+    except Exception:
+        return _chain(here)
+    if hasattr(builtins, key):
+        return _chain(here)
+    try:
+        out = os.open(
+            os.path.join(here, "%d.jsonl" % os.getpid()),
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+            0o600,
+        )
+    except Exception:
+        return _chain(here)
+
+    import _thread
+    import importlib.machinery
+
+    write = os.write
+    cap = spec["cap"]
+    max_hits = spec["maxHits"]
+    CodeType = type(_chain.__code__)
+    lazy = {}
+
+    def module(name):
+        found = lazy.get(name)
+        if found is None:
+            found = lazy[name] = __import__(name, fromlist=["_"])
+        return found
+
+    try:
+        from _json import encode_basestring_ascii as quote
+    except Exception:
+
+        def quote(text):
+            return module("json").dumps(text)
+
+    # JSON for what `plain` makes (and the hook's own records), without
+    # importing json (it imports re: milliseconds at every start).
+    def encode(v):
+        t = type(v)
+        if t is str:
+            return quote(v)
+        if v is None:
+            return "null"
+        if t is bool:
+            return "true" if v else "false"
+        if t is int or t is float:
+            return repr(v)
+        if t is list:
+            return "[" + ", ".join([encode(item) for item in v]) + "]"
+        if t is dict:
+            return "{" + ", ".join([quote(k) + ": " + encode(item) for k, item in v.items()]) + "}"
+        return quote(repr(v))
+
+    def send(record):
+        try:
+            write(out, (encode(record) + "\n").encode("ascii", "replace"))
+        except Exception:
+            pass
+
+    def describe(error):
+        try:
+            return ("%s: %s" % (type(error).__name__, error))[:300]
+        except Exception:
+            return type(error).__name__
+
+    # A value as plain JSON: at most 200 nodes, 6 levels and 100 entries a
+    # level; strings over the cap cut; what JSON lacks as its repr (cut).
+    # `run` cuts the whole to the cap.
+    def plain(value):
+        budget = [200]
+        on_path = set()
+
+        def text(v):
+            try:
+                s = repr(v)
+            except Exception as error:
+                return "[repr failed: %s]" % describe(error)
+            return s if len(s) <= cap else s[: cap - 100] + "..."
+
+        def walk(v, depth):
+            budget[0] -= 1
+            if budget[0] < 0:
+                return "..."
+            t = type(v)
+            if v is None or t is bool:
+                return v
+            if t is str:
+                return v if len(v) <= cap else {"$truncated": v[: cap - 100], "length": len(v)}
+            if t is int:
+                if -(2**53) < v < 2**53:
+                    return v
+                return text(v) if v.bit_length() < 3000 else "[int of %d bits]" % v.bit_length()
+            if t is float:
+                return v if v == v and v not in (float("inf"), float("-inf")) else repr(v)
+            if depth >= 6:
+                return "[%s]" % t.__name__
+            if id(v) in on_path:
+                return "[Circular]"
+            on_path.add(id(v))
+            try:
+                if isinstance(v, (list, tuple, set, frozenset)):
+                    items = []
+                    for i, item in enumerate(v):
+                        if i >= 100:
+                            items.append("...")
+                            break
+                        items.append(walk(item, depth + 1))
+                    return items
+                if isinstance(v, dict):
+                    obj = {}
+                    for i, (k, item) in enumerate(v.items()):
+                        if i >= 100:
+                            obj["..."] = "%d more keys" % (len(v) - 100)
+                            break
+                        name = k if type(k) is str else text(k)
+                        obj[name[:cap]] = walk(item, depth + 1)
+                    return obj
+                fields = getattr(v, "__dict__", None)
+                if type(fields) is dict and t.__repr__ is object.__repr__:
+                    obj = {"$type": t.__name__}
+                    for i, (k, item) in enumerate(fields.items()):
+                        if i >= 100:
+                            break
+                        obj[str(k)[:cap]] = walk(item, depth + 1)
+                    return obj
+                return text(v)
+            finally:
+                on_path.discard(id(v))
+
+        return walk(value, 0)
+
+    breakpoints = spec["breakpoints"]
+    for breakpoint in breakpoints:
+        breakpoint["real"] = real(breakpoint["path"])
+        for probe in breakpoint["probes"]:
+            codes = []
+            for expression in probe["expressions"]:
+                try:
+                    codes.append(compile(expression, "<logpoint>", "eval", dont_inherit=True))
+                except Exception as error:
+                    codes.append(describe(error))
+            probe["codes"] = codes
+    by_file = {}
+    for index, breakpoint in enumerate(breakpoints):
+        by_file.setdefault(breakpoint["real"], []).append(index)
+
+    hits = {}
+    busy = _thread._local()
+
+    # A breakpoint's line ran in `frame`: each probe's values, or why not.
+    def fire(index, frame):
+        if getattr(busy, "on", False):
+            return
+        busy.on = True
+        try:
+            namespace = None
+            for probe in breakpoints[index]["probes"]:
+                n = hits.get(probe["index"], 0) + 1
+                hits[probe["index"]] = n
+                if n > max_hits:
+                    continue
+                if namespace is None:
+                    namespace = dict(frame.f_globals)
+                    namespace.update(frame.f_locals)
+                values = []
+                for code in probe["codes"]:
+                    if type(code) is str:
+                        values.append([0, code])
+                        continue
+                    try:
+                        value = eval(code, namespace)
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException as error:
+                        values.append([0, describe(error)])
+                        continue
+                    try:
+                        values.append([1, plain(value)])
+                    except Exception as error:
+                        values.append([0, "the value could not be read: " + describe(error)])
+                send({"t": "hit", "p": probe["index"], "v": values})
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
+            pass
+        finally:
+            busy.on = False
+
+    ast = None
+
+    def need_ast():
+        nonlocal ast
+        if ast is None:
+            ast = module("ast")
+
+    def spent(index):
+        return all(hits.get(p["index"], 0) >= max_hits for p in breakpoints[index]["probes"])
+
+    def hit(index):
+        fire(index, sys._getframe(1))
+
+    # Where each breakpoint of a file goes: the statement starting on its
+    # line, the statement a continuation line belongs to, or the next one.
+    def statements(tree):
+        found = []
+
+        def visit(node):
+            for field, value in ast.iter_fields(node):
+                if isinstance(value, ast.AST):
+                    visit(value)
+                    continue
+                if not isinstance(value, list):
+                    continue
+                for i, item in enumerate(value):
+                    if isinstance(item, ast.stmt) and not skipped(node, field, i, item):
+                        found.append(item)
+                    if isinstance(item, ast.AST):
+                        visit(item)
+
+        visit(tree)
+        return found
+
+    # A docstring or a __future__ import: nothing may go before it.
+    def skipped(owner, field, i, stmt):
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            return True
+        return (
+            i == 0
+            and field == "body"
+            and isinstance(owner, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        )
+
+    def first_child_line(stmt):
+        lines = [
+            child.lineno
+            for child in ast.walk(stmt)
+            if child is not stmt and isinstance(child, ast.stmt)
+        ]
+        return min(lines) if lines else None
+
+    def resolve(found, line):
+        for stmt in found:
+            if stmt.lineno == line:
+                return stmt
+        inner = None
+        for stmt in found:
+            end = getattr(stmt, "end_lineno", None) or stmt.lineno
+            if stmt.lineno < line <= end:
+                inner = stmt
+        if inner is not None:
+            child = first_child_line(inner)
+            if child is None or line < child:
+                return inner
+        later = [stmt for stmt in found if stmt.lineno > line]
+        return min(later, key=lambda s: s.lineno) if later else None
+
+    placed = {}
+
+    # Which statement each breakpoint of `path` goes before (reported once).
+    def placement(path, tree):
+        need_ast()
+        if path in placed:
+            return placed[path]
+        found = statements(tree)
+        targets = {}
+        for index in by_file.get(path, ()):
+            stmt = resolve(found, breakpoints[index]["line"])
+            if stmt is None:
+                send({"t": "unresolved", "b": index})
+                continue
+            send({"t": "resolved", "b": index, "line": stmt.lineno})
+            targets.setdefault(id(stmt), (stmt, []))[1].append(index)
+        placed[path] = targets
+        return targets
+
+    def call(index, at):
+        node = ast.Call(ast.Name(key, ast.Load()), [ast.Constant(index)], [])
+        return ast.copy_location(node, at)
+
+    def transform(tree, targets):
+        def fix(node):
+            for field, value in ast.iter_fields(node):
+                if isinstance(value, list):
+                    if any(isinstance(item, ast.stmt) for item in value):
+                        new = []
+                        for stmt in value:
+                            fix(stmt)
+                            target = targets.get(id(stmt))
+                            if target is None:
+                                new.append(stmt)
+                                continue
+                            for index in target[1]:
+                                if isinstance(stmt, ast.While):
+                                    # The test runs before every pass, as the line does.
+                                    stmt.test = ast.copy_location(
+                                        ast.BoolOp(ast.Or(), [call(index, stmt), stmt.test]), stmt.test
+                                    )
+                                    continue
+                                new.append(ast.copy_location(ast.Expr(call(index, stmt)), stmt))
+                                if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                                    stmt.body.insert(
+                                        0, ast.copy_location(ast.Expr(call(index, stmt)), stmt.body[0])
+                                    )
+                            new.append(stmt)
+                        setattr(node, field, new)
+                    else:
+                        for item in value:
+                            if isinstance(item, ast.AST):
+                                fix(item)
+                elif isinstance(value, ast.AST):
+                    fix(value)
+
+        fix(tree)
+        return ast.fix_missing_locations(tree)
+
+    ours = set()
+    keep = []
+
+    # The module's code from its source, with the logpoints' calls in.
+    def compile_target(source, filename, path):
+        need_ast()
+        try:
+            tree = ast.parse(source, filename)
+        except Exception:
+            return compile(source, filename, "exec", dont_inherit=True)
+        try:
+            code = compile(transform(tree, placement(path, tree)), filename, "exec", dont_inherit=True)
+        except Exception as error:
+            for index in by_file.get(path, ()):
+                send({"t": "error", "b": index, "m": "the file could not be compiled with it: " + describe(error)})
+            return compile(source, filename, "exec", dont_inherit=True)
+        ours.add(id(code))
+        keep.append(code)
+        return code
+
+    class Loader(importlib.machinery.SourceFileLoader):
+        def get_code(self, fullname):
+            path = self.get_filename(fullname)
+            source = self.get_data(path)
+            return compile_target(source, path, real(path))
+
+    names = set()
+    for path in by_file:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        names.add(os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem)
+    PathFinder = importlib.machinery.PathFinder
+    SourceFileLoader = importlib.machinery.SourceFileLoader
+
+    class Finder:
+        @classmethod
+        def find_spec(cls, fullname, path=None, target=None):
+            if fullname.rpartition(".")[2] not in names:
+                return None
+            try:
+                found = PathFinder.find_spec(fullname, path)
+                if (
+                    found is not None
+                    and found.origin
+                    and type(found.loader) is SourceFileLoader
+                    and real(found.origin) in by_file
+                ):
+                    found.loader = Loader(found.loader.name, found.loader.path)
+                    return found
+            except Exception:
+                pass
+            return None
+
+    sys.meta_path.insert(0, Finder)
+
+    # Files something else compiled: their lines watched as they run.
+    watched = {}
+    seen = {}
+
+    def lines_of(filename):
+        lines = seen.get(filename)
+        if lines is None:
+            lines = watched.get(real(filename), {})
+            seen[filename] = lines
+        return lines
+
+    NESTED = {"<lambda>", "<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>"}
+    monitoring = getattr(sys, "monitoring", None)
+    tracer = []
+
+    def start_watching(path):
+        try:
+            need_ast()
+            with open(path, "rb") as f:
+                source = f.read()
+            targets = placement(path, ast.parse(source, path))
+        except Exception as error:
+            for index in by_file.get(path, ()):
+                send({"t": "error", "b": index, "m": "the file could not be read: " + describe(error)})
+            return
+        lines = {}
+        for stmt, indexes in targets.values():
+            lines.setdefault(stmt.lineno, []).extend(indexes)
+        if not tracer and not begin_tracing(path):
+            return
+        watched[path] = lines
+        seen.clear()
+
+    def begin_tracing(path):
+        if monitoring is not None:
+            DISABLE = monitoring.DISABLE
+            LINE = monitoring.events.LINE
+
+            def on_line(code, line):
+                indexes = lines_of(code.co_filename).get(line)
+                if indexes is None or code.co_name in NESTED:
+                    return DISABLE
+                frame = sys._getframe(1)
+                for index in indexes:
+                    fire(index, frame)
+                if all(spent(index) for index in indexes):
+                    return DISABLE
+
+            for tool in (4, 3):
+                try:
+                    monitoring.use_tool_id(tool, "debug-sidecar")
+                except Exception:
+                    continue
+                monitoring.register_callback(tool, LINE, on_line)
+                monitoring.set_events(tool, LINE)
+                tracer.append(tool)
+                return True
+            why = "no sys.monitoring tool id is free"
+        elif sys.gettrace() is None:
+
+            def local(frame, event, arg):
+                if event == "line":
+                    for index in lines_of(frame.f_code.co_filename).get(frame.f_lineno, ()):
+                        fire(index, frame)
+                return local
+
+            def trace(frame, event, arg):
+                code = frame.f_code
+                if lines_of(code.co_filename) and code.co_name not in NESTED:
+                    return local
+                return None
+
+            sys.settrace(trace)
+            module("threading").settrace(trace)
+            tracer.append(trace)
+            return True
+        else:
+            why = "another trace function (a debugger or coverage) is active"
+        for index in by_file.get(path, ()):
+            send({"t": "error", "b": index, "m": "that file was not compiled through the hook and " + why})
+        return False
+
+    WANTED = {"exec", "cpython.run_file"}
+
+    # File name as code names it -> whether it is a logpoint's file.
+    targeted = {}
+
+    def audit(event, args):
+        if event not in WANTED:
+            return
+        try:
+            name = args[0].co_filename if event == "exec" else args[0]
+            if type(name) is not str:
+                return
+            path = targeted.get(name)
+            if path is None:
+                if len(targeted) > 10000:
+                    targeted.clear()
+                path = targeted[name] = real(name) if not name.startswith("<") else ""
+            if path not in by_file or path in watched:
+                return
+            if event == "exec" and (type(args[0]) is not CodeType or id(args[0]) in ours):
+                return
+            if path:
+                start_watching(path)
+        except Exception:
+            pass
+
+    sys.addaudithook(audit)
+
+    # For run_main.py: the program's main script, compiled with the calls.
+    def run_main():
+        script = sys.argv[1]
+        del sys.argv[0]
+        if sys.path and real(sys.path[0]) == here:
+            sys.path[0] = os.path.dirname(real(script))
+        filename = os.path.abspath(script) if sys.version_info >= (3, 9) else script
+        with open(script, "rb") as f:
+            source = f.read()
+        main = type(sys)("__main__")
+        main.__file__ = filename
+        main.__cached__ = None
+        main.__builtins__ = builtins
+        main.__loader__ = SourceFileLoader("__main__", filename)
+        sys.modules["__main__"] = main
+        if real(script) in by_file:
+            code = compile_target(source, filename, real(script))
+        else:
+            code = compile(source, filename, "exec", dont_inherit=True)
+        try:
+            exec(code, main.__dict__)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as error:
+            tb = error.__traceback__
+            while tb is not None and os.path.dirname(real(tb.tb_frame.f_code.co_filename)) == here:
+                tb = tb.tb_next
+            sys.excepthook(type(error), error.with_traceback(tb), tb)
+            raise SystemExit(1)
+
+    hit.run_main = run_main
+    setattr(builtins, key, hit)
+    write(out, b'{"t": "start"}\n')
+    return _chain(here)
+
+
+# The person's own sitecustomize, if there is one further along sys.path.
+def _chain(here):
+    import importlib.machinery
+    import os
+    import sys
+
+    path = [p for p in sys.path if os.path.realpath(p or ".") != here]
+    found = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if found is None or found.loader is None:
+        return
+    import importlib.util
+
+    module = importlib.util.module_from_spec(found)
+    sys.modules["sitecustomize"] = module
+    found.loader.exec_module(module)
+
+
+_debug_sidecar_logpoints()
+del _debug_sidecar_logpoints, _chain
