@@ -232,12 +232,64 @@ def _debug_sidecar_logpoints():
         finally:
             busy.on = False
 
+    # The syntax tree through _ast, built in: the ast module imports re and
+    # enum, tens of milliseconds at a start. Its few helpers are below.
     ast = None
 
     def need_ast():
         nonlocal ast
         if ast is None:
-            ast = module("ast")
+            ast = module("_ast")
+
+    def parse(source, filename):
+        return compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+
+    def iter_fields(node):
+        for field in node._fields:
+            try:
+                yield field, getattr(node, field)
+            except AttributeError:
+                pass
+
+    def walk(node):
+        todo = [node]
+        while todo:
+            node = todo.pop()
+            for _, value in iter_fields(node):
+                if isinstance(value, ast.AST):
+                    todo.append(value)
+                elif isinstance(value, list):
+                    todo.extend(item for item in value if isinstance(item, ast.AST))
+            yield node
+
+    POSITION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+    def copy_location(new, old):
+        for name in POSITION:
+            if name in old._attributes and name in new._attributes:
+                value = getattr(old, name, None)
+                if value is not None:
+                    setattr(new, name, value)
+        return new
+
+    def fix_missing_locations(node, parent=(1, 0, 1, 0)):
+        here = parent
+        if "lineno" in node._attributes:
+            here = []
+            for name, inherited in zip(POSITION, parent):
+                value = getattr(node, name, None)
+                if value is None:
+                    value = inherited
+                    setattr(node, name, value)
+                here.append(value)
+        for _, value in iter_fields(node):
+            if isinstance(value, ast.AST):
+                fix_missing_locations(value, here)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        fix_missing_locations(item, here)
+        return node
 
     def spent(index):
         return all(hits.get(p["index"], 0) >= max_hits for p in breakpoints[index]["probes"])
@@ -251,7 +303,7 @@ def _debug_sidecar_logpoints():
         found = []
 
         def visit(node):
-            for field, value in ast.iter_fields(node):
+            for field, value in iter_fields(node):
                 if isinstance(value, ast.AST):
                     visit(value)
                     continue
@@ -282,7 +334,7 @@ def _debug_sidecar_logpoints():
     def first_child_line(stmt):
         lines = [
             child.lineno
-            for child in ast.walk(stmt)
+            for child in walk(stmt)
             if child is not stmt and isinstance(child, ast.stmt)
         ]
         return min(lines) if lines else None
@@ -324,11 +376,11 @@ def _debug_sidecar_logpoints():
 
     def call(index, at):
         node = ast.Call(ast.Name(key, ast.Load()), [ast.Constant(index)], [])
-        return ast.copy_location(node, at)
+        return copy_location(node, at)
 
     def transform(tree, targets):
         def fix(node):
-            for field, value in ast.iter_fields(node):
+            for field, value in iter_fields(node):
                 if isinstance(value, list):
                     if any(isinstance(item, ast.stmt) for item in value):
                         new = []
@@ -341,14 +393,14 @@ def _debug_sidecar_logpoints():
                             for index in target[1]:
                                 if isinstance(stmt, ast.While):
                                     # The test runs before every pass, as the line does.
-                                    stmt.test = ast.copy_location(
+                                    stmt.test = copy_location(
                                         ast.BoolOp(ast.Or(), [call(index, stmt), stmt.test]), stmt.test
                                     )
                                     continue
-                                new.append(ast.copy_location(ast.Expr(call(index, stmt)), stmt))
+                                new.append(copy_location(ast.Expr(call(index, stmt)), stmt))
                                 if isinstance(stmt, (ast.For, ast.AsyncFor)):
                                     stmt.body.insert(
-                                        0, ast.copy_location(ast.Expr(call(index, stmt)), stmt.body[0])
+                                        0, copy_location(ast.Expr(call(index, stmt)), stmt.body[0])
                                     )
                             new.append(stmt)
                         setattr(node, field, new)
@@ -360,7 +412,7 @@ def _debug_sidecar_logpoints():
                     fix(value)
 
         fix(tree)
-        return ast.fix_missing_locations(tree)
+        return fix_missing_locations(tree)
 
     ours = set()
     keep = []
@@ -369,7 +421,7 @@ def _debug_sidecar_logpoints():
     def compile_target(source, filename, path):
         need_ast()
         try:
-            tree = ast.parse(source, filename)
+            tree = parse(source, filename)
         except Exception:
             return compile(source, filename, "exec", dont_inherit=True)
         try:
@@ -436,7 +488,7 @@ def _debug_sidecar_logpoints():
             need_ast()
             with open(path, "rb") as f:
                 source = f.read()
-            targets = placement(path, ast.parse(source, path))
+            targets = placement(path, parse(source, path))
         except Exception as error:
             for index in by_file.get(path, ()):
                 send({"t": "error", "b": index, "m": "the file could not be read: " + describe(error)})
