@@ -126,7 +126,13 @@ fn place(root: &std::path::Path, files: &[&str]) {
 
 /// One line of the table: `run -- <program> <file>` against the bare
 /// program, best of three each.
-fn compare(root: &std::path::Path, path: &std::ffi::OsStr, what: &str, program: &str, file: &str) {
+fn compare(
+    root: &std::path::Path,
+    path: &std::ffi::OsStr,
+    what: &str,
+    program: &str,
+    file: &str,
+) -> (Duration, Duration) {
     let bare = best_of(3, || {
         quiet(
             Command::new(program)
@@ -152,6 +158,23 @@ fn compare(root: &std::path::Path, path: &std::ffi::OsStr, what: &str, program: 
         ms(bare),
         "ms",
         ms(logged) / ms(bare)
+    );
+    (logged, bare)
+}
+
+/// The loop's time less its 10-iteration twin's, with `run` against bare:
+/// the cost of the iterations and the hits alone, without either start.
+fn between_hits(what: &str, long: (Duration, Duration), short: (Duration, Duration)) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let logged = (ms(long.0) - ms(short.0)).max(0.0);
+    let bare = (ms(long.1) - ms(short.1)).max(0.001);
+    println!(
+        "{:<46} {:>10.1} {:>10.1} {:<6} {:>7.2}x",
+        what,
+        logged,
+        bare,
+        "ms",
+        logged / bare
     );
 }
 
@@ -181,14 +204,17 @@ fn loops(root: &std::path::Path, pythons: &[String]) {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
             .unwrap_or_default();
         let what = format!("run -- python{version} loop.py, 1M iter, 1k hits (vs bare)");
-        compare(root, &path, &what, python, "loop.py");
+        let long = compare(root, &path, &what, python, "loop.py");
         let what = format!("run -- python{version} short.py, 10 iter: the startup");
-        compare(root, &path, &what, python, "short.py");
+        let short = compare(root, &path, &what, python, "short.py");
+        let what = format!("python{version}: the loop less the startup");
+        between_hits(&what, long, short);
     }
     if node {
         let what = "run -- node loop.js, 1M iter, 1k hits (vs bare)";
-        compare(root, &path, what, "node", "loop.js");
+        let long = compare(root, &path, what, "node", "loop.js");
         let what = "run -- node short.js, 10 iter: the startup";
-        compare(root, &path, what, "node", "short.js");
+        let short = compare(root, &path, what, "node", "short.js");
+        between_hits("node: the loop less the startup", long, short);
     }
 }
