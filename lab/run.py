@@ -30,6 +30,7 @@ import scenarios  # noqa: E402
 import scenarios_reach  # noqa: E402
 import scenarios_pi  # noqa: E402
 import scenarios_acp  # noqa: E402
+import scenarios_logpoints  # noqa: E402
 from acp import ClaudeAcp, CodexAcp  # noqa: E402
 from pi_hosts import OhMyPi, Pi  # noqa: E402
 
@@ -51,7 +52,8 @@ def main():
                 "claude-acp": (ClaudeAcp, os.environ.get("LAB_CLAUDE_ACP")),
                 "codex-acp": (CodexAcp, os.environ.get("LAB_CODEX_ACP"))}
     failed, timings = [], []
-    for name, harness_name, play in scenarios.ALL + scenarios_reach.ALL + scenarios_pi.ALL + scenarios_acp.ALL:
+    for name, harness_name, play in (scenarios.ALL + scenarios_logpoints.ALL + scenarios_reach.ALL + scenarios_pi.ALL
+                                    + scenarios_acp.ALL):
         label = f"{harness_name}: {name}"
         if args.only and not any(o in label for o in args.only):
             continue
