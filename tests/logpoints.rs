@@ -548,3 +548,65 @@ fn python_lines_map_to_the_statements_that_run() {
         );
     }
 }
+
+const SHOP: &str = "import importlib, os\n\n\nclass Cart:\n    def add(self, price):\n        self.total = getattr(self, 'total', 0) + price\n        return self.total\n\n\ndef main():\n    import helper\n    os.closerange(3, 256)\n    with open('data.txt', 'w') as f:\n        f.write('mine\\n')\n        cart = Cart()\n        cart.add(2)\n        cart.add(3)\n    importlib.reload(helper)\n\n\nmain()\n";
+
+#[test]
+fn python_logpoints_in_methods_reloads_and_a_program_that_closes_descriptors() {
+    for python in pythons() {
+        let version = version(&python);
+        let workspace = Workspace::new(&format!("logpoints-shop-{version}"));
+        let root = &workspace.root;
+        std::fs::write(root.join("shop.py"), SHOP).unwrap();
+        std::fs::write(root.join("helper.py"), "VALUE = 1\n").unwrap();
+        let mut server = initialized(root);
+        server
+            .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
+            .unwrap();
+        for (file, line, variables) in [
+            // In a method: a name with two leading underscores would be
+            // mangled there.
+            (
+                "shop.py",
+                6,
+                json!(["price", "b'caf\\xff'.decode('utf-8', 'surrogateescape')"]),
+            ),
+            ("helper.py", 1, json!(["__name__"])),
+        ] {
+            server
+                .request(
+                    "debug/probeSnippet",
+                    json!({"file": file, "kind": "logpoint", "line": line, "variables": variables}),
+                )
+                .unwrap();
+        }
+        let log = current_log(&mut server);
+        let out = sidecar(root, &["run", "--", &python, "shop.py"], None);
+        assert_eq!(out.status.code(), Some(0), "Python {version}: {out:?}");
+        // The program closed the hook's descriptor and opened its own file
+        // on that number: no record went into it.
+        assert_eq!(
+            std::fs::read_to_string(root.join("data.txt")).unwrap(),
+            "mine\n",
+            "Python {version}"
+        );
+        let surrogate = "b'caf\\xff'.decode('utf-8', 'surrogateescape')";
+        assert_eq!(
+            hits_of(&log),
+            [
+                ("helper.py:1".to_string(), json!({"__name__": "helper"})),
+                (
+                    "shop.py:6".to_string(),
+                    json!({"price": 2, surrogate: "caf\u{fffd}"})
+                ),
+                (
+                    "shop.py:6".to_string(),
+                    json!({"price": 3, surrogate: "caf\u{fffd}"})
+                ),
+                // Reloaded: compiled again, set again.
+                ("helper.py:1".to_string(), json!({"__name__": "helper"})),
+            ],
+            "Python {version}"
+        );
+    }
+}

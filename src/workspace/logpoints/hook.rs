@@ -28,6 +28,9 @@ const POLL: Duration = Duration::from_millis(20);
 const MAX_FILES: usize = 256;
 /// A line of a hit file longer than this is skipped.
 const MAX_LINE: usize = 256 * 1024;
+/// Bytes read from one hit file per poll: a program writing without end
+/// cannot take this side's memory.
+const MAX_READ: u64 = 4 * 1024 * 1024;
 /// Notes one run makes from the hook's reports.
 const MAX_NOTES: usize = 32;
 
@@ -161,7 +164,9 @@ impl Hook {
             })
             .collect();
         json!({
-            "key": format!("__debugSidecar_{nonce}"),
+            // Ends in `__`: Python mangles a name that starts with two
+            // underscores inside a class body unless it ends with two too.
+            "key": format!("__debugSidecar_{nonce}__"),
             "tag": crate::core::budget::head(nonce, 8),
             "cap": VALUE_CAP,
             "maxHits": MAX_HITS_PER_LOGPOINT,
@@ -219,6 +224,20 @@ fn group(set: &[SetLogpoint]) -> Vec<Breakpoint> {
         .collect()
 }
 
+/// A hit file, opened only when it is a regular file and no link: the
+/// program could put a link to `/dev/zero` or a fifo there.
+fn open_regular(path: &Path) -> Option<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let file = options.open(path).ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 /// A line the hook writes.
 #[derive(Deserialize)]
 #[serde(tag = "t", rename_all = "lowercase")]
@@ -249,7 +268,7 @@ impl Reader<'_> {
                 {
                     continue;
                 }
-                if let Ok(file) = std::fs::File::open(entry.path()) {
+                if let Some(file) = open_regular(&entry.path()) {
                     self.files.insert(name, (file, Vec::new()));
                 }
             }
@@ -257,7 +276,8 @@ impl Reader<'_> {
         let mut lines = Vec::new();
         for (file, partial) in self.files.values_mut() {
             let mut chunk = Vec::new();
-            if file.read_to_end(&mut chunk).is_err() || chunk.is_empty() {
+            let read = file.by_ref().take(MAX_READ).read_to_end(&mut chunk);
+            if read.is_err() || chunk.is_empty() {
                 continue;
             }
             let mut rest = chunk.as_slice();

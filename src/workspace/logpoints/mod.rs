@@ -137,7 +137,7 @@ pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan
             Ok(hook) => {
                 if runtime == Runtime::Python {
                     if let Some(launch) = python::python_launch(command, cwd) {
-                        run = python::command(&launch, &python::runner(&hook));
+                        run = python::command(&launch, &python::runner(&hook), cwd);
                     }
                 }
                 hooks.push(hook);

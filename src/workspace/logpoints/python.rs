@@ -118,13 +118,33 @@ fn launch(interpreter: &str, options: Vec<String>, target: Vec<String>) -> Pytho
     }
 }
 
+/// Whether `run_main.py` can start the target: a source file. A module
+/// (`-m`), a folder or zip with `__main__.py`, or a file that is not there is
+/// left to Python, which says what it says without the hook in between (the
+/// import finder still compiles the files it imports).
+pub fn runs_through_runner(launch: &PythonLaunch, cwd: &Path) -> bool {
+    use std::io::Read;
+    let Some(script) = launch.target.first().filter(|t| *t != "-m") else {
+        return false;
+    };
+    let Ok(mut file) = std::fs::File::open(cwd.join(script)) else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut magic = [0u8; 4];
+    let read = file.read(&mut magic).unwrap_or(0);
+    !(read == 4 && &magic == b"PK\x03\x04")
+}
+
 /// The command as it runs: a script through the hook's `run_main.py` (so
-/// the main script gets its logpoints at full speed), `-m module` as asked
-/// (the hook's import finder compiles it).
-pub fn command(launch: &PythonLaunch, runner: &Path) -> Vec<String> {
+/// the main script gets its logpoints at full speed) when
+/// [`runs_through_runner`], anything else as asked.
+pub fn command(launch: &PythonLaunch, runner: &Path, cwd: &Path) -> Vec<String> {
     let mut command = vec![launch.interpreter.clone()];
     command.extend(launch.options.iter().cloned());
-    if launch.target.first().is_some_and(|t| t != "-m") {
+    if runs_through_runner(launch, cwd) {
         command.push(runner.to_string_lossy().into_owned());
     }
     command.extend(launch.target.iter().cloned());
@@ -172,15 +192,24 @@ mod tests {
         assert!(python_launch(&words("python"), here).is_none());
         assert!(python_launch(&words("pythonic app.py"), here).is_none());
         assert!(python_launch(&words("node app.js"), here).is_none());
+    }
+
+    #[test]
+    fn only_a_source_file_goes_through_the_runner() {
+        let dir = std::env::temp_dir().join(format!("py-runner-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("pkg")).unwrap();
+        std::fs::write(dir.join("app.py"), "print(1)\n").unwrap();
+        std::fs::write(dir.join("app.pyz"), b"PK\x03\x04rest").unwrap();
         let runner = Path::new("/t/h/run_main.py");
+        let run = |c: &str| command(&python_launch(&words(c), &dir).unwrap(), runner, &dir);
         assert_eq!(
-            command(
-                &python_launch(&words("python -u app.py 1"), here).unwrap(),
-                runner
-            ),
+            run("python -u app.py 1"),
             words("python -u /t/h/run_main.py app.py 1")
         );
-        let module = python_launch(&words("python -m pytest -q"), here).unwrap();
-        assert_eq!(command(&module, runner), words("python -m pytest -q"));
+        assert_eq!(run("python -m pytest -q"), words("python -m pytest -q"));
+        assert_eq!(run("python app.pyz"), words("python app.pyz"));
+        assert_eq!(run("python pkg"), words("python pkg"));
+        assert_eq!(run("python missing.py"), words("python missing.py"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -20,12 +20,8 @@
 
 
 def _debug_sidecar_logpoints():
-    import sys
-
-    if sys.version_info < (3, 8):
-        return
-    import builtins
     import os
+    import sys
 
     here = os.path.dirname(os.path.realpath(__file__))
 
@@ -37,6 +33,12 @@ def _debug_sidecar_logpoints():
 
     # The program sees sys.path as it would without this folder.
     sys.path[:] = [p for p in sys.path if real(p or ".") != here]
+    # Older interpreters get no logpoints (`run` says no Python 3.8+ ran);
+    # this file stays readable by them (no syntax newer than Python 2.7).
+    if sys.version_info < (3, 8):
+        return _chain(here)
+    import builtins
+
     try:
         # JSON with no true, false or null (spec.rs): a Python literal, read
         # without importing json (a process that never reaches a logpoint's
@@ -48,12 +50,11 @@ def _debug_sidecar_logpoints():
         return _chain(here)
     if hasattr(builtins, key):
         return _chain(here)
+    # This process loaded the hook (what `run` counts), in a file all share.
     try:
-        out = os.open(
-            os.path.join(here, "%d.jsonl" % os.getpid()),
-            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-            0o600,
-        )
+        started = os.open(os.path.join(here, "started.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.write(started, b'{"t": "start"}\n')
+        os.close(started)
     except Exception:
         return _chain(here)
 
@@ -97,23 +98,52 @@ def _debug_sidecar_logpoints():
             return "{" + ", ".join([quote(k) + ": " + encode(item) for k, item in v.items()]) + "}"
         return quote(repr(v))
 
+    # The process's own record file, opened at its first record. Its
+    # descriptor is checked before each write: a program that closed it and
+    # opened a file of its own on that number never gets records written in.
+    out = [None, None]
+    fstat = os.fstat
+
+    def record_file():
+        fd, identity = out
+        if fd is not None:
+            try:
+                st = fstat(fd)
+                if (st.st_dev, st.st_ino) == identity:
+                    return fd
+            except OSError:
+                pass
+        fd = os.open(os.path.join(here, "%d.jsonl" % os.getpid()), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        st = fstat(fd)
+        out[0], out[1] = fd, (st.st_dev, st.st_ino)
+        return fd
+
     def send(record):
         try:
-            write(out, (encode(record) + "\n").encode("ascii", "replace"))
+            write(record_file(), (encode(record) + "\n").encode("ascii", "replace"))
         except Exception:
             pass
 
     def describe(error):
         try:
-            return ("%s: %s" % (type(error).__name__, error))[:300]
+            return clean(("%s: %s" % (type(error).__name__, error))[:300])
         except Exception:
             return type(error).__name__
 
-    # A value as plain JSON: at most 200 nodes, 6 levels and 100 entries a
-    # level; strings over the cap cut; what JSON lacks as its repr (cut).
-    # `run` cuts the whole to the cap.
+    # Text JSON can carry: a lone surrogate (from surrogateescape) becomes
+    # U+FFFD, which serde_json reads, not an escape it refuses.
+    def clean(text):
+        try:
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+    # A value as plain JSON: at most 200 nodes, about twice the cap in text,
+    # 6 levels and 100 entries a level; strings over the cap cut; what JSON
+    # lacks as its repr (cut). `run` cuts the whole to the cap.
     def plain(value):
-        budget = [200]
+        budget = [200, 2 * cap]
         on_path = set()
 
         def text(v):
@@ -121,16 +151,19 @@ def _debug_sidecar_logpoints():
                 s = repr(v)
             except Exception as error:
                 return "[repr failed: %s]" % describe(error)
-            return s if len(s) <= cap else s[: cap - 100] + "..."
+            return clean(s if len(s) <= cap else s[: cap - 100] + "...")
 
         def walk(v, depth):
             budget[0] -= 1
-            if budget[0] < 0:
+            if budget[0] < 0 or budget[1] < 0:
                 return "..."
+            budget[1] -= 8
             t = type(v)
             if v is None or t is bool:
                 return v
             if t is str:
+                budget[1] -= min(len(v), cap)
+                v = clean(v)
                 return v if len(v) <= cap else {"$truncated": v[: cap - 100], "length": len(v)}
             if t is int:
                 if -(2**53) < v < 2**53:
@@ -158,7 +191,7 @@ def _debug_sidecar_logpoints():
                         if i >= 100:
                             obj["..."] = "%d more keys" % (len(v) - 100)
                             break
-                        name = k if type(k) is str else text(k)
+                        name = clean(k) if type(k) is str else text(k)
                         obj[name[:cap]] = walk(item, depth + 1)
                     return obj
                 fields = getattr(v, "__dict__", None)
@@ -167,7 +200,7 @@ def _debug_sidecar_logpoints():
                     for i, (k, item) in enumerate(fields.items()):
                         if i >= 100:
                             break
-                        obj[str(k)[:cap]] = walk(item, depth + 1)
+                        obj[clean(str(k))[:cap]] = walk(item, depth + 1)
                     return obj
                 return text(v)
             finally:
@@ -234,12 +267,13 @@ def _debug_sidecar_logpoints():
 
     # The syntax tree through _ast, built in: the ast module imports re and
     # enum, tens of milliseconds at a start. Its few helpers are below.
-    ast = None
+    class ast:
+        pass
 
     def need_ast():
-        nonlocal ast
-        if ast is None:
-            ast = module("_ast")
+        if not hasattr(ast, "AST"):
+            for name in dir(module("_ast")):
+                setattr(ast, name, getattr(module("_ast"), name))
 
     def parse(source, filename):
         return compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
@@ -294,8 +328,15 @@ def _debug_sidecar_logpoints():
     def spent(index):
         return all(hits.get(p["index"], 0) >= max_hits for p in breakpoints[index]["probes"])
 
+    # Breakpoints whose probes all reached maxHits: their calls return at once.
+    done = set()
+
     def hit(index):
+        if index in done:
+            return
         fire(index, sys._getframe(1))
+        if spent(index):
+            done.add(index)
 
     # Where each breakpoint of a file goes: the statement starting on its
     # line, the statement a continuation line belongs to, or the next one.
@@ -355,23 +396,24 @@ def _debug_sidecar_logpoints():
         later = [stmt for stmt in found if stmt.lineno > line]
         return min(later, key=lambda s: s.lineno) if later else None
 
-    placed = {}
+    reported = set()
 
-    # Which statement each breakpoint of `path` goes before (reported once).
+    # Which statement of this tree each breakpoint of `path` goes before
+    # (a file compiled again, by a reload, is placed again; said once).
     def placement(path, tree):
         need_ast()
-        if path in placed:
-            return placed[path]
         found = statements(tree)
         targets = {}
         for index in by_file.get(path, ()):
             stmt = resolve(found, breakpoints[index]["line"])
-            if stmt is None:
-                send({"t": "unresolved", "b": index})
-                continue
-            send({"t": "resolved", "b": index, "line": stmt.lineno})
-            targets.setdefault(id(stmt), (stmt, []))[1].append(index)
-        placed[path] = targets
+            if index not in reported:
+                reported.add(index)
+                if stmt is None:
+                    send({"t": "unresolved", "b": index})
+                else:
+                    send({"t": "resolved", "b": index, "line": stmt.lineno})
+            if stmt is not None:
+                targets.setdefault(id(stmt), (stmt, []))[1].append(index)
         return targets
 
     def call(index, at):
@@ -420,18 +462,27 @@ def _debug_sidecar_logpoints():
     # The module's code from its source, with the logpoints' calls in.
     def compile_target(source, filename, path):
         need_ast()
+        code = None
         try:
             tree = parse(source, filename)
         except Exception:
+            # Not ours to report: compiled plainly below, it raises as it would.
+            tree = None
+        if tree is not None:
+            try:
+                code = compile(transform(tree, placement(path, tree)), filename, "exec", dont_inherit=True)
+            except Exception as error:
+                for index in by_file.get(path, ()):
+                    send({"t": "error", "b": index, "m": "the file could not be compiled with it: " + describe(error)})
+        if code is None:
             return compile(source, filename, "exec", dont_inherit=True)
-        try:
-            code = compile(transform(tree, placement(path, tree)), filename, "exec", dont_inherit=True)
-        except Exception as error:
-            for index in by_file.get(path, ()):
-                send({"t": "error", "b": index, "m": "the file could not be compiled with it: " + describe(error)})
-            return compile(source, filename, "exec", dont_inherit=True)
-        ours.add(id(code))
-        keep.append(code)
+        # Every code object in it, so the fallback never follows them too.
+        todo = [code]
+        while todo:
+            item = todo.pop()
+            ours.add(id(item))
+            keep.append(item)
+            todo.extend(c for c in item.co_consts if type(c) is CodeType)
         return code
 
     class Loader(importlib.machinery.SourceFileLoader):
@@ -466,7 +517,10 @@ def _debug_sidecar_logpoints():
                 pass
             return None
 
-    sys.meta_path.insert(0, Finder)
+    # Just before the path finder: built-in and frozen modules come first, as
+    # they would.
+    at = next((i for i, f in enumerate(sys.meta_path) if f is PathFinder), len(sys.meta_path))
+    sys.meta_path.insert(at, Finder)
 
     # Files something else compiled: their lines watched as they run.
     watched = {}
@@ -493,9 +547,17 @@ def _debug_sidecar_logpoints():
             for index in by_file.get(path, ()):
                 send({"t": "error", "b": index, "m": "the file could not be read: " + describe(error)})
             return
+        # A target line -> its breakpoints and the last line of the statement's
+        # own text (a compound statement's header): a line event there after
+        # one on a later line of that text is the same statement going on.
         lines = {}
         for stmt, indexes in targets.values():
-            lines.setdefault(stmt.lineno, []).extend(indexes)
+            # A loop's header runs again after its body; a `with` line runs
+            # again at its exit, which is not another hit.
+            last = getattr(stmt, "end_lineno", None) or stmt.lineno
+            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+                last = first_child_line(stmt) - 1
+            lines.setdefault(stmt.lineno, ([], max(last, stmt.lineno)))[0].extend(indexes)
         if not tracer and not begin_tracing(path):
             return
         watched[path] = lines
@@ -506,14 +568,35 @@ def _debug_sidecar_logpoints():
             DISABLE = monitoring.DISABLE
             LINE = monitoring.events.LINE
 
+            skips = {}
+
+            # Where a target line comes back within its own statement.
+            def continuations(code, lines):
+                found, previous = set(), None
+                for start, _end, line in code.co_lines():
+                    if line is None:
+                        continue
+                    target = lines.get(line)
+                    if target is not None and previous is not None and line < previous <= target[1]:
+                        found.add(start)
+                    previous = line
+                return found
+
             def on_line(code, line):
-                indexes = lines_of(code.co_filename).get(line)
-                if indexes is None or code.co_name in NESTED:
+                lines = lines_of(code.co_filename)
+                target = lines.get(line)
+                if target is None or code.co_name in NESTED or id(code) in ours:
                     return DISABLE
+                skip = skips.get(id(code))
+                if skip is None:
+                    skip = skips[id(code)] = continuations(code, lines)
+                    keep.append(code)
                 frame = sys._getframe(1)
-                for index in indexes:
+                if frame.f_lasti in skip:
+                    return DISABLE
+                for index in target[0]:
                     fire(index, frame)
-                if all(spent(index) for index in indexes):
+                if all(spent(index) for index in target[0]):
                     return DISABLE
 
             for tool in (4, 3):
@@ -528,17 +611,24 @@ def _debug_sidecar_logpoints():
             why = "no sys.monitoring tool id is free"
         elif sys.gettrace() is None:
 
-            def local(frame, event, arg):
-                if event == "line":
-                    for index in lines_of(frame.f_code.co_filename).get(frame.f_lineno, ()):
-                        fire(index, frame)
-                return local
-
             def trace(frame, event, arg):
                 code = frame.f_code
-                if lines_of(code.co_filename) and code.co_name not in NESTED:
+                lines = lines_of(code.co_filename)
+                if not lines or code.co_name in NESTED or id(code) in ours:
+                    return None
+                last = [0]
+
+                def local(frame, event, arg):
+                    if event == "line":
+                        line = frame.f_lineno
+                        target = lines.get(line)
+                        if target is not None and not line < last[0] <= target[1]:
+                            for index in target[0]:
+                                fire(index, frame)
+                        last[0] = line
                     return local
-                return None
+
+                return local
 
             sys.settrace(trace)
             module("threading").settrace(trace)
@@ -605,12 +695,15 @@ def _debug_sidecar_logpoints():
             tb = error.__traceback__
             while tb is not None and os.path.dirname(real(tb.tb_frame.f_code.co_filename)) == here:
                 tb = tb.tb_next
-            sys.excepthook(type(error), error.with_traceback(tb), tb)
+            error = error.with_traceback(tb)
+            sys.last_type, sys.last_value, sys.last_traceback = type(error), error, tb
+            if sys.version_info >= (3, 12):
+                sys.last_exc = error
+            sys.excepthook(type(error), error, tb)
             raise SystemExit(1)
 
     hit.run_main = run_main
     setattr(builtins, key, hit)
-    write(out, b'{"t": "start"}\n')
     return _chain(here)
 
 

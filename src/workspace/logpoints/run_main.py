@@ -6,7 +6,8 @@ import builtins
 import os
 import sys
 
-with open(os.path.join(os.path.dirname(os.path.realpath(__file__)), "spec.json")) as _f:
+_here = os.path.dirname(os.path.realpath(__file__))
+with open(os.path.join(_here, "spec.json"), encoding="utf-8") as _f:
     # A Python literal (see sitecustomize.py): no json import at start.
     _hook = getattr(builtins, eval(_f.read(), {"__builtins__": {}}, {})["key"], None)
 if _hook is not None:
@@ -15,4 +16,6 @@ else:
     import runpy
 
     del sys.argv[0]
+    if sys.path and os.path.realpath(sys.path[0]) == _here:
+        sys.path[0] = os.path.dirname(os.path.realpath(sys.argv[0]))
     runpy.run_path(sys.argv[0], run_name="__main__")
