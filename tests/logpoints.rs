@@ -284,7 +284,12 @@ fn python_logpoints_reach_test_files_pytest_compiles_itself() {
         .unwrap();
     for (file, line, variables) in [
         ("shop/calc.py", 3, json!(["x", "y"])),
-        ("test_calc.py", 6, json!(["v"])),
+        // No trace function: the call went into pytest's own tree.
+        (
+            "test_calc.py",
+            6,
+            json!(["v", "__import__('sys').gettrace()"]),
+        ),
     ] {
         server
             .request(
@@ -294,8 +299,8 @@ fn python_logpoints_reach_test_files_pytest_compiles_itself() {
             .unwrap();
     }
     let log = current_log(&mut server);
-    // Twice: the second time pytest reads its own cache of the rewritten
-    // test file.
+    // Twice: pytest neither reads nor writes its cache of a logpoint's test
+    // file, so the second run is set the same way.
     for round in 0..2 {
         let before = hits_of(&log).len();
         let out = sidecar(
@@ -309,7 +314,10 @@ fn python_logpoints_reach_test_files_pytest_compiles_itself() {
             hits,
             [
                 ("shop/calc.py:3".to_string(), json!({"x": 4, "y": 8})),
-                ("test_calc.py:6".to_string(), json!({"v": 8})),
+                (
+                    "test_calc.py:6".to_string(),
+                    json!({"v": 8, "__import__('sys').gettrace()": null})
+                ),
             ],
             "run {round}"
         );
@@ -317,6 +325,17 @@ fn python_logpoints_reach_test_files_pytest_compiles_itself() {
     assert_eq!(
         std::fs::read_to_string(root.join("test_calc.py")).unwrap(),
         TEST_CALC
+    );
+    let cached = std::fs::read_dir(root.join("__pycache__"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("test_calc"))
+        })
+        .unwrap_or(false);
+    assert!(
+        !cached,
+        "pytest cached the test file compiled with the calls"
     );
 }
 

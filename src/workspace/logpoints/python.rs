@@ -7,9 +7,10 @@
 //! the statement on the logpoint's line: the file is not edited, no bytecode
 //! is cached, and between hits the program runs as it would. A script `run`
 //! starts directly is started through `run_main.py` so that the main script
-//! is compiled the same way. A file some other loader runs (pytest's test
-//! files, the main script of a process `run` did not start) is followed with
-//! `sys.monitoring` (3.12+) or a trace function on that file's frames only.
+//! is compiled the same way, and pytest's test files get the calls in
+//! pytest's own tree. A file some other loader runs (the main script of a
+//! process `run` did not start, runpy) is followed with `sys.monitoring`
+//! (3.12+) or a trace function (3.8 to 3.11, slower).
 //! Hits are written to the hook's folder and read by `hook.rs`.
 //!
 //! Why not debugpy, which the first version used: pydevd took about 2 s to

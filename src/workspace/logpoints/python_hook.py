@@ -9,10 +9,12 @@
 #   and no bytecode is cached): between hits the program runs as compiled.
 # - A script `run` starts directly (`python app.py`) is started through
 #   run_main.py in this folder, which compiles it the same way.
-# - A file something else runs (pytest's own loader for test files, the main
-#   script of a process `run` did not start) is seen by an audit hook and
-#   watched with sys.monitoring (3.12+) or a trace function that follows only
-#   that file's frames (3.8 to 3.11).
+# - pytest's test files: the calls go into pytest's tree after it rewrote the
+#   asserts, and its cache is skipped for those files.
+# - A file something else runs (the main script of a process `run` did not
+#   start, runpy, exec) is seen by an audit hook and watched with
+#   sys.monitoring (3.12+) or a trace function (3.8 to 3.11: every call of the
+#   process pays for it, only that file's frames are traced by line).
 #
 # Records go to <pid>.jsonl in the folder, one JSON line each, which `run`
 # reads. Nothing here may break the program: every failure is caught and
@@ -456,8 +458,18 @@ def _debug_sidecar_logpoints():
         fix(tree)
         return fix_missing_locations(tree)
 
-    ours = set()
     keep = []
+
+    # Whether code was compiled with the logpoints' calls in (by this hook or
+    # by pytest from a tree the hook changed): the calls name the key.
+    def ours(code):
+        todo = [code]
+        while todo:
+            item = todo.pop()
+            if key in item.co_names:
+                return True
+            todo.extend(c for c in item.co_consts if type(c) is CodeType)
+        return False
 
     # The module's code from its source, with the logpoints' calls in.
     def compile_target(source, filename, path):
@@ -476,13 +488,6 @@ def _debug_sidecar_logpoints():
                     send({"t": "error", "b": index, "m": "the file could not be compiled with it: " + describe(error)})
         if code is None:
             return compile(source, filename, "exec", dont_inherit=True)
-        # Every code object in it, so the fallback never follows them too.
-        todo = [code]
-        while todo:
-            item = todo.pop()
-            ours.add(id(item))
-            keep.append(item)
-            todo.extend(c for c in item.co_consts if type(c) is CodeType)
         return code
 
     class Loader(importlib.machinery.SourceFileLoader):
@@ -498,9 +503,64 @@ def _debug_sidecar_logpoints():
     PathFinder = importlib.machinery.PathFinder
     SourceFileLoader = importlib.machinery.SourceFileLoader
 
+    # pytest compiles test files itself, after rewriting their asserts: the
+    # logpoints' calls go into its tree too, and its cache of compiled test
+    # files is neither read nor written for a logpoint's file.
+    def patch_pytest(rewrite):
+        read_pyc = getattr(rewrite, "_read_pyc", None)
+        write_pyc = getattr(rewrite, "_write_pyc", None)
+        rewrite_asserts = getattr(rewrite, "rewrite_asserts", None)
+        if not (callable(read_pyc) and callable(write_pyc) and callable(rewrite_asserts)):
+            return
+
+        def _read_pyc(source, pyc, *args, **kwargs):
+            if real(str(source)) in by_file:
+                return None
+            return read_pyc(source, pyc, *args, **kwargs)
+
+        def _write_pyc(state, co, *args, **kwargs):
+            if real(co.co_filename) in by_file:
+                return False
+            return write_pyc(state, co, *args, **kwargs)
+
+        def _rewrite_asserts(mod, source, module_path=None, *args, **kwargs):
+            rewrite_asserts(mod, source, module_path, *args, **kwargs)
+            path = real(str(module_path)) if module_path else None
+            if path in by_file:
+                try:
+                    transform(mod, placement(path, mod))
+                except Exception as error:
+                    for index in by_file[path]:
+                        send({"t": "error", "b": index, "m": "pytest's tree could not take it: " + describe(error)})
+
+        rewrite._read_pyc = _read_pyc
+        rewrite._write_pyc = _write_pyc
+        rewrite.rewrite_asserts = _rewrite_asserts
+
+    def wrap_pytest(found):
+        run = found.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            try:
+                patch_pytest(module)
+            except Exception:
+                pass
+
+        found.loader.exec_module = exec_module
+        return found
+
     class Finder:
         @classmethod
         def find_spec(cls, fullname, path=None, target=None):
+            if fullname == "_pytest.assertion.rewrite":
+                try:
+                    found = PathFinder.find_spec(fullname, path)
+                    if found is not None and found.loader is not None:
+                        return wrap_pytest(found)
+                except Exception:
+                    pass
+                return None
             if fullname.rpartition(".")[2] not in names:
                 return None
             try:
@@ -585,7 +645,7 @@ def _debug_sidecar_logpoints():
             def on_line(code, line):
                 lines = lines_of(code.co_filename)
                 target = lines.get(line)
-                if target is None or code.co_name in NESTED or id(code) in ours:
+                if target is None or code.co_name in NESTED or key in code.co_names:
                     return DISABLE
                 skip = skips.get(id(code))
                 if skip is None:
@@ -614,7 +674,7 @@ def _debug_sidecar_logpoints():
             def trace(frame, event, arg):
                 code = frame.f_code
                 lines = lines_of(code.co_filename)
-                if not lines or code.co_name in NESTED or id(code) in ours:
+                if not lines or code.co_name in NESTED or key in code.co_names:
                     return None
                 last = [0]
 
@@ -659,7 +719,7 @@ def _debug_sidecar_logpoints():
                 path = targeted[name] = real(name) if not name.startswith("<") else ""
             if path not in by_file or path in watched:
                 return
-            if event == "exec" and (type(args[0]) is not CodeType or id(args[0]) in ours):
+            if event == "exec" and (type(args[0]) is not CodeType or ours(args[0])):
                 return
             if path:
                 start_watching(path)
