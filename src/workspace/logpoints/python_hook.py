@@ -743,11 +743,12 @@ def _debug_sidecar_logpoints():
         main.__builtins__ = builtins
         main.__loader__ = SourceFileLoader("__main__", filename)
         sys.modules["__main__"] = main
-        if real(script) in by_file:
-            code = compile_target(source, filename, real(script))
-        else:
-            code = compile(source, filename, "exec", dont_inherit=True)
         try:
+            # A syntax error is reported as Python would, from here too.
+            if real(script) in by_file:
+                code = compile_target(source, filename, real(script))
+            else:
+                code = compile(source, filename, "exec", dont_inherit=True)
             exec(code, main.__dict__)
         except (SystemExit, KeyboardInterrupt):
             raise
