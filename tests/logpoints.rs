@@ -11,6 +11,7 @@ mod support;
 
 use debug_sidecar::rpc::client::Connection;
 use serde_json::{json, Value};
+use std::path::Path;
 use std::process::Command;
 use support::*;
 
@@ -187,10 +188,29 @@ fn hits_of(log: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
-/// Starts a new round's run: `debug/proceed` moves the log to a fresh file.
+/// The current run's log file.
 fn current_log(server: &mut Connection) -> String {
     let status = server.request("debug/status", json!({})).unwrap();
     status["logFile"].as_str().unwrap().to_string()
+}
+
+/// A session with these logpoints (file, line, expressions) placed: the
+/// server and the current run's log file.
+fn with_logpoints(root: &Path, logpoints: &[(&str, u32, Value)]) -> (Connection, String) {
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
+        .unwrap();
+    for (file, line, variables) in logpoints {
+        server
+            .request(
+                "debug/probeSnippet",
+                json!({"file": file, "kind": "logpoint", "line": line, "variables": variables}),
+            )
+            .unwrap();
+    }
+    let log = current_log(&mut server);
+    (server, log)
 }
 
 #[test]
@@ -203,22 +223,13 @@ fn python_logpoints_reach_imports_modules_shells_and_pytest() {
         std::fs::write(root.join("shop/__init__.py"), "").unwrap();
         std::fs::write(root.join("shop/calc.py"), CALC).unwrap();
         std::fs::write(root.join("main.py"), MAIN).unwrap();
-        let mut server = initialized(root);
-        server
-            .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
-            .unwrap();
-        for (file, line, variables) in [
-            ("shop/calc.py", 3, json!(["x", "y"])),
-            ("main.py", 3, json!(["double.__name__"])),
-        ] {
-            server
-                .request(
-                    "debug/probeSnippet",
-                    json!({"file": file, "kind": "logpoint", "line": line, "variables": variables}),
-                )
-                .unwrap();
-        }
-        let log = current_log(&mut server);
+        let (_server, log) = with_logpoints(
+            root,
+            &[
+                ("shop/calc.py", 3, json!(["x", "y"])),
+                ("main.py", 3, json!(["double.__name__"])),
+            ],
+        );
         let shell = format!("{python} main.py");
         // Started directly, as a module, and by a shell `run` knows nothing of.
         for command in [
@@ -278,27 +289,18 @@ fn python_logpoints_reach_test_files_pytest_compiles_itself() {
     std::fs::write(root.join("shop/__init__.py"), "").unwrap();
     std::fs::write(root.join("shop/calc.py"), CALC).unwrap();
     std::fs::write(root.join("test_calc.py"), TEST_CALC).unwrap();
-    let mut server = initialized(root);
-    server
-        .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
-        .unwrap();
-    for (file, line, variables) in [
-        ("shop/calc.py", 3, json!(["x", "y"])),
-        // No trace function: the call went into pytest's own tree.
-        (
-            "test_calc.py",
-            6,
-            json!(["v", "__import__('sys').gettrace()"]),
-        ),
-    ] {
-        server
-            .request(
-                "debug/probeSnippet",
-                json!({"file": file, "kind": "logpoint", "line": line, "variables": variables}),
-            )
-            .unwrap();
-    }
-    let log = current_log(&mut server);
+    let (_server, log) = with_logpoints(
+        root,
+        &[
+            ("shop/calc.py", 3, json!(["x", "y"])),
+            // No trace function: the call went into pytest's own tree.
+            (
+                "test_calc.py",
+                6,
+                json!(["v", "__import__('sys').gettrace()"]),
+            ),
+        ],
+    );
     // Twice: pytest neither reads nor writes its cache of a logpoint's test
     // file, so the second run is set the same way.
     for round in 0..2 {
@@ -578,28 +580,19 @@ fn python_logpoints_in_methods_reloads_and_a_program_that_closes_descriptors() {
         let root = &workspace.root;
         std::fs::write(root.join("shop.py"), SHOP).unwrap();
         std::fs::write(root.join("helper.py"), "VALUE = 1\n").unwrap();
-        let mut server = initialized(root);
-        server
-            .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
-            .unwrap();
-        for (file, line, variables) in [
-            // In a method: a name with two leading underscores would be
-            // mangled there.
-            (
-                "shop.py",
-                6,
-                json!(["price", "b'caf\\xff'.decode('utf-8', 'surrogateescape')"]),
-            ),
-            ("helper.py", 1, json!(["__name__"])),
-        ] {
-            server
-                .request(
-                    "debug/probeSnippet",
-                    json!({"file": file, "kind": "logpoint", "line": line, "variables": variables}),
-                )
-                .unwrap();
-        }
-        let log = current_log(&mut server);
+        let (_server, log) = with_logpoints(
+            root,
+            &[
+                // In a method: a name with two leading underscores would be
+                // mangled there.
+                (
+                    "shop.py",
+                    6,
+                    json!(["price", "b'caf\\xff'.decode('utf-8', 'surrogateescape')"]),
+                ),
+                ("helper.py", 1, json!(["__name__"])),
+            ],
+        );
         let out = sidecar(root, &["run", "--", &python, "shop.py"], None);
         assert_eq!(out.status.code(), Some(0), "Python {version}: {out:?}");
         // The program closed the hook's descriptor and opened its own file

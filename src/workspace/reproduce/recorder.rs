@@ -259,33 +259,18 @@ impl<'a> Recorder<'a> {
         if self.tail.len() > TAIL_LINES {
             self.tail.pop_front();
         }
-        if self.capped {
-            self.dropped += 1;
-            return;
-        }
+        // The target outlives the recorder: the record borrows it, not self.
+        let target = self.target;
         let record = LineRecord {
-            session_id: &self.target.session_id,
-            run_id: &self.target.run_id,
+            session_id: &target.session_id,
+            run_id: &target.run_id,
             source: source.as_str(),
             message: text,
             timestamp: at,
             truncated_from: (length > kept.len()).then_some(length),
-            agent_run: self.target.agent,
+            agent_run: target.agent,
         };
-        let before = self.batch.len();
-        if serde_json::to_writer(&mut self.batch, &record).is_err() {
-            self.batch.truncate(before);
-            return;
-        }
-        self.batch.push(b'\n');
-        let size = (self.batch.len() - before) as u64;
-        if self.written + size > self.cap {
-            self.batch.truncate(before);
-            self.capped = true;
-            self.dropped += 1;
-            return;
-        }
-        self.written += size;
+        self.append(&record);
     }
 
     pub(super) fn exit(&mut self, command: &[String], ending: Ending, duration_ms: u64) {
