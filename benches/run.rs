@@ -125,7 +125,7 @@ fn place(root: &std::path::Path, files: &[&str]) {
 }
 
 /// One line of the table: `run -- <program> <file>` against the bare
-/// program, best of three each.
+/// program, best of five each.
 fn compare(
     root: &std::path::Path,
     path: &std::ffi::OsStr,
@@ -133,7 +133,7 @@ fn compare(
     program: &str,
     file: &str,
 ) -> (Duration, Duration) {
-    let bare = best_of(3, || {
+    let bare = best_of(5, || {
         quiet(
             Command::new(program)
                 .arg(file)
@@ -141,7 +141,7 @@ fn compare(
                 .env("PATH", path),
         )
     });
-    let logged = best_of(3, || {
+    let logged = best_of(5, || {
         quiet(
             Command::new(BIN)
                 .args(["run", "--", program, file])
@@ -166,8 +166,13 @@ fn compare(
 /// the cost of the iterations and the hits alone, without either start.
 fn between_hits(what: &str, long: (Duration, Duration), short: (Duration, Duration)) {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let logged = (ms(long.0) - ms(short.0)).max(0.0);
-    let bare = (ms(long.1) - ms(short.1)).max(0.001);
+    let logged = ms(long.0) - ms(short.0);
+    let bare = ms(long.1) - ms(short.1);
+    if bare < 5.0 || logged < 0.0 {
+        // The machine's noise is larger than the loop: no ratio to print.
+        println!("{what:<46} (too noisy to tell: {logged:.1} ms against {bare:.1} ms)");
+        return;
+    }
     println!(
         "{:<46} {:>10.1} {:>10.1} {:<6} {:>7.2}x",
         what,

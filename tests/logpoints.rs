@@ -11,7 +11,6 @@ mod support;
 
 use debug_sidecar::rpc::client::Connection;
 use serde_json::{json, Value};
-use std::path::Path;
 use std::process::Command;
 use support::*;
 
@@ -173,45 +172,6 @@ const CALC: &str = "def double(x):\n    y = x * 2\n    return y\n";
 const MAIN: &str = "from shop.calc import double\n\nprint(double(21))\n";
 const TEST_CALC: &str =
     "from shop.calc import double\n\n\ndef test_double():\n    v = double(4)\n    assert v == 8\n";
-
-/// The hits of one run, as (location, data).
-fn hits_of(log: &str) -> Vec<(String, Value)> {
-    records(log)
-        .into_iter()
-        .filter(|r| r["source"] == "logpoint")
-        .map(|r| {
-            (
-                r["location"].as_str().unwrap().to_string(),
-                r["data"].clone(),
-            )
-        })
-        .collect()
-}
-
-/// The current run's log file.
-fn current_log(server: &mut Connection) -> String {
-    let status = server.request("debug/status", json!({})).unwrap();
-    status["logFile"].as_str().unwrap().to_string()
-}
-
-/// A session with these logpoints (file, line, expressions) placed: the
-/// server and the current run's log file.
-fn with_logpoints(root: &Path, logpoints: &[(&str, u32, Value)]) -> (Connection, String) {
-    let mut server = initialized(root);
-    server
-        .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
-        .unwrap();
-    for (file, line, variables) in logpoints {
-        server
-            .request(
-                "debug/probeSnippet",
-                json!({"file": file, "kind": "logpoint", "line": line, "variables": variables}),
-            )
-            .unwrap();
-    }
-    let log = current_log(&mut server);
-    (server, log)
-}
 
 #[test]
 fn python_logpoints_reach_imports_modules_shells_and_pytest() {

@@ -49,16 +49,6 @@ fn has_node() -> bool {
     found
 }
 
-fn place(server: &mut Connection, file: &str, line: u32, variables: Value) -> Value {
-    server
-        .request(
-            "debug/probeSnippet",
-            json!({"file": file, "kind": "logpoint", "line": line,
-                   "hypothesisId": "H1", "variables": variables}),
-        )
-        .unwrap()
-}
-
 /// A workspace with `file` holding CART and a started session; the run log.
 fn session(name: &str, file: &str) -> (Workspace, Connection, String) {
     let workspace = Workspace::new(name);
@@ -88,7 +78,7 @@ fn node_logpoints_record_values_without_touching_the_source() {
     // The last expression tries to leave its wrapper: were it pasted into the
     // condition, the program would exit with 7.
     let escape = "s]) } catch (e) {} process.exit(7); { ([s";
-    let placed = place(
+    let placed = place_logpoint(
         &mut server,
         "cart.js",
         13,
@@ -99,9 +89,9 @@ fn node_logpoints_record_values_without_touching_the_source() {
     let id = placed["probe"]["id"].as_str().unwrap().to_string();
     // A second logpoint on the same line, one in the loop, and one at the
     // top level, where the values that JSON lacks are.
-    let same_line = place(&mut server, "cart.js", 13, json!(["items.length"]));
-    place(&mut server, "cart.js", 9, json!(["price * qty"]));
-    place(&mut server, "cart.js", 18, json!(["meta", "big", "long"]));
+    let same_line = place_logpoint(&mut server, "cart.js", 13, json!(["items.length"]));
+    place_logpoint(&mut server, "cart.js", 9, json!(["price * qty"]));
+    place_logpoint(&mut server, "cart.js", 18, json!(["meta", "big", "long"]));
 
     let out = sidecar(root, &["run", "--", "node", "cart.js"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
@@ -157,10 +147,10 @@ fn moved_changed_and_relocated_lines_are_reported() {
     }
     let (workspace, mut server, log) = session("logpoints-node-moved", "cart.js");
     let root = &workspace.root;
-    place(&mut server, "cart.js", 13, json!(["s"]));
-    place(&mut server, "cart.js", 12, json!(["discount"]));
+    place_logpoint(&mut server, "cart.js", 13, json!(["s"]));
+    place_logpoint(&mut server, "cart.js", 12, json!(["discount"]));
     // A comment: no code there, Node sets it on the next line that runs.
-    place(&mut server, "cart.js", 11, json!(["s"]));
+    place_logpoint(&mut server, "cart.js", 11, json!(["s"]));
     let edited = format!("'use strict';\n\n{CART}").replace("discount > 100", "discount >= 100");
     std::fs::write(root.join("cart.js"), &edited).unwrap();
     let out = sidecar(root, &["run", "--", "node", "cart.js"], None);
@@ -203,7 +193,7 @@ fn an_npm_script_running_an_esm_file_gets_its_logpoints() {
             "scripts": {"test": "node cart.mjs"}}"#,
     )
     .unwrap();
-    place(&mut server, "cart.mjs", 13, json!(["s", "discount"]));
+    place_logpoint(&mut server, "cart.mjs", 13, json!(["s", "discount"]));
     let out = sidecar_offline(root, &["run", "--", "npm", "test"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -222,7 +212,7 @@ fn a_command_that_runs_no_node_says_its_logpoints_were_not_set() {
         return;
     }
     let (workspace, mut server, log) = session("logpoints-no-node", "cart.js");
-    place(&mut server, "cart.js", 13, json!(["s"]));
+    place_logpoint(&mut server, "cart.js", 13, json!(["s"]));
     let out = sidecar(&workspace.root, &["run", "--", "true"], None);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -303,3 +303,48 @@ pub fn records(file: &str) -> Vec<Value> {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
 }
+
+/// A logpoint placed on `file:line` for hypothesis H1: the answer.
+pub fn place_logpoint(server: &mut Connection, file: &str, line: u32, variables: Value) -> Value {
+    server
+        .request(
+            "debug/probeSnippet",
+            json!({"file": file, "kind": "logpoint", "line": line,
+                   "hypothesisId": "H1", "variables": variables}),
+        )
+        .unwrap()
+}
+
+/// The hits of one run, as (location, data).
+pub fn hits_of(log: &str) -> Vec<(String, Value)> {
+    records(log)
+        .into_iter()
+        .filter(|r| r["source"] == "logpoint")
+        .map(|r| {
+            (
+                r["location"].as_str().unwrap().to_string(),
+                r["data"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The current run's log file.
+pub fn current_log(server: &mut Connection) -> String {
+    let status = server.request("debug/status", json!({})).unwrap();
+    status["logFile"].as_str().unwrap().to_string()
+}
+
+/// A session with these logpoints (file, line, expressions) placed: the
+/// server and the current run's log file.
+pub fn with_logpoints(root: &Path, logpoints: &[(&str, u32, Value)]) -> (Connection, String) {
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
+        .unwrap();
+    for (file, line, variables) in logpoints {
+        place_logpoint(&mut server, file, *line, variables.clone());
+    }
+    let log = current_log(&mut server);
+    (server, log)
+}
