@@ -83,7 +83,13 @@ fn record_values_under(python: &str) {
     let log = started["logFile"].as_str().unwrap().to_string();
     // Line 8 (`s = s - discount`): the loop's sum and the discount, and an
     // expression that fails.
-    let placed = place(&mut server, 8, json!(["s", "discount", "missing_name"])).unwrap();
+    // The last one assigns: its copy of the locals takes it, not the program.
+    let placed = place(
+        &mut server,
+        8,
+        json!(["s", "discount", "missing_name", "(s := 0)"]),
+    )
+    .unwrap();
     assert_eq!(placed["probe"]["kind"], "logpoint");
     assert_eq!(placed["probe"]["state"], "live");
     assert_eq!(placed["snippet"], "");
@@ -104,6 +110,7 @@ fn record_values_under(python: &str) {
     assert_eq!(discount["location"], "cart.py:8");
     assert_eq!(discount["data"]["s"], 25);
     assert_eq!(discount["data"]["discount"], 150);
+    assert_eq!(discount["data"]["(s := 0)"], 0);
     let error = discount["data"]["missing_name"]["$error"].as_str().unwrap();
     assert!(error.starts_with("NameError"), "{error}");
     let products: Vec<&Value> = hits

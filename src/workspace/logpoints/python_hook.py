@@ -120,9 +120,28 @@ def _debug_sidecar_logpoints():
         out[0], out[1] = fd, (st.st_dev, st.st_ino)
         return fd
 
+    # json's own C encoder, built without importing json; `encode` when this
+    # Python has none.
+    try:
+        from _json import make_encoder
+
+        def refuse(value):
+            raise TypeError(type(value).__name__)
+
+        c_encode = make_encoder(None, refuse, quote, None, ": ", ", ", False, False, False)
+
+        def dumps(record):
+            try:
+                return "".join(c_encode(record, 0))
+            except Exception:
+                return encode(record)
+
+    except Exception:
+        dumps = encode
+
     def send(record):
         try:
-            write(record_file(), (encode(record) + "\n").encode("ascii", "replace"))
+            write(record_file(), (dumps(record) + "\n").encode("ascii", "replace"))
         except Exception:
             pass
 
@@ -217,9 +236,14 @@ def _debug_sidecar_logpoints():
             codes = []
             for expression in probe["expressions"]:
                 try:
-                    codes.append(compile(expression, "<logpoint>", "eval", dont_inherit=True))
+                    code = compile(expression, "<logpoint>", "eval", dont_inherit=True)
                 except Exception as error:
                     codes.append(describe(error))
+                    continue
+                # A comprehension or lambda in it has a scope of its own, which
+                # sees the frame's globals only: it gets them merged with the
+                # locals.
+                codes.append((code, any(type(c) is CodeType for c in code.co_consts)))
             probe["codes"] = codes
     by_file = {}
     for index, breakpoint in enumerate(breakpoints):
@@ -234,22 +258,30 @@ def _debug_sidecar_logpoints():
             return
         busy.on = True
         try:
-            namespace = None
+            local, merged = None, None
             for probe in breakpoints[index]["probes"]:
                 n = hits.get(probe["index"], 0) + 1
                 hits[probe["index"]] = n
                 if n > max_hits:
                     continue
-                if namespace is None:
-                    namespace = dict(frame.f_globals)
-                    namespace.update(frame.f_locals)
+                if local is None:
+                    # A copy: what an expression assigns (`:=`) never reaches
+                    # the program's variables.
+                    local = dict(frame.f_locals)
                 values = []
                 for code in probe["codes"]:
                     if type(code) is str:
                         values.append([0, code])
                         continue
+                    code, nested = code
                     try:
-                        value = eval(code, namespace)
+                        if nested:
+                            if merged is None:
+                                merged = dict(frame.f_globals)
+                                merged.update(local)
+                            value = eval(code, merged)
+                        else:
+                            value = eval(code, frame.f_globals, local)
                     except KeyboardInterrupt:
                         raise
                     except BaseException as error:
