@@ -165,8 +165,9 @@ pub enum Command {
         /// Keep the temporary workspace instead of deleting it.
         #[arg(long)]
         keep: bool,
-        /// The Python twin, debugged with logpoints only: no source edit
-        /// but the fix (needs `python3`, 3.8 or newer).
+        /// The Python twin, then the Node twin (with `node` on PATH), each
+        /// debugged with logpoints only: no source edit but the fix (needs
+        /// `python3`, 3.8 or newer).
         #[arg(long)]
         logpoints: bool,
     },
