@@ -589,3 +589,21 @@ fn python_logpoints_in_methods_reloads_and_a_program_that_closes_descriptors() {
         );
     }
 }
+
+const DEEP: &str = "import sys\nsys.setrecursionlimit(200)\n\n\ndef down(n):\n    m = n + 1\n    return down(m)\n\n\ntry:\n    down(0)\nexcept RecursionError:\n    print('caught')\n";
+
+#[test]
+fn a_program_that_recurses_to_its_limit_still_catches_it() {
+    for python in pythons() {
+        let version = version(&python);
+        let workspace = Workspace::new(&format!("logpoints-deep-{version}"));
+        let root = &workspace.root;
+        std::fs::write(root.join("deep.py"), DEEP).unwrap();
+        // A hit that swallowed the overflow left Python 3.8 to abort.
+        let (_server, log) = with_logpoints(root, &[("deep.py", 7, json!(["m"]))]);
+        let out = sidecar(root, &["run", "--", &python, "deep.py"], None);
+        assert_eq!(out.status.code(), Some(0), "Python {version}: {out:?}");
+        assert_eq!(out.stdout, b"caught\n", "Python {version}");
+        assert!(!hits_of(&log).is_empty(), "Python {version}");
+    }
+}

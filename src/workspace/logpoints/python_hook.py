@@ -67,6 +67,10 @@ def _debug_sidecar_logpoints():
     cap = spec["cap"]
     max_hits = spec["maxHits"]
     CodeType = type(_chain.__code__)
+    # Never swallowed: the person's Ctrl-C, and the program's own recursion
+    # at its limit (Python 3.8 aborts if the overflow is caught and the stack
+    # grows on).
+    FATAL = (KeyboardInterrupt, RecursionError)
     lazy = {}
 
     def module(name):
@@ -133,6 +137,8 @@ def _debug_sidecar_logpoints():
         def dumps(record):
             try:
                 return "".join(c_encode(record, 0))
+            except FATAL:
+                raise
             except Exception:
                 return encode(record)
 
@@ -142,6 +148,8 @@ def _debug_sidecar_logpoints():
     def send(record):
         try:
             write(record_file(), (dumps(record) + "\n").encode("ascii", "replace"))
+        except FATAL:
+            raise
         except Exception:
             pass
 
@@ -170,6 +178,8 @@ def _debug_sidecar_logpoints():
         def text(v):
             try:
                 s = repr(v)
+            except FATAL:
+                raise
             except Exception as error:
                 return "[repr failed: %s]" % describe(error)
             return clean(s if len(s) <= cap else s[: cap - 100] + "...")
@@ -215,8 +225,8 @@ def _debug_sidecar_logpoints():
                         name = clean(k) if type(k) is str else text(k)
                         obj[name[:cap]] = walk(item, depth + 1)
                     return obj
-                fields = getattr(v, "__dict__", None)
-                if type(fields) is dict and t.__repr__ is object.__repr__:
+                fields = getattr(v, "__dict__", None) if t.__repr__ is object.__repr__ else None
+                if type(fields) is dict:
                     obj = {"$type": t.__name__}
                     for i, (k, item) in enumerate(fields.items()):
                         if i >= 100:
@@ -243,7 +253,9 @@ def _debug_sidecar_logpoints():
                 # A comprehension or lambda in it has a scope of its own, which
                 # sees the frame's globals only: it gets them merged with the
                 # locals.
-                codes.append((code, any(type(c) is CodeType for c in code.co_consts)))
+                # So does `:=` in a comprehension, which 3.12 inlines.
+                nested = ":=" in expression or any(type(c) is CodeType for c in code.co_consts)
+                codes.append((code, nested))
             probe["codes"] = codes
     by_file = {}
     for index, breakpoint in enumerate(breakpoints):
@@ -282,17 +294,19 @@ def _debug_sidecar_logpoints():
                             value = eval(code, merged)
                         else:
                             value = eval(code, frame.f_globals, local)
-                    except KeyboardInterrupt:
+                    except FATAL:
                         raise
                     except BaseException as error:
                         values.append([0, describe(error)])
                         continue
                     try:
                         values.append([1, plain(value)])
+                    except FATAL:
+                        raise
                     except Exception as error:
                         values.append([0, "the value could not be read: " + describe(error)])
                 send({"t": "hit", "p": probe["index"], "v": values})
-        except KeyboardInterrupt:
+        except FATAL:
             raise
         except BaseException:
             pass
@@ -555,8 +569,9 @@ def _debug_sidecar_logpoints():
                 return False
             return write_pyc(state, co, *args, **kwargs)
 
+        # The calls go in first: pytest rewrites asserts only, and a line
+        # inside an assert is then placed on the assert itself.
         def _rewrite_asserts(mod, source, module_path=None, *args, **kwargs):
-            rewrite_asserts(mod, source, module_path, *args, **kwargs)
             path = real(str(module_path)) if module_path else None
             if path in by_file:
                 try:
@@ -564,6 +579,7 @@ def _debug_sidecar_logpoints():
                 except Exception as error:
                     for index in by_file[path]:
                         send({"t": "error", "b": index, "m": "pytest's tree could not take it: " + describe(error)})
+            rewrite_asserts(mod, source, module_path, *args, **kwargs)
 
         rewrite._read_pyc = _read_pyc
         rewrite._write_pyc = _write_pyc
@@ -646,10 +662,16 @@ def _debug_sidecar_logpoints():
         for stmt, indexes in targets.values():
             # A loop's header runs again after its body; a `with` line runs
             # again at its exit, which is not another hit.
+            line = stmt.lineno
             last = getattr(stmt, "end_lineno", None) or stmt.lineno
             if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
                 last = first_child_line(stmt) - 1
-            lines.setdefault(stmt.lineno, ([], max(last, stmt.lineno)))[0].extend(indexes)
+            decorators = getattr(stmt, "decorator_list", None)
+            if decorators:
+                # Its decorators run first, and its line comes twice (made,
+                # then named): the first decorator's line is the hit.
+                line, last = decorators[0].lineno, stmt.lineno
+            lines.setdefault(line, ([], max(last, line)))[0].extend(indexes)
         if not tracer and not begin_tracing(path):
             return
         watched[path] = lines
@@ -774,6 +796,8 @@ def _debug_sidecar_logpoints():
         main.__cached__ = None
         main.__builtins__ = builtins
         main.__loader__ = SourceFileLoader("__main__", filename)
+        if sys.version_info < (3, 14):
+            main.__annotations__ = {}
         sys.modules["__main__"] = main
         try:
             # A syntax error is reported as Python would, from here too.
@@ -802,11 +826,26 @@ def _debug_sidecar_logpoints():
 
 # The person's own sitecustomize, if there is one further along sys.path.
 def _chain(here):
-    import importlib.machinery
     import os
     import sys
 
     path = [p for p in sys.path if os.path.realpath(p or ".") != here]
+    try:
+        import importlib.machinery
+    except ImportError:
+        # Python 2.
+        import imp
+
+        try:
+            found = imp.find_module("sitecustomize", path)
+        except ImportError:
+            return
+        try:
+            imp.load_module("sitecustomize", *found)
+        finally:
+            if found[0] is not None:
+                found[0].close()
+        return
     found = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
     if found is None or found.loader is None:
         return
