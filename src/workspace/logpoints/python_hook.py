@@ -9,15 +9,15 @@
 #   and no bytecode is cached): between hits the program runs as compiled.
 # - A script `run` starts directly (`python app.py`) is started through
 #   run_main.py in this folder, which compiles it the same way.
-# - pytest's test files: the calls go into pytest's tree after it rewrote the
-#   asserts, and its cache is skipped for those files.
+# - pytest's test files: the calls go into pytest's tree just before it
+#   rewrites the asserts, and its cache is skipped for those files.
 # - A file something else runs (the main script of a process `run` did not
 #   start, runpy, exec) is seen by an audit hook and watched with
 #   sys.monitoring (3.12+) or a trace function (3.8 to 3.11: every call of the
 #   process pays for it, only that file's frames are traced by line).
 #
-# Records go to <pid>.jsonl in the folder, one JSON line each, which `run`
-# reads. Nothing here may break the program: every failure is caught and
+# Records go to <pid>.jsonl in the folder (each process that loads the hook
+# also says so in started.jsonl), one JSON line each, which `run` reads. Nothing here may break the program: every failure is caught and
 # reported, and the program runs on without logpoints.
 
 
@@ -42,7 +42,7 @@ def _debug_sidecar_logpoints():
     import builtins
 
     try:
-        # JSON with no true, false or null (spec.rs): a Python literal, read
+        # JSON with no true, false or null (hook.rs): a Python literal, read
         # without importing json (a process that never reaches a logpoint's
         # file pays for no import).
         with open(os.path.join(here, "spec.json"), encoding="utf-8") as f:
