@@ -64,6 +64,14 @@ impl Runtime {
         }
     }
 
+    /// The ledger's name for that language.
+    pub fn ledger_language(self) -> &'static str {
+        match self {
+            Runtime::Node => "javascript",
+            Runtime::Python => "python",
+        }
+    }
+
     /// The files the hook folder holds besides the spec.
     fn files(self) -> &'static [(&'static str, &'static str)] {
         match self {
@@ -307,7 +315,23 @@ impl Reader<'_> {
     fn take(&mut self, line: Report, report: &mut impl FnMut(AdapterEvent)) {
         let set = &self.hook.set;
         let runtime = self.hook.runtime;
-        let breakpoint = |b: usize| self.hook.breakpoints.get(b);
+        // One sentence per logpoint on breakpoint `b`: "logpoint ID (LOC)" and
+        // what follows it.
+        let each = |b: usize, tail: &dyn Fn() -> String| -> Vec<String> {
+            self.hook.breakpoints.get(b).map_or_else(Vec::new, |bp| {
+                bp.probes
+                    .iter()
+                    .map(|&i| {
+                        format!(
+                            "logpoint {} ({}){}",
+                            set[i].probe_id,
+                            set[i].location(),
+                            tail()
+                        )
+                    })
+                    .collect()
+            })
+        };
         let note = match line {
             Report::Start => {
                 self.processes += 1;
@@ -322,52 +346,23 @@ impl Reader<'_> {
                 }
                 return;
             }
-            Report::Resolved { b, line } => match breakpoint(b) {
-                Some(bp) if line != u64::from(bp.line) => bp
-                    .probes
-                    .iter()
-                    .map(|&i| {
-                        format!(
-                            "logpoint {} ({}): {} set it on line {line} ({})",
-                            set[i].probe_id,
-                            set[i].location(),
-                            runtime.name(),
-                            runtime.moved()
-                        )
-                    })
-                    .collect(),
+            Report::Resolved { b, line } => match self.hook.breakpoints.get(b) {
+                Some(bp) if line != u64::from(bp.line) => each(b, &|| {
+                    format!(
+                        ": {} set it on line {line} ({})",
+                        runtime.name(),
+                        runtime.moved()
+                    )
+                }),
                 _ => Vec::new(),
             },
-            Report::Unresolved { b } => breakpoint(b)
-                .map(|bp| {
-                    bp.probes
-                        .iter()
-                        .map(|&i| {
-                            format!(
-                                "logpoint {} ({}) is not set: {}",
-                                set[i].probe_id,
-                                set[i].location(),
-                                runtime.no_code()
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            Report::Unresolved { b } => each(b, &|| format!(" is not set: {}", runtime.no_code())),
             Report::Error { b, m } => {
                 let why = crate::core::escape::inline_cut(&m, 300);
-                match b.and_then(breakpoint) {
-                    Some(bp) => bp
-                        .probes
-                        .iter()
-                        .map(|&i| {
-                            format!(
-                                "logpoint {} ({}) is not set in a {} process: {why}",
-                                set[i].probe_id,
-                                set[i].location(),
-                                runtime.name()
-                            )
-                        })
-                        .collect(),
+                match b.filter(|&b| b < self.hook.breakpoints.len()) {
+                    Some(b) => each(b, &|| {
+                        format!(" is not set in a {} process: {why}", runtime.name())
+                    }),
                     None => vec![format!(
                         "logpoints not set in a {} process: {why}",
                         runtime.name()

@@ -81,7 +81,7 @@ impl Logpoints {
     }
 
     /// Hooks `serve` reads, each ending with one `done` call.
-    pub fn sessions(&self) -> usize {
+    pub fn readers(&self) -> usize {
         self.hooks.len()
     }
 
@@ -122,7 +122,7 @@ pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan
     for runtime in [Runtime::Python, Runtime::Node] {
         let probes: Vec<Probe> = live
             .iter()
-            .filter(|p| p.language.as_deref() == Some(language_of(runtime)))
+            .filter(|p| p.language.as_deref() == Some(runtime.ledger_language()))
             .cloned()
             .collect();
         if probes.is_empty() {
@@ -156,14 +156,6 @@ pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan
         command: run,
         logpoints,
         notes,
-    }
-}
-
-/// The ledger's name for a runtime's language.
-fn language_of(runtime: Runtime) -> &'static str {
-    match runtime {
-        Runtime::Node => "javascript",
-        Runtime::Python => "python",
     }
 }
 

@@ -154,7 +154,7 @@ pub fn run_with(
     let set = match logpoints {
         Some(logpoints) => {
             asked = logpoints.asked.clone();
-            open += logpoints.sessions();
+            open += logpoints.readers();
             let set = logpoints.set();
             let (report, done) = (events.clone(), events.clone());
             logpoints.serve(
