@@ -39,7 +39,7 @@ def whole_loop(kind, binary, ws):
             for ours in ("debug", "debug-proceed", "debug-done", "debug-abort"):
                 check(ours in commands, f"/{ours} is not in the editor's command list: {commands}")
             shown = agent.prompt(f"/debug {PROBLEM}")
-            check("debug-sidecar: Debug session default started." in shown.text,
+            check("debug-sidecar: Debug Mode started: round 1 is the agent's." in shown.text,
                   f"the editor was not told the session started: {shown.text[:400]!r}")
             check(script.unplayed() == ["proceed", "done"],
                   f"turn 1 did not play through: unplayed {script.unplayed()}")
@@ -72,7 +72,7 @@ def whole_loop(kind, binary, ws):
             ws.run_app("3", "4", "5")
 
             shown = agent.prompt("/debug-proceed it printed total: 9")
-            check("Round 2 is the agent's" in shown.text, f"Proceed was not answered: {shown.text!r}")
+            check("round 2 is the agent's" in shown.text, f"Proceed was not answered: {shown.text!r}")
             proceed = requests_of(lab, "proceed")
             check(proceed, "the proceed turn never reached the model")
             text = request_text(proceed[0]["body"])

@@ -319,7 +319,7 @@ fn our_commands_are_answered_here_and_the_kickoff_goes_to_the_agent() {
     assert_eq!(answer["result"]["stopReason"], "end_turn");
     let said = chunks(&shown);
     assert!(
-        said[0].starts_with("debug-sidecar: Debug session"),
+        said[0].starts_with("debug-sidecar: Debug Mode started"),
         "{said:?}"
     );
     let prompts = editor.agent_prompts();
@@ -336,7 +336,7 @@ fn our_commands_are_answered_here_and_the_kickoff_goes_to_the_agent() {
     // The person's Proceed: answered here, round 2 is the agent's.
     let (_, shown) = editor.prompt(3, "/debug-proceed SCRIPT:handoff it said 30");
     assert!(
-        chunks(&shown)[0].contains("Round 2 is the agent's"),
+        chunks(&shown)[0].contains("round 2 is the agent's"),
         "{shown:#?}"
     );
     let status = editor.status();

@@ -7,6 +7,7 @@ mod common;
 
 use common::*;
 use debug_sidecar::core::budget::{BLACKBOARD, HAND_OFF_FORM, TOOL_RESULT};
+use debug_sidecar::core::host::{Host, HOSTS};
 use debug_sidecar::core::machine::*;
 use debug_sidecar::core::model::*;
 use debug_sidecar::core::text::*;
@@ -46,7 +47,7 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
         kickoff(s, Kickoff::Start, &env),
         kickoff(s, Kickoff::Proceed { closed_round: 30 }, &env),
         nudge_reason(s, &Nudge::Handoff { attempt: 3 }),
-        hand_off_result(s, &HandOffResult::RefusedNoProbes),
+        hand_off_result(s, &HandOffResult::RefusedNoProbes, Host::ClaudeCode),
         abort_notice(&s.probes),
     ] {
         assert_within("investigating text", &text, TOOL_RESULT);
@@ -70,9 +71,18 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
         .0;
         let s = session(&handed);
         assert_within("blackboard (user turn)", &blackboard(s, &env), BLACKBOARD);
-        let accepted = hand_off_result(s, &HandOffResult::Accepted { mode });
-        assert_within("hand-off result", &accepted, TOOL_RESULT);
-        assert_within("hand-off form", &hand_off_form(s), HAND_OFF_FORM);
+        for host in HOSTS {
+            let accepted = hand_off_result(s, &HandOffResult::Accepted { mode }, *host);
+            assert_within("hand-off result", &accepted, TOOL_RESULT);
+        }
+        let form = hand_off_form(s);
+        assert_within("hand-off form", &form.detail, HAND_OFF_FORM);
+        // Drawn whole where the host draws only a few lines of a form.
+        let lines: Vec<&str> = form.message.lines().collect();
+        assert!(lines.len() <= FORM_LINES, "{}", form.message);
+        for line in lines {
+            assert!(line.chars().count() <= FORM_COLUMNS, "{line}");
+        }
         let reply = form_reply(30, Some(&flood("reply", 1 << 20)));
         assert_within("form reply", &reply, TOOL_RESULT);
     }
@@ -98,7 +108,11 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
     };
     assert_within("cleanup nudge", &nudge_reason(s, &nudge), TOOL_RESULT);
     let unfinished = Notice::CleanupUnfinished { remaining };
-    assert_within("cleanup notice", &notice(&unfinished, 30), TOOL_RESULT);
+    assert_within(
+        "cleanup notice",
+        &notice(&unfinished, 30, Host::ClaudeCode),
+        TOOL_RESULT,
+    );
     let probe = &s.probes[0];
     let placement = Placement::Linked {
         real: flood("real", 10_000),

@@ -68,8 +68,13 @@ fn a_person_runs_a_session_from_a_terminal_in_a_subfolder() {
     assert!(!ok, "{err}");
     let (ok, out, err) = run(&sub, &["start", "the", "total", "is", "wrong"]);
     assert!(ok, "{err}");
-    assert!(out.starts_with("Debug Mode is on."), "{out}");
-    assert!(out.contains("  the total is wrong"), "{out}");
+    // For the person: a receipt, not the agent's kickoff.
+    assert!(
+        out.starts_with("Debug Mode started: round 1 is the agent's."),
+        "{out}"
+    );
+    assert!(out.lines().count() <= 3, "{out}");
+    assert!(!out.contains("Debug Mode is on."), "{out}");
     assert!(
         !sub.join(".debug-sidecar").exists(),
         "a stray state directory"
@@ -85,17 +90,22 @@ fn a_person_runs_a_session_from_a_terminal_in_a_subfolder() {
             json!({"mode": "reproduce", "steps": ["Run it."]}),
         )
         .unwrap();
-    let (ok, out, err) = run(&sub, &["proceed", "it", "printed", "12"]);
+    let (ok, out, err) = run(&sub, &["proceed", "--kickoff", "it", "printed", "12"]);
     assert!(ok, "{err}");
+    assert!(
+        out.starts_with("Proceed (\"it printed 12\"): run r1-"),
+        "{out}"
+    );
+    assert!(out.contains("round 2 is the agent's."), "{out}");
     assert!(
         out.contains("The user reproduced and pressed Proceed."),
         "{out}"
     );
     assert!(out.contains("  > it printed 12"), "{out}");
-    let (ok, out, _) = run(&sub, &["done"]);
+    let (ok, out, _) = run(&sub, &["done", "--kickoff"]);
     assert!(ok);
     assert!(out.contains("Clean up now"), "{out}");
-    let (ok, out, _) = run(&sub, &["abort"]);
+    let (ok, out, _) = run(&sub, &["abort", "--kickoff"]);
     assert!(ok);
     assert!(out.contains("No probe is left on disk"), "{out}");
 }

@@ -50,9 +50,10 @@ fn the_form_shows_the_steps_and_its_answer_is_the_persons_command() {
         .unwrap();
     assert_eq!(engine.hand_off_form(SESSION).unwrap(), None);
     assert!(hand_off(&mut engine, vec!["Run it".into()], 2));
-    let (round, message) = engine.hand_off_form(SESSION).unwrap().unwrap();
+    let (round, form) = engine.hand_off_form(SESSION).unwrap().unwrap();
     assert_eq!(round, 1);
-    assert!(message.contains("1. Run it"), "{message}");
+    assert!(form.message.contains("1. Run it"), "{}", form.message);
+    assert!(form.detail.contains("1. Run it"), "{}", form.detail);
     let said = engine
         .answer_hand_off(SESSION, 1, FormAnswer::Proceed(Some("it said 0".into())), 3)
         .unwrap();

@@ -1,6 +1,6 @@
 //! The hook dialects of Gemini CLI and Copilot CLI, fed the JSON their
 //! hooks send (captured from Gemini CLI 0.61.0 and Copilot CLI 1.0.102 in
-//! the lab), and `install gemini|copilot`.
+//! the lab), `install gemini|copilot`, and what differs for Claude Code.
 
 mod support;
 
@@ -297,4 +297,133 @@ fn install_writes_and_checks_gemini_and_copilot() {
         serde_json::from_str(&std::fs::read_to_string(root.join(".gemini/settings.json")).unwrap())
             .unwrap();
     assert_eq!(again, gemini);
+}
+
+/// In Claude Code `/debug` is its own debug skill: `/debug <problem>` starts
+/// nothing of ours; the prompt is kept from the model and the person gets
+/// the line naming `/mcp__debug-sidecar__debug`. A bare `/debug` stays
+/// Claude Code's. Elsewhere `/debug <problem>` is ours.
+#[test]
+fn claude_codes_own_debug_is_answered_with_the_name_of_ours() {
+    let workspace = Workspace::new("claude-bare-debug");
+    let root = &workspace.root;
+    let refused = answer(
+        "claude",
+        "UserPromptSubmit",
+        root,
+        "c1",
+        json!({"prompt": "/debug the total is wrong"}),
+    );
+    assert_eq!(refused["decision"], "block", "{refused}");
+    let reason = refused["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("/mcp__debug-sidecar__debug [the problem]"),
+        "{reason}"
+    );
+    assert_eq!(reason.lines().count(), 1, "{reason}");
+    assert_eq!(stage(root), "none");
+    let bare = answer(
+        "claude",
+        "UserPromptSubmit",
+        root,
+        "c1",
+        json!({"prompt": "/debug"}),
+    );
+    assert_eq!(bare, Value::Null);
+    answer(
+        "codex",
+        "UserPromptSubmit",
+        root,
+        "x1",
+        json!({"prompt": "/debug the total is wrong"}),
+    );
+    assert_eq!(stage(root), "investigating");
+}
+
+/// A resumed conversation gets no board at its start: the prompt that
+/// follows may be a command that changes it (`--continue` with a typed
+/// Proceed), and its hook gives the board after applying it. A compacted
+/// one does: its turn may go on without a prompt.
+#[test]
+fn the_board_waits_for_the_prompt_after_a_resume() {
+    let workspace = Workspace::new("claude-resume");
+    let root = &workspace.root;
+    let chat = "c1";
+    let start = json!({"prompt": "/mcp__debug-sidecar__debug the total is wrong"});
+    answer("claude", "UserPromptSubmit", root, chat, start);
+    let resumed = answer(
+        "claude",
+        "SessionStart",
+        root,
+        chat,
+        json!({"source": "resume"}),
+    );
+    assert_eq!(resumed, Value::Null);
+    let proceed = json!({"prompt": "/mcp__debug-sidecar__debug-proceed it printed 9"});
+    let after = answer("claude", "UserPromptSubmit", root, chat, proceed);
+    let board = context(&after).unwrap_or_default();
+    assert!(
+        board.contains("[DEBUG MODE · round 2 · stage investigating]"),
+        "{after}"
+    );
+    assert!(!board.contains("round 1 · stage"), "{board}");
+    let compacted = answer(
+        "claude",
+        "SessionStart",
+        root,
+        chat,
+        json!({"source": "compact"}),
+    );
+    assert!(context(&compacted).is_some_and(|c| c.starts_with("[DEBUG MODE · round 2")));
+}
+
+/// `install claude --write` approves its own MCP server as Claude Code
+/// records an approval (so the interactive CLI does not ask, "continue
+/// without" preselected), and `--check` names a decline and its undo.
+#[test]
+fn install_claude_approves_its_server_and_check_reports_a_decline() {
+    let workspace = Workspace::new("install-claude");
+    let root = &workspace.root;
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let key = root.to_string_lossy().into_owned();
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({"projects": {key: {"hasTrustDialogAccepted": true}}}).to_string(),
+    )
+    .unwrap();
+    let sidecar = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_debug-sidecar"))
+            .args(args)
+            .current_dir(root)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    sidecar(&["install", "claude", "--write"]);
+    let local = root.join(".claude/settings.local.json");
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+    assert_eq!(settings["enabledMcpjsonServers"], json!(["debug-sidecar"]));
+    let (code, said) = sidecar(&["install", "claude", "--check"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("ok       the debug-sidecar MCP server approved"),
+        "{said}"
+    );
+    // The person chose "Continue without using this MCP server".
+    let mut declined = settings.clone();
+    declined["enabledMcpjsonServers"] = json!([]);
+    declined["disabledMcpjsonServers"] = json!(["debug-sidecar"]);
+    std::fs::write(&local, declined.to_string()).unwrap();
+    let (code, said) = sidecar(&["install", "claude", "--check"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("MISSING  the debug-sidecar MCP server declined"),
+        "{said}"
+    );
+    assert!(said.contains("claude mcp reset-project-choices"), "{said}");
 }

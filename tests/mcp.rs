@@ -332,3 +332,59 @@ async fn a_placeholder_problem_starts_nothing() {
     assert!(started.starts_with("Debug Mode is on."), "{started}");
     client.cancel().await.unwrap();
 }
+
+/// Claude Code applies a typed `/mcp__debug-sidecar__debug-proceed` twice
+/// over: its prompt hook, then `prompts/get` as it expands the command.
+/// The person pressed Proceed once: round 1's run is closed once, and the
+/// prompt's text is that Proceed's kickoff, naming round 1's run and note.
+/// A second Proceed after the agent handed round 2 over is applied.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typed_proceed_that_reaches_the_hook_and_the_prompt_is_applied_once() {
+    let workspace = Workspace::new("mcp-once");
+    let root = workspace.root.clone();
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg("mcp")
+        .current_dir(&root)
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .env_remove("DEBUG_SIDECAR_DIR");
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let typed = |prompt: &str| {
+        let input = json!({"session_id": "c1", "cwd": root, "hook_event_name": "UserPromptSubmit",
+                           "prompt": prompt});
+        let output = support::run_hook("claude", "UserPromptSubmit", &input.to_string(), None);
+        serde_json::from_slice::<Value>(&output.stdout).unwrap_or(Value::Null)
+    };
+    typed("/mcp__debug-sidecar__debug the total is wrong");
+    prompt(&client, "debug", json!({"problem": "the"})).await;
+    let hand_off = json!({"mode": "reproduce", "steps": ["Run it"]});
+    tool(&client, "hand_off_to_user", hand_off.clone()).await;
+    let status = |client| async move {
+        let said = text(&tool(client, "debug_status", json!({})).await);
+        said.lines().next().unwrap_or_default().to_string()
+    };
+
+    let hooked = typed("/mcp__debug-sidecar__debug-proceed it printed 70");
+    let said = hooked["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with("Proceed (\"it printed 70\"): run r1-"),
+        "{hooked}"
+    );
+    // Claude Code hands the prompt the first word of the note.
+    let expanded = prompt(&client, "debug-proceed", json!({"note": "it"})).await;
+    assert!(expanded.contains("r1-"), "{expanded}");
+    assert!(expanded.contains("it printed 70"), "{expanded}");
+    assert!(!expanded.contains("r2-"), "{expanded}");
+    let now = status(&client).await;
+    assert!(now.contains("round 2"), "{now}");
+
+    // The agent hands round 2 over; the person's next Proceed is theirs,
+    // however soon it comes.
+    tool(&client, "hand_off_to_user", hand_off).await;
+    typed("/mcp__debug-sidecar__debug-proceed");
+    let expanded = prompt(&client, "debug-proceed", json!({})).await;
+    assert!(expanded.contains("r2-"), "{expanded}");
+    let now = status(&client).await;
+    assert!(now.contains("round 3"), "{now}");
+    client.cancel().await.unwrap();
+}

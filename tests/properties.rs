@@ -166,7 +166,7 @@ proptest! {
                 prop_assert!(s.cleanup_nudges <= MAX_CLEANUP_NUDGES);
                 prop_assert!(s.runs.iter().any(|r| r.id == s.round().run_id));
                 prop_assert!(!blackboard(s, &env()).is_empty());
-                prop_assert!(!briefing(s).is_empty());
+                prop_assert!(!briefing(s, Default::default()).is_empty());
                 // State handed between processes comes back exactly.
                 prop_assert_eq!(load_live(&persist(&state)), state.clone());
             }

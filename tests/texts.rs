@@ -163,14 +163,20 @@ fn hand_off_results() {
             &HandOffResult::Accepted {
                 mode: HandoffMode::Reproduce,
             },
+            Default::default(),
         ),
         hand_off_result(
             session(&question),
             &HandOffResult::Accepted {
                 mode: HandoffMode::Question,
             },
+            Default::default(),
         ),
-        hand_off_result(session(&refused), &HandOffResult::RefusedNoProbes),
+        hand_off_result(
+            session(&refused),
+            &HandOffResult::RefusedNoProbes,
+            Default::default(),
+        ),
     ];
     insta::assert_snapshot!(texts.join("\n---\n"));
 }
@@ -221,10 +227,22 @@ fn notices_and_cleanup_summary() {
         panic!("cleanup verified")
     };
     let texts = [
-        notice(&Notice::ClosedIncomplete { agent_spoke: true }, 2),
-        notice(&Notice::ClosedIncomplete { agent_spoke: false }, 1),
-        notice(&Notice::CleanupUnfinished { remaining }, 3),
-        notice(verified, 3),
+        notice(
+            &Notice::ClosedIncomplete { agent_spoke: true },
+            2,
+            Default::default(),
+        ),
+        notice(
+            &Notice::ClosedIncomplete { agent_spoke: false },
+            1,
+            Default::default(),
+        ),
+        notice(
+            &Notice::CleanupUnfinished { remaining },
+            3,
+            Default::default(),
+        ),
+        notice(verified, 3, Default::default()),
     ];
     insta::assert_snapshot!(texts.join("\n---\n"));
 }
@@ -284,7 +302,10 @@ fn briefings() {
         run(started(), vec![Command::Stop, Command::Stop]),
         run(instrumented(1), vec![Command::Done { note: None }]),
     ];
-    let texts: Vec<String> = states.iter().map(|s| briefing(session(s))).collect();
+    let texts: Vec<String> = states
+        .iter()
+        .map(|s| briefing(session(s), Default::default()))
+        .collect();
     insta::assert_snapshot!(texts.join("\n---\n"));
 }
 
@@ -395,16 +416,17 @@ fn hand_off_form_and_what_the_model_is_told_of_its_answer() {
     );
     let question = run(instrumented(1), vec![hand_off(HandoffMode::Question, None)]);
     let texts = [
-        hand_off_form(session(&reproduce)),
-        hand_off_form(session(&question)),
+        hand_off_form(session(&reproduce)).message,
+        hand_off_form(session(&reproduce)).detail,
+        hand_off_form(session(&question)).message,
         form_reply(
             1,
             Some("Which total? The cart shows two.\nThe second is 0."),
         ),
         form_reply(1, None),
-        form_dismissed(1, FormDismissal::Declined),
-        form_dismissed(1, FormDismissal::Cancelled),
-        form_dismissed(1, FormDismissal::Unanswered),
+        form_dismissed(1, FormDismissal::Declined, Default::default()),
+        form_dismissed(1, FormDismissal::Cancelled, Default::default()),
+        form_dismissed(1, FormDismissal::Unanswered, Default::default()),
         form_too_late(CHOICE_PROCEED, "stage investigating, round 2"),
         FORM_UNKNOWN.to_string(),
     ];

@@ -112,7 +112,8 @@ pub fn add_mcp_server(params: &mut Value, program: &str) {
             "name": MCP_SERVER_NAME,
             "command": program,
             "args": ["mcp"],
-            "env": [],
+            // The person is in the editor, whichever agent connects.
+            "env": [{"name": crate::core::host::HOST_ENV, "value": "acp"}],
         }));
     }
 }

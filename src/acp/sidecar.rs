@@ -49,6 +49,7 @@ impl Sidecar {
                     let store = committed::open_store(&config.root, &config.state_dir);
                     let mut engine = Engine::new(config, store);
                     engine.set_tool_naming(naming);
+                    engine.set_host(crate::core::host::Host::Acp);
                     Some(engine)
                 }
                 Err(error) => {

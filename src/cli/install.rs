@@ -2,6 +2,8 @@
 //! configuration an agent needs, printed, or merged into the project's
 //! config files without losing what is already there.
 
+use crate::core::harness_memory::PersonCommandKind;
+use crate::core::host::Host;
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::process::ExitCode;
@@ -73,9 +75,15 @@ pub fn hooks_config(agent: Agent, program: &str) -> Value {
 }
 
 /// What Claude Code needs besides the hooks: permission to call our MCP
-/// tools (in `-p` mode it denies every call without it).
-pub fn claude_permissions() -> Value {
-    json!({ "permissions": { "allow": ["mcp__debug-sidecar"] } })
+/// tools (in `-p` mode it denies every call without it), and our server
+/// in `.mcp.json` approved, as Claude Code records the person's "use this
+/// server" (without it the interactive CLI asks with "continue without"
+/// preselected, and one Enter leaves the hooks running without the tools).
+pub fn claude_settings() -> Value {
+    json!({
+        "permissions": { "allow": ["mcp__debug-sidecar"] },
+        "enabledMcpjsonServers": ["debug-sidecar"],
+    })
 }
 
 pub fn mcp_config(program: &str) -> Value {
@@ -120,7 +128,7 @@ pub fn merge(existing: &mut Value, ours: &Value) {
                     merge_value(map.entry(name.clone()).or_insert(Value::Null), inner);
                 }
             }
-            _ => *slot = value.clone(),
+            _ => merge_value(slot, value),
         }
     }
 }
@@ -204,6 +212,19 @@ fn write_codex_toml(path: &Path, program: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The install's last words: how the person starts, goes on and ends in
+/// that host, as they type it there.
+pub(super) fn start_line(host: Host) -> String {
+    use PersonCommandKind::{Done, Proceed, Start};
+    format!(
+        "In {}: start Debug Mode with {}; after reproducing, {}; when it is fixed, {}.",
+        host.name(),
+        host.spelling(Start).what(),
+        host.spelling(Proceed).what(),
+        host.spelling(Done).what()
+    )
+}
+
 pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
     let program = "debug-sidecar";
     let root = std::env::current_dir()?;
@@ -216,7 +237,7 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
             let settings = root.join(".claude/settings.local.json");
             let mcp = root.join(".mcp.json");
             let mut hooks = hooks;
-            merge(&mut hooks, &claude_permissions());
+            merge(&mut hooks, &claude_settings());
             let skill = skill_path(agent, &root);
             if write {
                 write_merged(&settings, &hooks)?;
@@ -231,7 +252,8 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
                 "Claude Code applies a project's permissions only once its folder is trusted: \
                  start `claude` here once and accept the trust dialog (in `-p` mode every call \
                  of our tools is denied until then). `debug-sidecar install claude --check` \
-                 says whether it is."
+                 says whether it is.\n\n{}",
+                start_line(Host::ClaudeCode)
             );
         }
         Agent::Codex => {
@@ -259,9 +281,10 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
                  [projects.\"{}\"]\ntrust_level = \"trusted\"\n\n\
                  then start `codex` once in this folder and accept its hooks (or run `codex exec \
                  --dangerously-bypass-hook-trust`). `debug-sidecar install codex --check` says \
-                 what is still missing. Codex has no MCP prompts: ask it to start Debug Mode in \
-                 words (it calls start_debug_session), or run `{program} start <the problem>`.",
-                root.display()
+                 what is still missing. Codex has no MCP prompts: its prompt hook applies our \
+                 commands typed as they are, or ask it in words (it calls start_debug_session).\n\n{}",
+                root.display(),
+                start_line(Host::Codex)
             );
         }
         Agent::Gemini => {
@@ -277,9 +300,9 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
                 "Gemini CLI reads a project's .gemini/settings.json only in a trusted folder: \
                  start `gemini` here once and trust it, or run it with `--skip-trust` or \
                  GEMINI_CLI_TRUST_WORKSPACE=true. It asks before each tool call unless you \
-                 allow it (--approval-mode). Start Debug Mode with `/debug <the problem>`, or \
-                 ask for it in words. `debug-sidecar install gemini --check` says what is \
-                 missing."
+                 allow it (--approval-mode). `debug-sidecar install gemini --check` says what \
+                 is missing.\n\n{}",
+                start_line(Host::Gemini)
             );
         }
         Agent::Opencode => super::install_opencode::run(&root, write, program)?,
@@ -296,9 +319,9 @@ pub fn run(agent: Agent, write: bool) -> anyhow::Result<ExitCode> {
             println!(
                 "Copilot CLI runs a repository's hooks only in a trusted folder: accept the \
                  folder when `copilot` asks, or pass `--trust-folder`. In `-p` mode it does \
-                 not expand MCP prompts: start Debug Mode with `/debug <the problem>` (the \
-                 prompt hook applies it) or ask for it in words. `debug-sidecar install \
-                 copilot --check` says what is missing."
+                 not expand MCP prompts: the prompt hook applies our commands typed as they \
+                 are. `debug-sidecar install copilot --check` says what is missing.\n\n{}",
+                start_line(Host::Copilot)
             );
         }
     }
@@ -364,12 +387,17 @@ mod tests {
             "debug-sidecar hook claude Stop"
         );
         assert_eq!(existing["hooks"]["PostToolUse"][0]["matcher"], "*");
-        let mut settings = json!({"permissions": {"allow": ["Bash(ls)"], "deny": ["Read(.env)"]}});
-        merge(&mut settings, &claude_permissions());
-        merge(&mut settings, &claude_permissions());
+        let mut settings = json!({"permissions": {"allow": ["Bash(ls)"], "deny": ["Read(.env)"]},
+            "enabledMcpjsonServers": ["mine"]});
+        merge(&mut settings, &claude_settings());
+        merge(&mut settings, &claude_settings());
         assert_eq!(
             settings["permissions"],
             json!({"allow": ["Bash(ls)", "mcp__debug-sidecar"], "deny": ["Read(.env)"]})
+        );
+        assert_eq!(
+            settings["enabledMcpjsonServers"],
+            json!(["mine", "debug-sidecar"])
         );
         let toml = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
         let merged = merge_codex_toml(toml, "debug-sidecar").unwrap();

@@ -92,6 +92,35 @@ fn check_claude(root: &Path, report: &mut Report) {
         "the debug-sidecar MCP server in .mcp.json",
         "run `debug-sidecar install claude --write` here",
     );
+    // Claude Code records the person's answer to "New MCP server found in
+    // this project" here; a decline leaves the hooks running without tools.
+    let listed = |settings: &Value, key: &str| {
+        settings[key]
+            .as_array()
+            .is_some_and(|names| names.iter().any(|n| n == "debug-sidecar"))
+    };
+    let declined =
+        listed(&local, "disabledMcpjsonServers") || listed(&shared, "disabledMcpjsonServers");
+    let approved = listed(&local, "enabledMcpjsonServers")
+        || listed(&shared, "enabledMcpjsonServers")
+        || local["enableAllProjectMcpServers"] == true
+        || shared["enableAllProjectMcpServers"] == true;
+    if declined {
+        report.line(
+            false,
+            "the debug-sidecar MCP server declined in Claude Code (disabledMcpjsonServers): \
+             the hooks run, the tools and /mcp__debug-sidecar__ commands are gone",
+            "run `claude mcp reset-project-choices` here, then `debug-sidecar install claude \
+             --write`",
+        );
+    } else {
+        report.line(
+            approved,
+            "the debug-sidecar MCP server approved (enabledMcpjsonServers)",
+            "run `debug-sidecar install claude --write` here, or choose to use it when Claude \
+             Code asks",
+        );
+    }
     let state = home().map(|home| read_json(&home.join(".claude.json")));
     let key = root.to_string_lossy();
     let trusted =

@@ -118,11 +118,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Start a debug session on a problem (the words that follow), and print
-    /// the text the agent's first turn starts from.
+    /// Start a debug session on a problem (the words that follow).
     Start {
         #[command(flatten)]
         place: Where,
+        #[command(flatten)]
+        say: Say,
         /// What is wrong, as you see it.
         #[arg(required = true, trailing_var_arg = true)]
         problem: Vec<String>,
@@ -132,6 +133,8 @@ pub enum Command {
     Proceed {
         #[command(flatten)]
         place: Where,
+        #[command(flatten)]
+        say: Say,
         #[arg(trailing_var_arg = true)]
         note: Vec<String>,
     },
@@ -139,6 +142,8 @@ pub enum Command {
     Done {
         #[command(flatten)]
         place: Where,
+        #[command(flatten)]
+        say: Say,
         #[arg(trailing_var_arg = true)]
         note: Vec<String>,
     },
@@ -146,6 +151,8 @@ pub enum Command {
     Abort {
         #[command(flatten)]
         place: Where,
+        #[command(flatten)]
+        say: Say,
     },
     /// Run the reproduction and record it: `debug-sidecar run -- npm test`.
     /// The program runs in the workspace without a shell; its output reaches
@@ -216,14 +223,20 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Status { json, place }) => status::run(place, json),
-        Some(Command::Start { place, problem }) => {
-            session::run(place, PersonCommandKind::Start, problem)
+        Some(Command::Start {
+            place,
+            say,
+            problem,
+        }) => session::run(place, say, PersonCommandKind::Start, problem),
+        Some(Command::Proceed { place, say, note }) => {
+            session::run(place, say, PersonCommandKind::Proceed, note)
         }
-        Some(Command::Proceed { place, note }) => {
-            session::run(place, PersonCommandKind::Proceed, note)
+        Some(Command::Done { place, say, note }) => {
+            session::run(place, say, PersonCommandKind::Done, note)
         }
-        Some(Command::Done { place, note }) => session::run(place, PersonCommandKind::Done, note),
-        Some(Command::Abort { place }) => session::run(place, PersonCommandKind::Abort, vec![]),
+        Some(Command::Abort { place, say }) => {
+            session::run(place, say, PersonCommandKind::Abort, vec![])
+        }
         Some(Command::Logs {
             place,
             run,
@@ -257,6 +270,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             std::process::exit(code)
         }
     }
+}
+
+/// What a person's command prints.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct Say {
+    /// Also print the text the agent's next turn starts from, to paste into
+    /// an agent that has none of debug-sidecar's hooks or commands.
+    #[arg(long)]
+    pub kickoff: bool,
 }
 
 /// Which workspace, state directory and session a command for people reads.

@@ -298,6 +298,15 @@ pub fn person_command(prompt: &str) -> Option<(PersonCommandKind, String)> {
     })
 }
 
+/// The words after `/debug` when `prompt` is that command by its bare
+/// name (empty when none follow). Where a host has a `/debug` of its own,
+/// that is the host's command, and with a problem after it the person
+/// reaching for ours under the wrong name.
+pub fn bare_debug(prompt: &str) -> Option<&str> {
+    let rest = prompt.trim_start().strip_prefix("/debug")?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
+}
+
 /// The files an edit tool call touched, from the tool's input as the
 /// harness reports it: `file_path`/`path`/`notebook_path` (Claude Code's
 /// Edit, Write, MultiEdit, NotebookEdit) or the `*** Update/Add/Delete
@@ -421,6 +430,20 @@ mod tests {
             Some(vec!["src/a.rs".to_string(), "b.txt".to_string()])
         );
         assert_eq!(edited_files(&json!({"content": "x"})), None);
+    }
+
+    #[test]
+    fn only_bare_debug_with_a_problem_is_the_person_reaching_for_ours() {
+        assert_eq!(
+            bare_debug("/debug the total is wrong"),
+            Some("the total is wrong")
+        );
+        assert_eq!(bare_debug("  /debug\tx"), Some("x"));
+        assert_eq!(bare_debug("/debug"), Some(""));
+        assert_eq!(bare_debug("/debug   "), Some(""));
+        assert_eq!(bare_debug("/debug-proceed it printed 9"), None);
+        assert_eq!(bare_debug("/debugger x"), None);
+        assert_eq!(bare_debug("/mcp__debug-sidecar__debug x"), None);
     }
 
     #[test]

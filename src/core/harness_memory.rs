@@ -25,6 +25,18 @@ pub struct HarnessMemory {
     /// the model as a new prompt, and fires its prompt hook for it again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_nudge: Option<SentNudge>,
+    /// The person's receipt for a form they answered, until the face that
+    /// can show it to them takes it (Claude Code's hook after the tool).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<PendingReceipt>,
+}
+
+/// A receipt waiting for the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingReceipt {
+    pub text: String,
+    pub at: u64,
 }
 
 /// A nudge as it was sent, by digest.
@@ -91,6 +103,10 @@ pub struct AppliedCommand {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub words: Option<String>,
     pub text: String,
+    /// Where it left the session (`SessionMark`): a repeat is its echo only
+    /// while the session is still there. Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -272,26 +288,49 @@ impl HarnessMemory {
             .collect()
     }
 
-    pub fn remember_command(
-        &mut self,
-        kind: PersonCommandKind,
-        words: Option<&str>,
-        at: u64,
-        text: &str,
-    ) {
+    pub fn leave_receipt(&mut self, text: &str, at: u64) {
+        self.receipt = Some(PendingReceipt {
+            text: text.to_string(),
+            at,
+        });
+    }
+
+    /// The receipt left within the echo window, once.
+    pub fn take_receipt(&mut self, now: u64) -> Option<String> {
+        self.receipt
+            .take()
+            .filter(|r| now.saturating_sub(r.at) <= ECHO_WINDOW_MS)
+            .map(|r| r.text)
+    }
+
+    pub fn remember_command(&mut self, kind: PersonCommandKind, applied: Applied<'_>) {
         self.last_command = Some(AppliedCommand {
             kind,
-            at,
-            words: words.map(|w| crate::core::escape::inline_cut(w, 2048)),
-            text: text.to_string(),
+            at: applied.at,
+            words: applied
+                .words
+                .map(|w| crate::core::escape::inline_cut(w, 2048)),
+            text: applied.text.to_string(),
+            left: Some(applied.left.to_string()),
         });
     }
 
     /// The text a command of `kind` gave the model, if this is its echo:
-    /// applied within the window before `now`, with the same words or a
-    /// leading part of them (Claude Code hands the MCP prompt the first
-    /// word of the problem). Another problem or note is a new command.
-    pub fn echo(&self, kind: PersonCommandKind, words: Option<&str>, now: u64) -> Option<&str> {
+    /// the same command, applied within the window before `now`, with the
+    /// same words, a leading part of them (Claude Code hands the MCP prompt
+    /// the first word of the problem) or none, while the session is still
+    /// where that command left it (`mark`; None: wherever it is). A person's one command reaches
+    /// several faces (Claude Code's prompt hook applies a typed command,
+    /// then its MCP prompt asks for it again), and applying it twice would
+    /// close a round nobody reproduced; a second command after the session
+    /// moved on (the agent handed the next round over) is a new command.
+    pub fn echo(
+        &self,
+        kind: PersonCommandKind,
+        words: Option<&str>,
+        now: u64,
+        mark: Option<&str>,
+    ) -> Option<&str> {
         let command = self.last_command.as_ref()?;
         let recent = command.kind == kind && now.saturating_sub(command.at) <= ECHO_WINDOW_MS;
         let same = match (words.map(str::trim), command.words.as_deref()) {
@@ -299,8 +338,32 @@ impl HarnessMemory {
             (Some(given), Some(applied)) => applied.trim().starts_with(given),
             (Some(_), None) => false,
         };
-        (recent && same).then_some(command.text.as_str())
+        let unmoved = match (command.left.as_deref(), mark) {
+            (Some(left), Some(mark)) => left == mark,
+            _ => true,
+        };
+        (recent && same && unmoved).then_some(command.text.as_str())
     }
+}
+
+/// Where the session stands, as far as a person's command moves it: its
+/// round and stage, or `inactive`.
+pub fn session_mark(state: &crate::core::model::DebugState) -> String {
+    match state.session() {
+        Some(session) => format!("{}:{}", session.round().index, session.stage.as_str()),
+        None => "inactive".to_string(),
+    }
+}
+
+/// A person's command as applied: what the memory keeps of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Applied<'a> {
+    pub words: Option<&'a str>,
+    pub at: u64,
+    /// The text it gave the model.
+    pub text: &'a str,
+    /// Where it left the session (`SessionMark`).
+    pub left: &'a str,
 }
 
 /// The id Claude Code gave a new task: `{"task": {"id": "1"}}` in the
@@ -400,32 +463,75 @@ mod tests {
         assert_eq!(memory.tasks.len(), 1);
     }
 
+    fn applied<'a>(words: Option<&'a str>, at: u64, text: &'a str, left: &'a str) -> Applied<'a> {
+        Applied {
+            words,
+            at,
+            text,
+            left,
+        }
+    }
+
     #[test]
     fn a_command_answers_its_echo_for_a_while() {
         let mut memory = HarnessMemory::default();
-        memory.remember_command(PersonCommandKind::Proceed, None, 1_000, "Round 2 is yours");
+        let proceed = PersonCommandKind::Proceed;
+        memory.remember_command(proceed, applied(None, 1_000, "Round 2 is yours", "2:i"));
         assert_eq!(
-            memory.echo(PersonCommandKind::Proceed, None, 5_000),
+            memory.echo(proceed, None, 5_000, Some("2:i")),
             Some("Round 2 is yours")
         );
-        assert_eq!(memory.echo(PersonCommandKind::Done, None, 5_000), None);
         assert_eq!(
-            memory.echo(PersonCommandKind::Proceed, None, 1_000 + ECHO_WINDOW_MS + 1),
+            memory.echo(PersonCommandKind::Done, None, 5_000, Some("2:i")),
+            None
+        );
+        assert_eq!(
+            memory.echo(proceed, None, 1_000 + ECHO_WINDOW_MS + 1, Some("2:i")),
             None
         );
         memory.remember_command(
             PersonCommandKind::Start,
-            Some("the total is wrong"),
-            1_000,
-            "Debug Mode is on",
+            applied(Some("the total is wrong"), 1_000, "Debug Mode is on", "1:i"),
         );
         assert_eq!(
-            memory.echo(PersonCommandKind::Start, Some("the"), 2_000),
+            memory.echo(PersonCommandKind::Start, Some("the"), 2_000, Some("1:i")),
             Some("Debug Mode is on")
         );
         assert_eq!(
-            memory.echo(PersonCommandKind::Start, Some("another problem"), 2_000),
+            memory.echo(
+                PersonCommandKind::Start,
+                Some("another problem"),
+                2_000,
+                Some("1:i")
+            ),
             None
+        );
+    }
+
+    #[test]
+    fn a_repeat_after_the_session_moved_on_is_a_new_command() {
+        let mut memory = HarnessMemory::default();
+        let proceed = PersonCommandKind::Proceed;
+        memory.remember_command(
+            proceed,
+            applied(Some("it printed 9"), 1_000, "Round 2", "2:i"),
+        );
+        // The agent handed round 2 over: the person's next Proceed is theirs.
+        assert_eq!(memory.echo(proceed, None, 2_000, Some("2:u")), None);
+        assert_eq!(
+            memory.echo(proceed, Some("it"), 2_000, Some("2:i")),
+            Some("Round 2")
+        );
+    }
+
+    #[test]
+    fn a_command_remembered_by_an_older_version_echoes_by_time_alone() {
+        let old: HarnessMemory = serde_json::from_value(json!({"lastCommand": {
+            "kind": "proceed", "at": 1000, "text": "Round 2"}}))
+        .unwrap();
+        assert_eq!(
+            old.echo(PersonCommandKind::Proceed, None, 2_000, Some("anything")),
+            Some("Round 2")
         );
     }
 

@@ -11,6 +11,7 @@ pub mod escape;
 pub mod findings;
 pub mod harness;
 pub mod harness_memory;
+pub mod host;
 pub mod logpoint;
 pub mod machine;
 pub mod markers;

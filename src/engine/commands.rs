@@ -82,7 +82,7 @@ impl Engine {
             _ => None,
         });
         let tool_result = match (applied.after.state.session(), result) {
-            (Some(session), Some(result)) => text::hand_off_result(session, &result),
+            (Some(session), Some(result)) => text::hand_off_result(session, &result, self.host()),
             _ => String::new(),
         };
         Ok((self.snapshot_of(session_id, &applied.after), tool_result))
@@ -201,7 +201,7 @@ impl Engine {
                     .before
                     .session()
                     .map_or(0, |session| session.round().index);
-                Some(text::notice(notice, round))
+                Some(text::notice(notice, round, self.host()))
             }
             _ => None,
         };

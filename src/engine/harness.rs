@@ -4,7 +4,7 @@
 //! Claude Code's task tools folded into progress.
 
 use super::{Engine, EngineError, SessionIo};
-use crate::core::harness_memory::{HarnessMemory, PersonCommandKind};
+use crate::core::harness_memory::{session_mark, Applied, HarnessMemory, PersonCommandKind};
 use crate::core::machine::ProceedInput;
 use crate::core::model::{DebugState, Stage};
 use crate::core::text;
@@ -14,7 +14,9 @@ use serde_json::Value;
 /// agent's next turn starts from (if any).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PersonAnswer {
+    /// The person's receipt, as a terminal or a harness's notice shows it.
     pub said: String,
+    pub receipt: text::Receipt,
     pub kickoff: Option<String>,
     /// Whether this answered the echo of a command applied moments ago
     /// rather than applying it again.
@@ -110,6 +112,28 @@ impl Engine {
         Ok(activity.harness.is_nudge_echo(conversation, prompt, now))
     }
 
+    /// The receipt of a form the person answered moments ago, once: for a
+    /// face that shows the person a line after the hand-off tool returned.
+    pub fn take_receipt(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<Option<String>, EngineError> {
+        let mut taken = None;
+        if self
+            .store
+            .load_activity(session_id)?
+            .harness
+            .receipt
+            .is_some()
+        {
+            self.change_activity(session_id, now, &mut |activity| {
+                taken = activity.harness.take_receipt(now);
+            })?;
+        }
+        Ok(taken)
+    }
+
     /// The conversation lost what it was given (compacted or cleared).
     pub fn conversation_reset(
         &mut self,
@@ -123,8 +147,9 @@ impl Engine {
     }
 
     /// A person's command (start, Proceed, Mark fixed, abort), from any
-    /// face. Refused as illegal right after the same command was applied,
-    /// it answers with that command's text instead: Claude Code runs the
+    /// face, applied once: the same command again within the echo window,
+    /// while the session is where the first left it (or refused as illegal
+    /// now), answers with the first one's text instead. Claude Code runs the
     /// UserPromptSubmit hook (which applies a typed slash command with the
     /// whole prompt) before it expands the MCP prompt of the same command.
     pub fn person_command(
@@ -140,14 +165,41 @@ impl Engine {
                 // The harness puts the person's words there after this answer:
                 // nothing is started from a placeholder.
                 let env = self.env(session_id, false);
+                let receipt = text::Receipt::Placeholder;
                 return Ok(PersonAnswer {
-                    said: "Not started: the problem is still a placeholder.".to_string(),
+                    said: text::receipt(&receipt, false, self.host()),
+                    receipt,
                     kickoff: Some(text::start_template(placeholder.trim(), &env)),
                     echoed: false,
                 });
             }
         }
         let given = words.clone();
+        let mark = |engine: &mut Engine| -> Result<String, EngineError> {
+            Ok(session_mark(&engine.load(session_id)?.state))
+        };
+        let before = mark(self)?;
+        let echo = |engine: &mut Engine, mark: Option<&str>| -> Result<_, EngineError> {
+            let activity = engine.store.load_activity(session_id)?;
+            Ok(activity
+                .harness
+                .echo(kind, given.as_deref(), now, mark)
+                .map(|said| {
+                    let receipt = text::Receipt::Repeated { kind };
+                    PersonAnswer {
+                        said: text::receipt(&receipt, false, engine.host()),
+                        receipt,
+                        kickoff: Some(said.to_string()).filter(|t| !t.is_empty()),
+                        echoed: true,
+                    }
+                }))
+        };
+        // The same command again while the session is where it left it:
+        // the harness repeating the person's one command (a hook and a
+        // prompt expansion of one typed line), applied once.
+        if let Some(answer) = echo(self, Some(&before))? {
+            return Ok(answer);
+        }
         let applied = match kind {
             PersonCommandKind::Start => {
                 let problem = words.ok_or_else(|| {
@@ -156,61 +208,77 @@ impl Engine {
                         "say what is wrong: the problem, in a few words",
                     ))
                 })?;
-                self.start(session_id, problem, now)
-                    .map(|(_, kickoff)| (format!("Debug session {session_id} started."), kickoff))
+                self.start(session_id, problem, now).map(|(_, kickoff)| {
+                    let receipt = text::Receipt::Started {
+                        session: session_id.to_string(),
+                    };
+                    (receipt, kickoff)
+                })
             }
             PersonCommandKind::Proceed => {
                 let input = ProceedInput {
-                    note: words,
+                    note: words.clone(),
                     ..Default::default()
                 };
                 self.proceed(session_id, input, now)
-                    .map(|(snapshot, kickoff)| {
-                        let round = snapshot.round.unwrap_or_default();
-                        (
-                            format!("Round {round} is the agent's: it reads the evidence."),
-                            kickoff,
-                        )
+                    .and_then(|(_, kickoff)| {
+                        let stored = self.load(session_id)?;
+                        let session = stored.state.session();
+                        let closed = session.and_then(|s| s.rounds.iter().rev().nth(1));
+                        let run = closed.map(|r| r.run_id.clone()).unwrap_or_default();
+                        let receipt = text::Receipt::Proceeded {
+                            note: words,
+                            lines: session.and_then(|s| s.run(&run)).map_or(0, |r| r.lines),
+                            run,
+                            round: session.map_or(0, |s| s.round().index),
+                        };
+                        Ok((receipt, kickoff))
                     })
             }
-            PersonCommandKind::Done => self.done(session_id, words, now).map(|(_, kickoff)| {
-                (
-                    "Marked fixed: the agent removes every probe.".to_string(),
-                    kickoff,
-                )
-            }),
+            PersonCommandKind::Done => {
+                self.done(session_id, words.clone(), now)
+                    .map(|(snapshot, kickoff)| {
+                        let receipt = text::Receipt::Fixed {
+                            note: words,
+                            probes: snapshot.probes.live,
+                        };
+                        (receipt, kickoff)
+                    })
+            }
             PersonCommandKind::Abort => self.abort(session_id, now).map(|(_, leftover)| {
-                (
-                    "Debug session aborted.".to_string(),
-                    Some(text::abort_notice(&leftover)),
-                )
+                let receipt = text::Receipt::Aborted {
+                    leftover: leftover.len(),
+                };
+                (receipt, Some(text::abort_notice(&leftover)))
             }),
         };
         match applied {
-            Ok((said, kickoff)) => {
+            Ok((receipt, kickoff)) => {
+                let said = text::receipt(&receipt, false, self.host());
                 let remembered = kickoff.clone().unwrap_or_default();
+                let left = mark(self)?;
                 self.change_activity(session_id, now, &mut |activity| {
-                    activity
-                        .harness
-                        .remember_command(kind, given.as_deref(), now, &remembered)
+                    let applied = Applied {
+                        words: given.as_deref(),
+                        at: now,
+                        text: &remembered,
+                        left: &left,
+                    };
+                    activity.harness.remember_command(kind, applied)
                 })?;
                 Ok(PersonAnswer {
                     said,
+                    receipt,
                     kickoff,
                     echoed: false,
                 })
             }
-            Err(EngineError::Domain(error)) => {
-                let activity = self.store.load_activity(session_id)?;
-                match activity.harness.echo(kind, given.as_deref(), now) {
-                    Some(text) => Ok(PersonAnswer {
-                        said: "Already applied.".to_string(),
-                        kickoff: Some(text.to_string()).filter(|t| !t.is_empty()),
-                        echoed: true,
-                    }),
-                    None => Err(EngineError::Domain(error)),
-                }
-            }
+            // Refused, and the same command came moments ago: its echo,
+            // wherever the session went since.
+            Err(EngineError::Domain(error)) => match echo(self, None)? {
+                Some(answer) => Ok(answer),
+                None => Err(EngineError::Domain(error)),
+            },
             Err(other) => Err(other),
         }
     }
@@ -266,12 +334,12 @@ impl FormAnswer {
 }
 
 impl Engine {
-    /// The hand-off form for the round the person holds now: its round
-    /// index and message; None unless the stage is `user_turn`.
+    /// The hand-off form for the round the person holds now, with its
+    /// round index; None unless the stage is `user_turn`.
     pub fn hand_off_form(
         &mut self,
         session_id: &str,
-    ) -> Result<Option<(u32, String)>, EngineError> {
+    ) -> Result<Option<(u32, text::HandOffForm)>, EngineError> {
         let stored = self.load(session_id)?;
         Ok(stored
             .state
@@ -301,16 +369,34 @@ impl Engine {
             }
             None => return Ok(text::form_too_late(answer.choice(), "no session is active")),
         };
+        let host = self.host();
         let person = |engine: &mut Engine, kind, note| {
             engine
                 .person_command(session_id, kind, note, now)
-                .map(|a| a.kickoff.unwrap_or(a.said))
+                .map(|answer| {
+                    let said = text::receipt(&answer.receipt, true, host);
+                    (said, answer.kickoff.unwrap_or(answer.said))
+                })
         };
-        match answer {
-            FormAnswer::Proceed(note) => person(self, PersonCommandKind::Proceed, note),
-            FormAnswer::Fixed(note) => person(self, PersonCommandKind::Done, note),
-            FormAnswer::Reply(reply) => Ok(text::form_reply(current, reply.as_deref())),
-            FormAnswer::Dismissed(how) => Ok(text::form_dismissed(current, how)),
-        }
+        let (said, model) = match answer {
+            FormAnswer::Proceed(note) => person(self, PersonCommandKind::Proceed, note)?,
+            FormAnswer::Fixed(note) => person(self, PersonCommandKind::Done, note)?,
+            FormAnswer::Reply(reply) => {
+                let receipt = text::Receipt::Replied {
+                    note: reply.clone(),
+                    round: current,
+                };
+                let said = text::receipt(&receipt, true, host);
+                (said, text::form_reply(current, reply.as_deref()))
+            }
+            FormAnswer::Dismissed(how) => {
+                let said = text::receipt(&text::Receipt::Closed { round: current }, true, host);
+                (said, text::form_dismissed(current, how, host))
+            }
+        };
+        self.change_activity(session_id, now, &mut |activity| {
+            activity.harness.leave_receipt(&said, now)
+        })?;
+        Ok(model)
     }
 }

@@ -34,6 +34,7 @@ use crate::core::context_sync::{sync_context, Synced};
 use crate::core::error::CommandName;
 use crate::core::error::DomainError;
 use crate::core::harness::{edited_files, HarnessEvent, HarnessEventKind, ToolNaming};
+use crate::core::host::Host;
 use crate::core::machine::ArtifactInput;
 use crate::core::machine::{
     self, Command, Effect, HandOff, ObservationInput, ProbeRequest, ProceedInput, Reconciliation,
@@ -243,6 +244,8 @@ pub struct Engine {
     recent: Option<Option<String>>,
     /// How the harness this process serves calls our tools.
     tool_naming: ToolNaming,
+    /// Where the person this process serves gives their commands.
+    host: Host,
 }
 
 impl Engine {
@@ -264,12 +267,22 @@ impl Engine {
             announced: HashMap::new(),
             recent: None,
             tool_naming: ToolNaming::default(),
+            host: Host::default(),
         }
     }
 
     /// Texts from now on say how this harness calls our tools.
     pub fn set_tool_naming(&mut self, naming: ToolNaming) {
         self.tool_naming = naming;
+    }
+
+    /// Texts from now on spell the person's commands as this host does.
+    pub fn set_host(&mut self, host: Host) {
+        self.host = host;
+    }
+
+    pub fn host(&self) -> Host {
+        self.host
     }
 
     /// Another process may have written the session: announce its state if
@@ -384,6 +397,7 @@ impl Engine {
             runs_dir: Some(self.runs_dir(session_id).to_string_lossy().into_owned()),
             ingest_url: live.then(|| self.ingest_url(session_id)).flatten(),
             tools: self.tool_naming,
+            host: self.host,
         }
     }
 

@@ -5,6 +5,7 @@
 //! event lives in the hook face and the engine, not here.
 
 use crate::core::harness::ToolNaming;
+use crate::core::host::Host;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -63,6 +64,16 @@ impl Dialect {
         })
     }
 
+    /// Where the person is: the harness itself.
+    pub fn host(self) -> Host {
+        match self {
+            Dialect::Claude => Host::ClaudeCode,
+            Dialect::Codex => Host::Codex,
+            Dialect::Gemini => Host::Gemini,
+            Dialect::Copilot => Host::Copilot,
+        }
+    }
+
     pub fn naming(self) -> ToolNaming {
         match self {
             Dialect::Claude => ToolNaming::ClaudeCode,
@@ -119,12 +130,27 @@ impl Dialect {
         }
     }
 
-    /// Whether the board may ride on `SessionStart`. Gemini CLI's `-p`
-    /// prepends that context to the person's prompt, which then no longer
-    /// starts with its slash command: the command is neither expanded nor
-    /// seen as one. Its prompt hook gives the board instead.
-    pub fn board_at_session_start(self) -> bool {
+    /// Whether the board may ride on `SessionStart` from `source`: only
+    /// after a compaction, which a turn can go on from without a prompt.
+    /// Elsewhere a prompt follows, and its hook gives the board after it
+    /// applied any command the prompt is (a board at start or resume would
+    /// be the one from before that command). Gemini CLI's `-p` prepends
+    /// that context to the person's prompt, which then no longer starts
+    /// with its slash command: there the prompt hook always gives it.
+    pub fn board_at_session_start(self, source: Option<&str>) -> bool {
+        self != Dialect::Gemini && source == Some("compact")
+    }
+
+    /// Whether this event's answer reaches the person as well as the model
+    /// (a lost-state notice goes on the first such answer).
+    pub fn reaches_person_at_session_start(self) -> bool {
         self != Dialect::Gemini
+    }
+
+    /// Keep a prompt from the model, with a line for the person (Claude
+    /// Code erases a prompt its hook blocks and shows the reason).
+    pub fn refuse_prompt(self, person: &str) -> Value {
+        json!({ "decision": "block", "reason": person })
     }
 
     /// The person's prompt, without the context other hooks prepended to

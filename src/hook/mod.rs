@@ -11,7 +11,7 @@ mod dialect;
 pub use dialect::Dialect;
 use dialect::Event;
 
-use crate::core::harness::{person_command, HarnessEvent, HarnessEventKind};
+use crate::core::harness::{bare_debug, person_command, HarnessEvent, HarnessEventKind};
 use crate::core::machine::{StopDecision, TurnSource};
 use crate::core::text;
 use crate::engine::owner::now_ms;
@@ -81,6 +81,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
     let store = committed::open_store(&config.root, &config.state_dir);
     let mut engine = Engine::new(config, store);
     engine.set_tool_naming(dialect.naming());
+    engine.set_host(dialect.host());
     let session = engine.resolve(None)?;
     let now = now_ms();
     let harness = |kind, tool: Option<String>, source| HarnessEvent {
@@ -92,7 +93,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
     // A state directory deleted under an active session: said once, on the
     // first event whose answer reaches both the person and the model.
     let reaches_both = match event {
-        Event::SessionStart => dialect.board_at_session_start(),
+        Event::SessionStart => dialect.reaches_person_at_session_start(),
         Event::PromptSubmit | Event::ToolEnd | Event::Stop => true,
         _ => false,
     };
@@ -111,7 +112,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
             if dialect.session_start_forgets(source) {
                 engine.conversation_reset(&session, &conversation, now)?;
             }
-            if !dialect.board_at_session_start() {
+            if !dialect.board_at_session_start(source) {
                 return Ok(None);
             }
             let board = engine.board_for(&session, &conversation, now)?;
@@ -119,6 +120,16 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
         }
         Event::PromptSubmit => {
             let prompt = dialect.prompt(&input);
+            // Claude Code's `/debug` is its own skill: the person meant
+            // ours, and gets the line that names it (a bare `/debug` stays
+            // Claude Code's).
+            let hosts_debug = dialect.host().owns_bare_debug();
+            let theirs = hosts_debug.then(|| bare_debug(prompt)).flatten();
+            if theirs.is_some_and(|words| !words.is_empty()) {
+                return Ok(Some(
+                    dialect.refuse_prompt(&text::bare_debug_line(dialect.host())),
+                ));
+            }
             // Gemini CLI hands a nudge to the model as a new prompt and runs
             // this hook for it: the agent goes on, the person said nothing.
             let source = if engine.is_nudge_echo(&session, &conversation, prompt, now)? {
@@ -133,7 +144,8 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
             // expands the command only after this hook).
             let mut person = None;
             let mut kickoff = None;
-            if let Some((kind, words)) = person_command(prompt).filter(|_| source.is_some()) {
+            let ours = person_command(prompt).filter(|_| source.is_some() && theirs.is_none());
+            if let Some((kind, words)) = ours {
                 person = Some(
                     match engine.person_command(&session, kind, Some(words), now) {
                         Ok(answer) => {
@@ -171,7 +183,15 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
             // A call that changed the state (hypotheses, a probe on disk, a
             // hand-off) refreshes the sections of the board it changed.
             let board = engine.board_update_for(&session, &conversation, now)?;
-            Ok(board.map(|board| dialect.context_answer(event_name, Some(&board), None)))
+            // The person answered the hand-off form: their receipt (Claude
+            // Code shows the tool call itself only as "Called debug-sidecar").
+            let receipt = if tool.ends_with(text::HAND_OFF_TOOL) {
+                engine.take_receipt(&session, now)?
+            } else {
+                None
+            };
+            Ok((board.is_some() || receipt.is_some())
+                .then(|| dialect.context_answer(event_name, board.as_deref(), receipt.as_deref())))
         }
         Event::Stop => {
             let last = match dialect.last_message(&input) {

@@ -65,14 +65,16 @@ pub fn form_way(context: &RequestContext<RoleServer>) -> FormWay {
 }
 
 /// The form's fields, as the JSON Schema elicitation allows (flat, of
-/// primitive types).
-pub fn schema_value() -> Value {
+/// primitive types). The choice's description holds the whole hand-off,
+/// which the form's short message points to.
+pub fn schema_value(detail: &str) -> Value {
     json!({
         "type": "object",
         "properties": {
             "choice": {
                 "type": "string",
                 "title": "What now?",
+                "description": detail,
                 "oneOf": [
                     {"const": text::CHOICE_PROCEED, "title": "Proceed: I reproduced it"},
                     {"const": text::CHOICE_FIXED, "title": "Mark fixed: it no longer happens"},
@@ -89,8 +91,8 @@ pub fn schema_value() -> Value {
     })
 }
 
-fn schema() -> Option<ElicitationSchema> {
-    let object = schema_value().as_object().cloned()?;
+fn schema(detail: &str) -> Option<ElicitationSchema> {
+    let object = schema_value(detail).as_object().cloned()?;
     match ElicitationSchema::from_json_schema(object) {
         Ok(schema) => Some(schema),
         Err(error) => {
@@ -100,12 +102,12 @@ fn schema() -> Option<ElicitationSchema> {
     }
 }
 
-/// The elicitation request for a form with `message`.
-pub fn request(message: String) -> Option<ElicitRequestParams> {
+/// The elicitation request for the hand-off form.
+pub fn request(form: text::HandOffForm) -> Option<ElicitRequestParams> {
     Some(ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message,
-        requested_schema: schema()?,
+        message: form.message,
+        requested_schema: schema(&form.detail)?,
     })
 }
 
@@ -198,7 +200,7 @@ mod tests {
 
     #[test]
     fn the_schema_is_an_elicitation_schema() {
-        assert!(schema().is_some());
+        assert!(schema("Steps:\n  1. Run it").is_some());
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod form;
 
 use crate::core::harness::{ToolNaming, PERSON_COMMANDS};
 use crate::core::harness_memory::PersonCommandKind;
+use crate::core::host::{Host, HOST_ENV};
 use crate::core::model::Stage;
 use crate::core::text::{self, FormDismissal};
 use crate::engine::owner::Owner;
@@ -173,7 +174,7 @@ impl DebugMcp {
             .run(move |engine, _| engine.hand_off_form(&session))
             .ok()
             .flatten()
-            .and_then(|(round, message)| Some((round, form::request(message)?)));
+            .and_then(|(round, form)| Some((round, form::request(form)?)));
         let Some((round, params)) = asked else {
             return self.finish(ToolAnswer::of(Ok(said))).await;
         };
@@ -248,8 +249,19 @@ impl DebugMcp {
             return;
         };
         let naming = ToolNaming::of_client(&info.client_info.name);
-        self.owner
-            .tell(move |engine, _| engine.set_tool_naming(naming));
+        // A launcher that knows better names the person's host (the ACP
+        // proxy: Claude Code's SDK connects, the person is in an editor).
+        let host = std::env::var(HOST_ENV)
+            .ok()
+            .filter(|h| !h.trim().is_empty())
+            .map_or_else(
+                || Host::of_client(&info.client_info.name),
+                |h| Host::of_client(&h),
+            );
+        self.owner.tell(move |engine, _| {
+            engine.set_tool_naming(naming);
+            engine.set_host(host);
+        });
     }
 }
 

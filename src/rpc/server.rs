@@ -4,6 +4,7 @@
 use super::errors;
 use super::handlers::{NotificationHandler, RequestHandler};
 use crate::core::harness::ToolNaming;
+use crate::core::host::Host;
 use crate::core::session_id::check_session_id;
 use crate::engine::owner::Owner;
 use crate::engine::{tools, Change, Engine, EngineConfig};
@@ -86,7 +87,11 @@ impl LanguageServer for Backend {
         // MCP face's rule (`clientInfo.name`: a harness shim names its host).
         if let Some(info) = &params.client_info {
             let naming = ToolNaming::of_client(&info.name);
-            owner.tell(move |engine, _| engine.set_tool_naming(naming));
+            let host = Host::of_client(&info.name);
+            owner.tell(move |engine, _| {
+                engine.set_tool_naming(naming);
+                engine.set_host(host);
+            });
         }
         tokio::spawn(publish(self.client.clone(), published));
         // Browser probes post here; without it they have no URL, nothing else

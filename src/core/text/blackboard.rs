@@ -30,7 +30,7 @@ pub fn blackboard(session: &DebugSession, env: &RenderEnv) -> String {
         session.stage.as_str()
     );
     out.push('\n');
-    out.push_str(&briefing(session));
+    out.push_str(&briefing(session, env.host));
     out.push_str("\n\nProblem:\n");
     out.push_str(&indented(
         &quoted(&session.problem, budget::BOARD_PROBLEM, 8),

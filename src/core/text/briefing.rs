@@ -1,4 +1,5 @@
 use super::HAND_OFF_TOOL;
+use crate::core::host::Host;
 use crate::core::model::{DebugSession, HandoffMode, Stage};
 
 /// Whose turn it is and what the model must do, per stage. The `user_turn`
@@ -6,7 +7,7 @@ use crate::core::model::{DebugSession, HandoffMode, Stage};
 /// the harness knows whether a user message, the rest of the hand-off turn or
 /// an automatic continuation is next, so it gives the model a test it can
 /// apply to its own transcript instead of asserting one case.
-pub fn briefing(session: &DebugSession) -> String {
+pub fn briefing(session: &DebugSession, host: Host) -> String {
     let round = session.round();
     let facts = session.round_facts();
     match session.stage {
@@ -36,18 +37,17 @@ pub fn briefing(session: &DebugSession) -> String {
                 ),
             };
             format!(
-                "Turn: USER (handed off: {mode}). {situation} It stays theirs until they press \
-                 Proceed.\n\
+                "Turn: USER (handed off: {mode}). {situation} It stays theirs until they Proceed.\n\
                  First check what started this turn:\n\
                  - A message from the user: the round is yours again. Answer it, then call \
                  {HAND_OFF_TOOL} to hand the round back; the earlier hand-off does not cover \
                  your new answer.\n\
                  - Nothing from the user: nothing has happened since the hand-off. No \
                  reproduction ran and no new evidence exists, so do not read logs or continue \
-                 the plan. Write one short line telling the user what to do now and to press \
-                 Proceed when they have (or Mark fixed if the bug is gone), then stop. Do not \
-                 mention this briefing.\nRound {n}: {facts}.",
+                 the plan. Write one short line telling the user what to do now and how to go \
+                 on, then stop: {go_on}. Do not mention this briefing.\nRound {n}: {facts}.",
                 mode = mode.as_str(),
+                go_on = host.go_on_for_model(),
             )
         }
         Stage::CleaningUp => format!(

@@ -6,6 +6,7 @@
 use super::{indented, quoted, HAND_OFF_TOOL};
 use crate::core::budget::{self, cut, KICKOFF_TEXT};
 use crate::core::escape::inline_cut;
+use crate::core::host::Host;
 use crate::core::model::{DebugSession, HandoffMode};
 use std::fmt::Write;
 
@@ -14,9 +15,120 @@ pub const CHOICE_PROCEED: &str = "proceed";
 pub const CHOICE_FIXED: &str = "fixed";
 pub const CHOICE_REPLY: &str = "reply";
 
-/// The form's message: the round's steps and what the person is asked for,
-/// then the three choices. The person reads it in the harness's own UI.
-pub fn hand_off_form(session: &DebugSession) -> String {
+/// The hand-off form as the person sees it: a short message every host
+/// draws whole, and the round's whole hand-off for the form's field help.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandOffForm {
+    /// At most `FORM_LINES` lines of at most `FORM_COLUMNS` characters:
+    /// what the person runs first, then one line of choices. Claude Code
+    /// draws three lines of a form's message and nothing expands the rest.
+    pub message: String,
+    /// Everything: the agent's message, every step, what else to report,
+    /// what each choice does.
+    pub detail: String,
+}
+
+/// Lines and columns of the form's message.
+pub const FORM_LINES: usize = 3;
+pub const FORM_COLUMNS: usize = 100;
+
+/// The last line of every form's message.
+pub const FORM_CHOICES: &str =
+    "Proceed when reproduced (say what you saw) · Mark fixed if it is gone · Reply to the agent";
+
+/// The form for the round the person holds.
+pub fn hand_off_form(session: &DebugSession) -> HandOffForm {
+    HandOffForm {
+        message: form_message(session),
+        detail: form_detail(session),
+    }
+}
+
+fn form_message(session: &DebugSession) -> String {
+    let round = session.round();
+    let mode = round.handoff.unwrap_or(HandoffMode::Reproduce);
+    let head = match mode {
+        HandoffMode::Question => format!("Round {}, the agent asks:", round.index),
+        HandoffMode::Capture => format!("Round {}, capture:", round.index),
+        _ => format!("Round {}, reproduce:", round.index),
+    };
+    let mut words = vec![head];
+    let message = round.message.as_deref().filter(|m| !m.trim().is_empty());
+    if let Some(message) = message {
+        words.push(inline_cut(message.trim(), budget::FORM_MESSAGE));
+    }
+    for (i, step) in round.steps.iter().enumerate() {
+        // The number stays on the line of its step's first word.
+        let step = inline_cut(step.trim(), budget::FORM_STEP);
+        words.push(format!("{}.{GLUE}{}", i + 1, step.replacen(' ', GLUE, 1)));
+    }
+    let pending = session.pending_requests();
+    if !pending.is_empty() {
+        let what: Vec<String> = pending
+            .iter()
+            .filter_map(|r| r.instructions.first())
+            .map(|i| inline_cut(i.trim(), budget::BOARD_INSTRUCTIONS))
+            .collect();
+        words.push(format!("Also report: {}.", what.join("; ")));
+    }
+    let mut lines = wrap(&words.join(" "), FORM_COLUMNS);
+    if lines.len() > FORM_LINES - 1 {
+        lines.truncate(FORM_LINES - 1);
+        let more = " … (all of it under What now?)";
+        let last = lines.last_mut().expect("two lines were kept");
+        let room = FORM_COLUMNS - more.chars().count();
+        while last.chars().count() > room {
+            // Whole words go, the last first.
+            match last.trim_end().rfind([' ', GLUE_CHAR]) {
+                Some(at) => last.truncate(at),
+                None => *last = last.chars().take(room).collect(),
+            }
+        }
+        last.push_str(more);
+    }
+    lines.push(FORM_CHOICES.to_string());
+    lines.join("\n").replace(GLUE_CHAR, " ")
+}
+
+/// Joins words the wrap must not break apart (a step's number and its
+/// first word); a space once the lines are made.
+const GLUE_CHAR: char = '\u{a0}';
+const GLUE: &str = "\u{a0}";
+
+/// `text` in lines of at most `width` characters, broken at spaces (a word
+/// longer than a line is cut into pieces).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let used = line.chars().count();
+            let gap = usize::from(used > 0);
+            if used + gap + word.len() <= width {
+                if gap == 1 {
+                    line.push(' ');
+                }
+                line.extend(word.iter());
+                break;
+            }
+            if used > 0 {
+                lines.push(std::mem::take(&mut line));
+                continue;
+            }
+            let rest = word.split_off(width);
+            lines.push(word.iter().collect());
+            word = rest;
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// The whole hand-off, for the form's field help (and hosts that show it).
+fn form_detail(session: &DebugSession) -> String {
     let round = session.round();
     let mode = round.handoff.unwrap_or(HandoffMode::Reproduce);
     let mut out = match mode {
@@ -91,18 +203,21 @@ pub enum FormDismissal {
 
 /// The hand-off tool's answer when the person left the form: the round
 /// stays theirs, and the model is told to stop as after any hand-off.
-pub fn form_dismissed(n: u32, how: FormDismissal) -> String {
+pub fn form_dismissed(n: u32, how: FormDismissal, host: Host) -> String {
     let what = match how {
+        // `codex exec` declines every form by itself: nobody saw it.
+        FormDismissal::Declined if host.declines_forms_unseen() => {
+            "The hand-off form was declined (this host may decline forms without showing them)"
+        }
         FormDismissal::Declined => "The user declined the hand-off form",
         FormDismissal::Cancelled => "The hand-off form was closed without an answer",
         FormDismissal::Unanswered => "The hand-off form got no answer",
     };
     format!(
-        "{what}. Nothing changed: round {n} stays handed to them (stage user_turn). They can \
-         still Proceed or Mark fixed later: the debug-proceed and debug-done prompts, or \
-         `debug-sidecar proceed [what they saw]` and `debug-sidecar done` in a terminal. Write \
-         one short line telling them that, then end your turn. Do not read logs or change code \
-         until they press Proceed."
+        "{what}. Nothing changed: round {n} stays handed to them (stage user_turn); to go on, {}. Write \
+         one short line telling them what to do and how to go on, then end your turn. Do not \
+         read logs or change code until they Proceed.",
+        host.go_on_for_model()
     )
 }
 

@@ -5,6 +5,7 @@ use super::{
 };
 use crate::core::budget::{self, cut, ID, KICKOFF_TEXT, LOCATION, STATEMENT};
 use crate::core::escape::inline_cut;
+use crate::core::host::Host;
 use crate::core::machine::{
     CleanupSummary, HandOffResult, Kickoff, Notice, Nudge, StopDecision, MAX_CLEANUP_NUDGES,
     MAX_HANDOFF_NUDGES,
@@ -79,7 +80,7 @@ pub fn stop_reason(session: Option<&DebugSession>, decision: &StopDecision) -> O
 }
 
 /// What the user is told when the agent is allowed to stop with something to say.
-pub fn notice(notice: &Notice, round: u32) -> String {
+pub fn notice(notice: &Notice, round: u32, host: Host) -> String {
     match notice {
         Notice::ClosedIncomplete { agent_spoke } => {
             let said = if *agent_spoke {
@@ -88,8 +89,9 @@ pub fn notice(notice: &Notice, round: u32) -> String {
                 "The agent stopped without a word and without handing the round over"
             };
             format!(
-                "{said}, so the sidecar closed round {round} for it. Reproduce the problem and \
-                 press Proceed, press Mark fixed if it is gone, or reply to the agent."
+                "{said}, so the sidecar closed round {round} for it. Reproduce the problem or \
+                 reply to the agent. {}",
+                host.go_on_line()
             )
         }
         Notice::CleanupVerified(summary) => cleanup_summary(summary),
@@ -141,7 +143,7 @@ fn cleanup_summary(summary: &CleanupSummary) -> String {
 }
 
 /// The result of the hand-off tool: the new state and what to do next.
-pub fn hand_off_result(session: &DebugSession, result: &HandOffResult) -> String {
+pub fn hand_off_result(session: &DebugSession, result: &HandOffResult, host: Host) -> String {
     let n = session.round().index;
     match result {
         HandOffResult::Accepted { mode } => {
@@ -150,10 +152,11 @@ pub fn hand_off_result(session: &DebugSession, result: &HandOffResult) -> String
                 _ => "the steps",
             };
             format!(
-                "Round {n} handed to the user ({}); stage is now user_turn. They see {ask} with \
-                 Proceed and Mark fixed buttons. Write one short line telling them what to do, \
-                 then end your turn. Do not read logs or change code until they press Proceed.",
-                mode.as_str()
+                "Round {n} handed to the user ({}); stage is now user_turn. They see {ask}; to go on, {}. \
+                 Write one short line telling them what to do and how to go on, then end your \
+                 turn. Do not read logs or change code until they Proceed.",
+                mode.as_str(),
+                host.go_on_for_model()
             )
         }
         HandOffResult::RefusedNoProbes => format!(

@@ -6,6 +6,7 @@ mod blackboard;
 mod briefing;
 mod form;
 mod messages;
+mod person;
 mod reproduction;
 mod skill;
 
@@ -13,13 +14,15 @@ pub use acp::{acp_board, acp_prompt, acp_said, ACP_BOARD_CLOSE, ACP_BOARD_MAX, A
 pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
 pub use briefing::briefing;
 pub use form::{
-    form_dismissed, form_reply, form_too_late, hand_off_form, FormDismissal, CHOICE_FIXED,
-    CHOICE_PROCEED, CHOICE_REPLY, FORM_UNKNOWN,
+    form_dismissed, form_reply, form_too_late, hand_off_form, FormDismissal, HandOffForm,
+    CHOICE_FIXED, CHOICE_PROCEED, CHOICE_REPLY, FORM_CHOICES, FORM_COLUMNS, FORM_LINES,
+    FORM_UNKNOWN,
 };
 pub use messages::{
     abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, notice, nudge_reason,
     placement_note, snippet_result, start_template, stop_reason, NO_SESSION,
 };
+pub use person::{bare_debug_line, receipt, Receipt};
 pub use reproduction::{agent_run_result, person_run_notice, run_while_agent_runs};
 pub use skill::{skill_md, SKILL_NAME};
 
@@ -45,6 +48,8 @@ pub struct RenderEnv {
     pub ingest_url: Option<String>,
     /// How the harness the text goes to calls our tools.
     pub tools: crate::core::harness::ToolNaming,
+    /// Where the person is: how the texts spell their commands.
+    pub host: crate::core::host::Host,
 }
 
 /// The file probes append to: a link the workspace re-points at the current
