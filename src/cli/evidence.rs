@@ -126,7 +126,7 @@ pub fn probes(place: Where, rescan: bool, json: bool) -> anyhow::Result<ExitCode
         println!(
             "{:<5} {:<8} {:<4} {}",
             inline(&probe.id),
-            probe.state.as_str(),
+            probe.state.for_person(),
             inline(probe.hypothesis_id.as_deref().unwrap_or("-")),
             probe.located()
         );

@@ -132,6 +132,56 @@ impl Host {
         }
     }
 
+    /// The name of the host's page under `docs/hosts/`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Host::Mcp => "mcp",
+            Host::ClaudeCode => "claude-code",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini-cli",
+            Host::Copilot => "copilot-cli",
+            Host::OpenCode => "opencode",
+            Host::Pi => "pi",
+            Host::OhMyPi => "oh-my-pi",
+            Host::Acp => "acp",
+            Host::VsCode => "vscode",
+            Host::Neovim => "neovim",
+            Host::Emacs => "emacs",
+        }
+    }
+
+    /// The table of the person's commands on the host's page (the docs
+    /// test keeps each page's copy equal to it).
+    pub fn doc_table(self) -> String {
+        use PersonCommandKind::{Abort, Done, Proceed, Start};
+        let mut out = String::from("| You want to | In this host |\n|---|---|\n");
+        for (what, kind) in [
+            ("start Debug Mode on a problem", Start),
+            ("hand the round back after reproducing (Proceed)", Proceed),
+            ("say it is fixed (Mark fixed)", Done),
+            ("stop the session", Abort),
+        ] {
+            let how = match self.spelling(kind) {
+                Spelling::Typed(text) => format!("type `{text}`"),
+                Spelling::Button(label, place) => format!("press **{label}** {place}"),
+            };
+            out.push_str(&format!("| {what} | {how} |\n"));
+        }
+        let form = match self.form_lines() {
+            Some(n) => format!(
+                "the agent's hand-off opens a form in the chat; the host draws {n} lines of its \
+                 message, so the form says what to run in 2 lines and the choices in the third"
+            ),
+            None => "the hand-off form, where the host shows one, is drawn whole".to_string(),
+        };
+        out.push_str(&format!("| see the steps to reproduce | {form} |\n"));
+        out.push_str(&format!(
+            "| do any of it from a terminal | `{TERMINAL_PROCEED}`, `{TERMINAL_DONE}`, \
+             `debug-sidecar start [the problem]`, `debug-sidecar abort` |\n"
+        ));
+        out
+    }
+
     /// What the person types or presses there for `kind`. Words a command
     /// takes are shown in brackets (no angle brackets: Gemini CLI escapes
     /// them in hook text).

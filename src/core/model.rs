@@ -215,6 +215,15 @@ impl ProbeState {
             ProbeState::Missing => "missing",
         }
     }
+
+    /// The word a person reads in a listing: a probe no longer on disk was
+    /// removed (by the agent, by hand, or by a revert).
+    pub fn for_person(self) -> &'static str {
+        match self {
+            ProbeState::Missing => "removed",
+            other => other.as_str(),
+        }
+    }
 }
 
 /// A probe's kind: a block written into a file, or a logpoint that only
