@@ -31,8 +31,10 @@ import scenarios_reach  # noqa: E402
 import scenarios_pi  # noqa: E402
 import scenarios_acp  # noqa: E402
 import scenarios_logpoints  # noqa: E402
+import scenarios_tui  # noqa: E402
 from acp import ClaudeAcp, CodexAcp  # noqa: E402
 from pi_hosts import OhMyPi, Pi  # noqa: E402
+from tui_hosts import ClaudeTui, CodexTui  # noqa: E402
 
 
 def main():
@@ -50,16 +52,21 @@ def main():
                 "pi": (Pi, os.environ.get("LAB_PI")),
                 "omp": (OhMyPi, os.environ.get("LAB_OMP")),
                 "claude-acp": (ClaudeAcp, os.environ.get("LAB_CLAUDE_ACP")),
-                "codex-acp": (CodexAcp, os.environ.get("LAB_CODEX_ACP"))}
+                "codex-acp": (CodexAcp, os.environ.get("LAB_CODEX_ACP")),
+                # The same Claude Code and Codex, their interactive UIs in tmux (lab/tui.py).
+                "claude-tui": (ClaudeTui, os.environ.get("LAB_CLAUDE")),
+                "codex-tui": (CodexTui, os.environ.get("LAB_CODEX"))}
     failed, timings = [], []
     for name, harness_name, play in (scenarios.ALL + scenarios_logpoints.ALL + scenarios_reach.ALL + scenarios_pi.ALL
-                                    + scenarios_acp.ALL):
+                                    + scenarios_acp.ALL + scenarios_tui.ALL):
         label = f"{harness_name}: {name}"
         if args.only and not any(o in label for o in args.only):
             continue
         kind, binary = programs[harness_name]
         if not binary:
-            print(f"SKIP {label}: LAB_{harness_name.upper().replace('-', '_')} is not set", file=sys.stderr)
+            # The TUI harnesses run the same programs as the headless ones.
+            program = harness_name.removesuffix("-tui")
+            print(f"SKIP {label}: LAB_{program.upper().replace('-', '_')} is not set", file=sys.stderr)
             failed.append(label)
             continue
         ws = Workspace(name.replace(" ", "-"), sidecar)

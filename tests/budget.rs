@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use debug_sidecar::core::budget::{BLACKBOARD, HAND_OFF_FORM, TOOL_RESULT};
+use debug_sidecar::core::budget::{BLACKBOARD, FORM_HELP, TOOL_RESULT};
 use debug_sidecar::core::host::{Host, HOSTS};
 use debug_sidecar::core::machine::*;
 use debug_sidecar::core::model::*;
@@ -76,7 +76,8 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
             assert_within("hand-off result", &accepted, TOOL_RESULT);
         }
         let form = hand_off_form(s);
-        assert_within("hand-off form", &form.detail, HAND_OFF_FORM);
+        assert_within("hand-off form help", &form.help, FORM_HELP + 8);
+        assert!(!form.help.contains('\n'), "{}", form.help);
         // Drawn whole where the host draws only a few lines of a form.
         let lines: Vec<&str> = form.message.lines().collect();
         assert!(lines.len() <= FORM_LINES, "{}", form.message);

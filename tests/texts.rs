@@ -417,8 +417,9 @@ fn hand_off_form_and_what_the_model_is_told_of_its_answer() {
     let question = run(instrumented(1), vec![hand_off(HandoffMode::Question, None)]);
     let texts = [
         hand_off_form(session(&reproduce)).message,
-        hand_off_form(session(&reproduce)).detail,
+        hand_off_form(session(&reproduce)).help,
         hand_off_form(session(&question)).message,
+        hand_off_form(session(&question)).help,
         form_reply(
             1,
             Some("Which total? The cart shows two.\nThe second is 0."),

@@ -53,11 +53,12 @@ pub const LOG_PAGE: usize = 12 * 1024;
 pub const SUMMARY_VALUE: usize = 160;
 /// All values of one probe in `log_summary`.
 pub const SUMMARY_VALUES: usize = 600;
-/// The in-chat hand-off form's message (the person reads it in the
-/// harness's UI): at most this many steps, each cut to `FORM_STEP` bytes.
-pub const HAND_OFF_FORM: usize = 4 * 1024;
-pub const FORM_STEPS: usize = 10;
+/// The in-chat hand-off form (the person reads it in the harness's UI):
+/// its message is at most `text::FORM_LINES` lines of `text::FORM_COLUMNS`
+/// characters; each step is cut to `FORM_STEP` bytes, and what did not fit
+/// goes on in the choice's one-line help, at most `FORM_HELP` bytes.
 pub const FORM_STEP: usize = 200;
+pub const FORM_HELP: usize = 1024;
 /// The agent's message (a question) in the form.
 pub const FORM_MESSAGE: usize = 800;
 

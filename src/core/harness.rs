@@ -281,6 +281,11 @@ const PROMPT_COMMANDS: &[(&str, PersonCommandKind)] = &[
     ("/debug-done", PersonCommandKind::Done),
     ("/debug-abort", PersonCommandKind::Abort),
     ("/debug", PersonCommandKind::Start),
+    // Without the slash, where the host takes every `/` for a command of
+    // its own (Codex's TUI: "Unrecognized command").
+    ("debug-proceed", PersonCommandKind::Proceed),
+    ("debug-done", PersonCommandKind::Done),
+    ("debug-abort", PersonCommandKind::Abort),
 ];
 
 /// A person's command typed as one of our slash commands, with the whole
@@ -474,6 +479,17 @@ mod tests {
         );
         assert_eq!(person_command("/debugger x"), None);
         assert_eq!(person_command("please /mcp__debug-sidecar__debug x"), None);
+        // Typed without the slash where the host takes every `/` (Codex).
+        assert_eq!(
+            person_command("debug-proceed it printed 9"),
+            Some((PersonCommandKind::Proceed, "it printed 9".into()))
+        );
+        assert_eq!(
+            person_command("debug-done"),
+            Some((PersonCommandKind::Done, String::new()))
+        );
+        assert_eq!(person_command("debug the login"), None);
+        assert_eq!(person_command("debug-proceeding x"), None);
         assert_eq!(ToolNaming::of_client("claude-code"), ToolNaming::ClaudeCode);
         assert_eq!(ToolNaming::of_client("codex-mcp-client"), ToolNaming::Codex);
     }

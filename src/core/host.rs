@@ -58,6 +58,8 @@ pub const TERMINAL_DONE: &str = "debug-sidecar done";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spelling {
     Typed(&'static str),
+    /// Words the person asks the agent in (the agent calls the tool).
+    Asked(&'static str),
     /// A button's label, and where it is.
     Button(&'static str, &'static str),
 }
@@ -67,6 +69,7 @@ impl Spelling {
     pub fn clause(self) -> String {
         match self {
             Spelling::Typed(text) => format!("type {text}"),
+            Spelling::Asked(words) => format!("ask the agent: \"{words}\""),
             Spelling::Button(label, place) => format!("press {label} {place}"),
         }
     }
@@ -74,7 +77,7 @@ impl Spelling {
     /// What is typed or pressed, without where.
     pub fn what(self) -> &'static str {
         match self {
-            Spelling::Typed(text) | Spelling::Button(text, _) => text,
+            Spelling::Typed(text) | Spelling::Asked(text) | Spelling::Button(text, _) => text,
         }
     }
 }
@@ -163,6 +166,7 @@ impl Host {
         ] {
             let how = match self.spelling(kind) {
                 Spelling::Typed(text) => format!("type `{text}`"),
+                Spelling::Asked(words) => format!("ask the agent in words: \"{words}\""),
                 Spelling::Button(label, place) => format!("press **{label}** {place}"),
             };
             out.push_str(&format!("| {what} | {how} |\n"));
@@ -195,6 +199,12 @@ impl Host {
             }
             (Host::ClaudeCode, Done) => typed("/mcp__debug-sidecar__debug-done"),
             (Host::ClaudeCode, Abort) => typed("/mcp__debug-sidecar__debug-abort"),
+            // Codex's TUI rejects every `/` it does not know; its prompt
+            // hook sees words. No MCP prompts there.
+            (Host::Codex, Start) => Spelling::Asked("use Debug Mode on this: [the problem]"),
+            (Host::Codex, Proceed) => typed("debug-proceed [what you saw]"),
+            (Host::Codex, Done) => typed("debug-done"),
+            (Host::Codex, Abort) => typed("debug-abort"),
             (Host::OpenCode, Start) => typed("/debug-sidecar:debug [the problem]"),
             (Host::OpenCode, Proceed) => typed("/debug-sidecar:debug-proceed"),
             (Host::OpenCode, Done) => typed("/debug-sidecar:debug-done"),
@@ -219,7 +229,7 @@ impl Host {
             (Host::Emacs, Proceed) => typed("M-x debug-sidecar-proceed"),
             (Host::Emacs, Done) => typed("M-x debug-sidecar-done"),
             (Host::Emacs, Abort) => typed("M-x debug-sidecar-abort"),
-            // Codex, Copilot CLI (their prompt hooks apply what is typed),
+            // Copilot CLI (its prompt hook applies what is typed),
             // Gemini CLI (our MCP prompts), pi, oh-my-pi (the extension's
             // commands), ACP editors (the proxy's commands), plain MCP.
             (_, Start) => typed("/debug [the problem]"),
@@ -257,6 +267,13 @@ impl Host {
     /// `/debug` runs; ours is spelled `/mcp__debug-sidecar__debug` there.
     pub fn owns_bare_debug(self) -> bool {
         self == Host::ClaudeCode
+    }
+
+    /// Whether the host shows the person the text a stop hook sends the
+    /// model back with (Claude Code: "Stop hook says: …"; Codex's TUI:
+    /// "Blocked by hook" and its reason): it must read right to both.
+    pub fn shows_send_back(self) -> bool {
+        matches!(self, Host::ClaudeCode | Host::Codex)
     }
 
     /// One sentence telling the person how to go on after reproducing:

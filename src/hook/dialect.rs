@@ -203,19 +203,18 @@ impl Dialect {
     /// and to the model as a blocking error, with the reason twice
     /// (measured with 2.1.332). Codex and Copilot CLI continue only on a
     /// block; Gemini CLI on a `deny`, whose reason becomes the next prompt.
-    pub fn send_back(self, model: &str, person: &str) -> Value {
-        match self {
+    pub fn send_back(self, model: &str, person: Option<&str>) -> Value {
+        let mut answer = match self {
             Dialect::Claude => json!({
                 "hookSpecificOutput": { "hookEventName": "Stop", "additionalContext": model },
-                "systemMessage": person,
             }),
-            Dialect::Codex | Dialect::Copilot => {
-                json!({ "decision": "block", "reason": model, "systemMessage": person })
-            }
-            Dialect::Gemini => {
-                json!({ "decision": "deny", "reason": model, "systemMessage": person })
-            }
+            Dialect::Codex | Dialect::Copilot => json!({ "decision": "block", "reason": model }),
+            Dialect::Gemini => json!({ "decision": "deny", "reason": model }),
+        };
+        if let Some(person) = person {
+            answer["systemMessage"] = json!(person);
         }
+        answer
     }
 }
 

@@ -100,7 +100,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
     if reaches_both {
         if let Some((person, model)) = engine.take_lost_notice() {
             return Ok(Some(if event == Event::Stop {
-                dialect.send_back(&model, &person)
+                dialect.send_back(&model, Some(&person))
             } else {
                 dialect.context_answer(event_name, Some(&model), Some(&person))
             }));
@@ -207,8 +207,15 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
             let stop = engine.agent_stopped(&session, last, now)?;
             Ok(match (stop.decision, stop.reason) {
                 (StopDecision::Block { .. }, Some(reason)) => {
+                    // Where the person reads it too, it says whom it is for,
+                    // and is all they need to read.
+                    let (reason, person) = if dialect.host().shows_send_back() {
+                        (format!("{}{reason}", text::SEND_BACK_ADDRESS), None)
+                    } else {
+                        (reason, Some(text::NUDGE_NOTICE))
+                    };
                     engine.nudge_sent(&session, &conversation, &reason, now)?;
-                    Some(dialect.send_back(&reason, text::NUDGE_NOTICE))
+                    Some(dialect.send_back(&reason, person))
                 }
                 _ => stop.notice.map(|notice| json!({ "systemMessage": notice })),
             })

@@ -65,16 +65,16 @@ pub fn form_way(context: &RequestContext<RoleServer>) -> FormWay {
 }
 
 /// The form's fields, as the JSON Schema elicitation allows (flat, of
-/// primitive types). The choice's description holds the whole hand-off,
-/// which the form's short message points to.
-pub fn schema_value(detail: &str) -> Value {
+/// primitive types). The choice's description is the form's one-line help:
+/// what of the steps did not fit in the message, or what closing does.
+pub fn schema_value(help: &str) -> Value {
     json!({
         "type": "object",
         "properties": {
             "choice": {
                 "type": "string",
                 "title": "What now?",
-                "description": detail,
+                "description": help,
                 "oneOf": [
                     {"const": text::CHOICE_PROCEED, "title": "Proceed: I reproduced it"},
                     {"const": text::CHOICE_FIXED, "title": "Mark fixed: it no longer happens"},
@@ -91,8 +91,8 @@ pub fn schema_value(detail: &str) -> Value {
     })
 }
 
-fn schema(detail: &str) -> Option<ElicitationSchema> {
-    let object = schema_value(detail).as_object().cloned()?;
+fn schema(help: &str) -> Option<ElicitationSchema> {
+    let object = schema_value(help).as_object().cloned()?;
     match ElicitationSchema::from_json_schema(object) {
         Ok(schema) => Some(schema),
         Err(error) => {
@@ -107,7 +107,7 @@ pub fn request(form: text::HandOffForm) -> Option<ElicitRequestParams> {
     Some(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: form.message,
-        requested_schema: schema(&form.detail)?,
+        requested_schema: schema(&form.help)?,
     })
 }
 
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn the_schema_is_an_elicitation_schema() {
-        assert!(schema("Steps:\n  1. Run it").is_some());
+        assert!(schema("… 3. Run it again").is_some());
     }
 
     #[test]

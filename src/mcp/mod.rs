@@ -243,21 +243,21 @@ impl DebugMcp {
         }
     }
 
-    /// Texts name our tools as this client calls them.
-    fn learn_client(&self, peer: &Peer<RoleServer>) {
-        let Some(info) = peer.peer_info() else {
+    /// Texts name our tools as this client calls them. From the request's
+    /// own metadata (MCP 2026-07-28 has no session to remember a client
+    /// by), else the initialize handshake's.
+    fn learn_client(&self, context: &RequestContext<RoleServer>) {
+        let Some(client) = context.client_info() else {
             return;
         };
-        let naming = ToolNaming::of_client(&info.client_info.name);
+        let name = client.name;
+        let naming = ToolNaming::of_client(&name);
         // A launcher that knows better names the person's host (the ACP
         // proxy: Claude Code's SDK connects, the person is in an editor).
         let host = std::env::var(HOST_ENV)
             .ok()
             .filter(|h| !h.trim().is_empty())
-            .map_or_else(
-                || Host::of_client(&info.client_info.name),
-                |h| Host::of_client(&h),
-            );
+            .map_or_else(|| Host::of_client(&name), |h| Host::of_client(&h));
         self.owner.tell(move |engine, _| {
             engine.set_tool_naming(naming);
             engine.set_host(host);
@@ -326,7 +326,7 @@ impl ServerHandler for DebugMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.learn_client(&context.peer);
+        self.learn_client(&context);
         if request.name == text::HAND_OFF_TOOL {
             return Ok(self.hand_off(request, &context).await);
         }
@@ -356,7 +356,7 @@ impl ServerHandler for DebugMcp {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.learn_client(&context.peer);
+        self.learn_client(&context);
         let text = self
             .prompt(&request.name, request.arguments)
             .map_err(|message| McpError::invalid_params(message, None))?;

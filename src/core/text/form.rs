@@ -8,7 +8,6 @@ use crate::core::budget::{self, cut, KICKOFF_TEXT};
 use crate::core::escape::inline_cut;
 use crate::core::host::Host;
 use crate::core::model::{DebugSession, HandoffMode};
-use std::fmt::Write;
 
 /// What the person picks in the form (`choice`).
 pub const CHOICE_PROCEED: &str = "proceed";
@@ -16,16 +15,18 @@ pub const CHOICE_FIXED: &str = "fixed";
 pub const CHOICE_REPLY: &str = "reply";
 
 /// The hand-off form as the person sees it: a short message every host
-/// draws whole, and the round's whole hand-off for the form's field help.
+/// draws whole, and what did not fit, for the form's field help.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandOffForm {
     /// At most `FORM_LINES` lines of at most `FORM_COLUMNS` characters:
     /// what the person runs first, then one line of choices. Claude Code
-    /// draws three lines of a form's message and nothing expands the rest.
+    /// draws three lines of a form's message, cuts each at the edge, and
+    /// nothing expands the rest.
     pub message: String,
-    /// Everything: the agent's message, every step, what else to report,
-    /// what each choice does.
-    pub detail: String,
+    /// The choice field's help, one line (Claude Code draws a field's
+    /// description on one line, a line break as a replacement character):
+    /// the rest of the steps when they did not fit, else what closing does.
+    pub help: String,
 }
 
 /// Lines and columns of the form's message.
@@ -36,15 +37,24 @@ pub const FORM_COLUMNS: usize = 100;
 pub const FORM_CHOICES: &str =
     "Proceed when reproduced (say what you saw) · Mark fixed if it is gone · Reply to the agent";
 
+/// The choice's help when the message holds everything.
+pub const FORM_HELP: &str = "Closing the form leaves the round with you.";
+
+/// Where the message points when the steps go on in the help.
+const FORM_MORE: &str = " … (more under What now?)";
+
 /// The form for the round the person holds.
 pub fn hand_off_form(session: &DebugSession) -> HandOffForm {
-    HandOffForm {
-        message: form_message(session),
-        detail: form_detail(session),
-    }
+    let (message, rest) = form_message(session);
+    let help = match rest {
+        Some(rest) => format!("… {}", inline_cut(&rest, budget::FORM_HELP)),
+        None => FORM_HELP.to_string(),
+    };
+    HandOffForm { message, help }
 }
 
-fn form_message(session: &DebugSession) -> String {
+/// The message, and the part of its steps that did not fit in it.
+fn form_message(session: &DebugSession) -> (String, Option<String>) {
     let round = session.round();
     let mode = round.handoff.unwrap_or(HandoffMode::Reproduce);
     let head = match mode {
@@ -67,27 +77,38 @@ fn form_message(session: &DebugSession) -> String {
         let what: Vec<String> = pending
             .iter()
             .filter_map(|r| r.instructions.first())
-            .map(|i| inline_cut(i.trim(), budget::BOARD_INSTRUCTIONS))
+            .map(|i| inline_cut(i.trim().trim_end_matches('.'), budget::BOARD_INSTRUCTIONS))
             .collect();
         words.push(format!("Also report: {}.", what.join("; ")));
     }
     let mut lines = wrap(&words.join(" "), FORM_COLUMNS);
+    let mut rest = None;
     if lines.len() > FORM_LINES - 1 {
-        lines.truncate(FORM_LINES - 1);
-        let more = " … (all of it under What now?)";
+        let mut left: Vec<String> = lines.split_off(FORM_LINES - 1);
         let last = lines.last_mut().expect("two lines were kept");
-        let room = FORM_COLUMNS - more.chars().count();
+        let room = FORM_COLUMNS - FORM_MORE.chars().count();
+        let mut moved = Vec::new();
         while last.chars().count() > room {
             // Whole words go, the last first.
-            match last.trim_end().rfind([' ', GLUE_CHAR]) {
-                Some(at) => last.truncate(at),
-                None => *last = last.chars().take(room).collect(),
+            match last.rfind(' ') {
+                Some(at) => {
+                    moved.push(last[at + 1..].to_string());
+                    last.truncate(at);
+                }
+                None => {
+                    let kept: String = last.chars().take(room).collect();
+                    moved.push(last[kept.len()..].to_string());
+                    *last = kept;
+                }
             }
         }
-        last.push_str(more);
+        last.push_str(FORM_MORE);
+        moved.reverse();
+        moved.append(&mut left);
+        rest = Some(moved.join(" ").replace(GLUE_CHAR, " "));
     }
     lines.push(FORM_CHOICES.to_string());
-    lines.join("\n").replace(GLUE_CHAR, " ")
+    (lines.join("\n").replace(GLUE_CHAR, " "), rest)
 }
 
 /// Joins words the wrap must not break apart (a step's number and its
@@ -125,70 +146,6 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
-}
-
-/// The whole hand-off, for the form's field help (and hosts that show it).
-fn form_detail(session: &DebugSession) -> String {
-    let round = session.round();
-    let mode = round.handoff.unwrap_or(HandoffMode::Reproduce);
-    let mut out = match mode {
-        HandoffMode::Question => format!("Debug Mode, round {}: the agent asks you.", round.index),
-        HandoffMode::Capture => format!(
-            "Debug Mode, round {}: the agent asks you to capture something.",
-            round.index
-        ),
-        _ => format!(
-            "Debug Mode, round {}: the agent asks you to reproduce the problem.",
-            round.index
-        ),
-    };
-    if let Some(message) = round.message.as_deref().filter(|m| !m.trim().is_empty()) {
-        let _ = write!(
-            out,
-            "\n{}",
-            indented(&quoted(message, budget::FORM_MESSAGE, 12), "  ")
-        );
-    }
-    if !round.steps.is_empty() {
-        out.push_str("\nSteps:");
-        for (i, step) in round.steps.iter().take(budget::FORM_STEPS).enumerate() {
-            let _ = write!(
-                out,
-                "\n  {}. {}",
-                i + 1,
-                inline_cut(step, budget::FORM_STEP)
-            );
-        }
-        if round.steps.len() > budget::FORM_STEPS {
-            let _ = write!(
-                out,
-                "\n  +{} more (the agent's chat has them all)",
-                round.steps.len() - budget::FORM_STEPS
-            );
-        }
-    }
-    let pending = session.pending_requests();
-    if !pending.is_empty() {
-        out.push_str("\nAlso report:");
-        for request in pending.iter().take(budget::BOARD_REQUESTS) {
-            let what = request
-                .instructions
-                .first()
-                .map(String::as_str)
-                .unwrap_or("(no instructions)");
-            let _ = write!(
-                out,
-                "\n  - {}",
-                inline_cut(what, budget::BOARD_INSTRUCTIONS)
-            );
-        }
-    }
-    out.push_str(
-        "\nThen choose: Proceed once you reproduced it (write what you saw in the note), Mark \
-         fixed if the problem is gone, or Reply to answer the agent (your answer in the note). \
-         Closing the form leaves the round with you.",
-    );
-    budget::fit(out, budget::HAND_OFF_FORM, "")
 }
 
 /// How a person left the form without answering it.

@@ -20,8 +20,8 @@ pub fn nudge_reason(session: &DebugSession, nudge: &Nudge) -> String {
         Nudge::Handoff { attempt } => {
             let n = session.round().index;
             let mut text = format!(
-                "Round {n} is still yours: you stopped without calling {HAND_OFF_TOOL}, so the \
-                 user has no Proceed button and nothing was handed over. Call {HAND_OFF_TOOL} now \
+                "Round {n} is still yours: you stopped without calling {HAND_OFF_TOOL}, so \
+                 nothing was handed to the user. Call {HAND_OFF_TOOL} now \
                  with numbered reproduction steps and your evidence plan, or keep working with \
                  tools. Do not answer with prose alone."
             );

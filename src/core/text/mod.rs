@@ -39,6 +39,10 @@ pub const START_TOOL: &str = "start_debug_session";
 pub const NUDGE_NOTICE: &str =
     "Debug Mode sent the agent back: it stopped before handing the round over.";
 
+/// How a send-back starts where the host shows it to the person too: the
+/// words are the agent's, and say so.
+pub const SEND_BACK_ADDRESS: &str = "To the agent, from Debug Mode: ";
+
 /// Where things live, as the workspace layer sees them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RenderEnv {

@@ -1,0 +1,385 @@
+"""The person's side in the interactive terminal UIs of Claude Code and
+Codex (lab/tui_hosts.py drives them), against the scripted model. The
+workspace is set up as a person does it: `debug-sidecar install ...
+--write`, then the program started in the folder, its dialogs answered
+with the keyboard. What is asserted is what the person sees (every screen
+is kept), then what the model received, then the session."""
+
+import json
+import os
+import re
+import time
+
+from harness import check, Failure
+from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say, search
+from scenarios import (HAND_OFF, PROBLEM, claude_names, codex_insert_probe, codex_names,
+                       codex_remove_probe, function_outputs, insert_probe, patch,
+                       read_round_one_logs, remove_probe, requests_of)
+from tui_hosts import (CODEX_FORM, MCP_DIALOG, NOT_IN_THIS_HOST, READY, TRUST, accept,
+                       check_forms_whole, codex_answer, form_of, pick, wait_form, write_note)
+
+# The cleanup summary, wrapped where the host wraps it.
+ROUNDS = re.compile(r"ended\s+after\s+(\d+)\s+round\(s\)")
+
+
+def receipt(t, mark, choice):
+    """A one-line receipt of the person's answer on some screen since
+    `mark`: "You chose Proceed (...)", "You chose Mark fixed", "You replied
+    (...)" (or "You chose Reply")."""
+    words = r"\s+".join(map(re.escape, choice.split()))
+    pattern = re.compile(r"You\s+(chose\s+" + words + (r"|replied" if choice == "Reply" else "") + ")")
+    return any(pattern.search(screen) for screen in t.since(mark))
+
+
+def check_host_words(t):
+    """No screen outside a form names what a Claude Code user cannot press
+    or type."""
+    for screen in t.screens_with(re.compile("|".join(p.pattern for p, _ in NOT_IN_THIS_HOST))):
+        form = form_of(screen) or []
+        # Not the form, not Claude Code's own slash menu ("/debug-sidecar:debug (MCP)  …").
+        outside = "\n".join(line for line in screen.split("\n")
+                            if line not in form and "(MCP)" not in line)
+        for pattern, what in NOT_IN_THIS_HOST:
+            found = pattern.search(outside)
+            check(not found, f"the screen names {what}: {found.group(0) if found else ''!r}\n"
+                  + "\n".join(f"|{line}" for line in screen.split("\n")))
+
+
+def proceed_kickoffs(text):
+    """(run, round, lines) of every Proceed kickoff in a text the model got."""
+    return re.findall(r"pressed Proceed\. Run (\S+) of round (\d+) logged (\d+) line", text)
+
+
+def check_kickoff(text, note, what):
+    kickoffs = proceed_kickoffs(text)
+    check(kickoffs, f"{what}: no Proceed kickoff reached the model: {text[-600:]!r}")
+    for run, closed, lines in kickoffs:
+        check(run.startswith("r1-") and closed == "1" and lines == "1",
+              f"{what}: the kickoff names run {run} of round {closed} ({lines} line(s)), "
+              "not round 1's run and its line")
+    check(note in text, f"{what}: the person's note {note!r} did not reach the model")
+    check("You had not handed round" not in text,
+          f"{what}: the model was told it had not handed a round over")
+
+
+def ended(ws):
+    sessions = ws.status()
+    return all(not s.get("active") for s in sessions)
+
+
+# Scenarios
+
+def first_start(kind, binary, ws):
+    """A new user: `install claude --write`, then `claude` in the folder.
+    The trust dialog comes first and is accepted with the keyboard; no MCP
+    dialog follows (install pre-approved the server it wrote)."""
+    with Lab(Script([], claude_names)) as lab:
+        claude = kind(binary, ws, lab.port)
+        out = claude.install()
+        check("trust" in out.stdout, f"install claude does not explain trust: {out.stdout}")
+        try:
+            claude.start()
+            t = claude.tui
+            shown = t.wait_for(TRUST, 40, "the trust dialog")
+            check("mcp__debug-sidecar" in shown and "hooks" in shown,
+                  f"the trust dialog does not say what the folder configures:\n{t.dump()}")
+            claude.first_start(approve_mcp=False)
+            check(not t.shown(MCP_DIALOG), "the MCP dialog was shown")
+            with open(os.path.join(ws.root, ".claude", "settings.local.json")) as f:
+                local = json.load(f)
+            check("debug-sidecar" not in local.get("disabledMcpjsonServers", []),
+                  f"the server was declined: {local}")
+            checked = ws.sidecar("install", "claude", "--check", check_rc=False)
+            check(checked.returncode == 0,
+                  f"install claude --check after the first start: {checked.stdout}")
+        finally:
+            claude.kill()
+
+
+def form_script(ws, second_round):
+    tools = ",".join(claude_names(x) for x in ("probe_snippet", "hand_off_to_user", "read_logs"))
+    return Script([
+        Turn(PROBLEM, [
+            call("ToolSearch", {"query": f"select:{tools}", "max_results": 3}),
+            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                                   "message": "prices total() receives", "variables": ["prices"]}),
+            insert_probe(ws),
+            call("hand_off_to_user", HAND_OFF),
+        ] + second_round, name="start"),
+    ], claude_names)
+
+
+def form_keyboard(kind, binary, ws):
+    """`/mcp__debug-sidecar__debug <problem>` typed; the model places a
+    probe and hands off; the form is answered with the keyboard: Proceed
+    with a note, then (round 2) Reply, then Mark fixed. Every line of each
+    form is on the screen, a receipt follows each answer, and the session
+    ends after 2 rounds."""
+    fix = call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                        "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"})
+    again = dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])
+    script = form_script(ws, [
+        read_round_one_logs,
+        fix,
+        call("hand_off_to_user", again),
+        call("hand_off_to_user", again, text="argv is parsed as it should be: the slice was it."),
+        remove_probe(ws),
+        say("Fixed: total() skipped the first price. Every probe is removed."),
+    ])
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        try:
+            t = claude.start()
+            claude.first_start()
+            claude.submit(f"/mcp__debug-sidecar__debug {PROBLEM}")
+            wait_form(t, 1)
+            check_forms_whole(t)
+            ws.run_app("3", "4", "5")
+            mark = t.mark()
+            pick(t, "Proceed")
+            write_note(t, "it printed 9")
+            accept(t)
+            wait_form(t, 2)
+            start = requests_of(lab, "start")
+            check_kickoff(last_tool_result(start[4]["body"]), "it printed 9",
+                          "Proceed in the form")
+            check(receipt(t, mark, "Proceed"),
+                  "no receipt on the screen after the person chose Proceed")
+            ws.run_app("3", "4", "5")
+
+            mark = t.mark()
+            pick(t, "Reply")
+            write_note(t, "did you check the argv parsing?")
+            accept(t)
+            t.wait_for("argv is parsed as it should be", 30, "the model's answer to the reply")
+            wait_form(t, 2)
+            reply = last_tool_result(requests_of(lab, "start")[7]["body"])
+            check("did you check the argv parsing?" in reply,
+                  f"the person's reply did not reach the model: {reply[:300]!r}")
+            check(receipt(t, mark, "Reply"),
+                  "no receipt on the screen after the person chose Reply")
+
+            mark = t.mark()
+            pick(t, "Mark fixed")
+            accept(t)
+            t.wait_for(ROUNDS, 40, "the cleanup summary")
+            rounds = ROUNDS.search(t.settle(0.5))
+            check(rounds and rounds.group(1) == "2",
+                  f"two hand-offs ended after {rounds and rounds.group(1)} round(s)")
+            check(receipt(t, mark, "Mark fixed"),
+                  "no receipt on the screen after the person chose Mark fixed")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            check_forms_whole(t)
+            check_host_words(t)
+            check(ended(ws), f"the session did not end: {ws.status()}")
+        finally:
+            claude.kill()
+
+
+def form_escape_then_proceed(kind, binary, ws):
+    """The person closes the form with Esc, reproduces, then types
+    `/mcp__debug-sidecar__debug-proceed it printed 9`: Proceed is applied
+    once (the prompt hook and the MCP prompt are one command), its kickoff
+    names round 1's run and the note, and two hand-offs end "after 2
+    round(s)"."""
+    fix = call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                        "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"})
+    script = form_script(ws, [say("Run it when you can, then tell me with Proceed.")])
+    script.turns.append(Turn("debug-proceed", [
+        read_round_one_logs,
+        fix,
+        call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+        remove_probe(ws),
+        say("Fixed: total() skipped the first price. Every probe is removed."),
+    ], name="proceed"))
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        try:
+            t = claude.start()
+            claude.first_start()
+            claude.submit(f"/mcp__debug-sidecar__debug {PROBLEM}")
+            wait_form(t, 1)
+            t.keys("Escape")
+            t.wait_for("Run it when you can", 30, "the model's line after Esc")
+            t.wait_for(READY, 10, "the prompt box after Esc")
+            dismissed = last_tool_result(requests_of(lab, "start")[4]["body"])
+            found = re.search(r"(?<!mcp__debug-sidecar__)\bdebug-(proceed|done)\b", dismissed)
+            check(not found, "after Esc the model is told of a prompt by a name Claude Code "
+                  f"does not take: {dismissed[:400]!r}")
+            sessions = ws.status()
+            check(sessions and sessions[0].get("stage") == "user_turn",
+                  f"Esc did not leave the round with the person: {sessions}")
+            ws.run_app("3", "4", "5")
+
+            claude.submit("/mcp__debug-sidecar__debug-proceed it printed 9")
+            wait_form(t, 2)
+            proceed = requests_of(lab, "proceed")
+            check(proceed, "the proceed turn never reached the model")
+            check_kickoff(request_text(proceed[0]["body"]), "it printed 9",
+                          "/mcp__debug-sidecar__debug-proceed")
+            ws.run_app("3", "4", "5")
+            pick(t, "Mark fixed")
+            accept(t)
+            t.wait_for(ROUNDS, 40, "the cleanup summary")
+            rounds = ROUNDS.search(t.settle(0.5))
+            check(rounds and rounds.group(1) == "2",
+                  f"two hand-offs ended after {rounds and rounds.group(1)} round(s)")
+            check_forms_whole(t)
+            check_host_words(t)
+            check(ended(ws), f"the session did not end: {ws.status()}")
+        finally:
+            claude.kill()
+
+
+def stubborn(kind, binary, ws):
+    """A model that stops without handing off: the Stop hook sends it back
+    once, then closes the round; the person is told, in words that fit
+    Claude Code, and is shown no text meant for the model."""
+    script = Script([
+        Turn(PROBLEM, [say("It is probably the slice in total().")], name="start"),
+        Turn("still yours", [say("I am confident it is the slice.")], name="nudged"),
+    ], claude_names)
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        try:
+            t = claude.start()
+            claude.first_start()
+            claude.submit(f"/mcp__debug-sidecar__debug {PROBLEM}")
+            t.wait_for("I am confident it is the slice.", 40, "the model's second answer")
+            t.wait_for(READY, 20, "the prompt box after the turn")
+            t.settle(1.0)
+            nudged = requests_of(lab, "nudged")
+            check(nudged, "the Stop hook's nudge never reached the model")
+            check(request_text(nudged[0]["body"]).count("is still yours") == 1,
+                  "the model was handed the nudge more than once")
+            sessions = ws.status()
+            check(sessions and sessions[0].get("stage") == "user_turn",
+                  f"the round was not closed: {sessions}")
+            check(t.shown(re.compile(r"closed round 1|round 1 (is|was) closed")),
+                  f"the person was not told the round was closed:\n{t.dump()}")
+            check_host_words(t)
+            # Claude Code shows the person the Stop hook's text for the model
+            # ("Stop hook says: ..."): it must say whom it is for. Claude
+            # Code's own label for a hook names the tool ("PostToolUse:
+            # mcp__debug-sidecar__hand_off_to_user says: ..."); our words for
+            # the person must not.
+            said = [screen for screen in t.screens_with("Stop hook says:")]
+            check(said, "the person never saw the send-back Claude Code shows")
+            check(all("Stop hook says: To the agent, from Debug Mode:" in re.sub(r"\s+", " ", s)
+                      for s in said),
+                  "the send-back the person sees does not say it is for the agent:\n"
+                  + said[-1] if said else "")
+            ours = re.compile(r"(?<!ToolUse:mcp__debug-sidecar__)hand_off_to_user")
+            for screen in t.screens_with(ours):
+                flat = re.sub(r"\s+", " ", screen)
+                if "To the agent, from Debug Mode:" in flat:
+                    continue
+                line = next(line for line in screen.split("\n") if ours.search(line))
+                raise Failure(f"the person is shown text meant for the model: {line.strip()!r}\n"
+                              + "\n".join(f"|{line}" for line in screen.split("\n")))
+        finally:
+            claude.kill()
+
+
+def builtin_debug(kind, binary, ws):
+    """`/debug <problem>` typed: in Claude Code that is its own built-in
+    Debug skill (it turns on Claude Code's debug log). The person is told,
+    on the screen, the command that starts Debug Mode here, and the model
+    is not handed both Claude Code's Debug skill and Debug Mode."""
+    script = Script([], claude_names)
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        try:
+            t = claude.start()
+            claude.first_start()
+            mark = t.mark()
+            claude.submit(f"/debug {PROBLEM}")
+            t.wait_for(READY, 20, "the prompt box after /debug")
+            time.sleep(3)  # what the hooks and the model answer
+            t.settle(1.0)
+            ours = re.compile(r"/mcp__debug-sidecar__debug\b(?!-)")
+            check(any(ours.search(screen) for screen in t.since(mark)),
+                  "after /debug the screen does not name /mcp__debug-sidecar__debug:\n" + t.dump())
+            for r in lab.requests:
+                text = request_text(r["body"] or {})
+                check(not ("# Debug Skill" in text and "[DEBUG MODE" in text),
+                      "the model got Claude Code's Debug skill and Debug Mode's board in one "
+                      "request")
+        finally:
+            claude.kill()
+
+
+# Codex
+def codex_form(kind, binary, ws):
+    """Codex 0.171.0's TUI: the hooks review dialog trusted with the
+    keyboard, Debug Mode asked for in words (the TUI answers a typed
+    `/debug` with "Unrecognized command" before any hook sees it), the
+    hand-off form answered with the keyboard (Proceed with a note, then
+    Mark fixed), a receipt after each answer, no command the TUI rejects
+    named, and the session ended after 2 rounds."""
+    script = Script([
+        Turn(PROBLEM, [
+            search("debug sidecar start hypotheses probe hand off"),
+            call("start_debug_session", {"problem": PROBLEM}),
+            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                                   "message": "prices total() receives", "variables": ["prices"]}),
+            codex_insert_probe,
+            call("hand_off_to_user", HAND_OFF),
+            read_round_one_logs,
+            call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),
+            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+            codex_remove_probe(ws),
+            say("Fixed: total() skipped the first price. Every probe is removed."),
+        ], name="start"),
+    ], codex_names)
+    with Lab(script) as lab:
+        codex = kind(binary, ws, lab.port)
+        codex.install()
+        try:
+            t = codex.start()
+            codex.trust_hooks()
+            codex.submit(f"Use debug mode on this: {PROBLEM}")
+            t.wait_for(CODEX_FORM, 40, "the round 1 form")
+            form = t.settle(0.3)
+            check("1. Run `python3 app.py 3 4 5`" in form,
+                  f"the form does not show the steps:\n{t.dump()}")
+            ws.run_app("3", "4", "5")
+            mark = t.mark()
+            codex_answer(t, "Proceed", "it printed 9")
+            t.wait_for(CODEX_FORM, 40, "the round 2 form")
+            check(receipt(t, mark, "Proceed"),
+                  "no receipt on the screen after the person chose Proceed")
+            outputs = function_outputs(lab, "start")
+            kickoff = next((o for o in outputs if "pressed Proceed" in o), "")
+            check_kickoff(kickoff, "it printed 9", "Proceed in Codex's form")
+            ws.run_app("3", "4", "5")
+            mark = t.mark()
+            codex_answer(t, "Mark fixed", "it printed 12")
+            t.wait_for(ROUNDS, 40, "the cleanup summary")
+            summary = t.settle(0.5)
+            check(receipt(t, mark, "Mark fixed"),
+                  "no receipt on the screen after the person chose Mark fixed")
+            rounds = ROUNDS.search(summary)
+            check(rounds and rounds.group(1) == "2",
+                  f"two hand-offs ended after {rounds and rounds.group(1)} round(s)")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            for screen in t.screens_with(re.compile(r"type\s+/debug")):
+                raise Failure("the screen tells a Codex TUI user to type a /debug command, which "
+                              "the TUI rejects as \"Unrecognized command\":\n" + screen)
+            check(ended(ws), f"the session did not end: {ws.status()}")
+        finally:
+            codex.kill()
+
+
+ALL = [
+    ("first start, trust dialog, no MCP dialog", "claude-tui", first_start),
+    ("form answered with the keyboard", "claude-tui", form_keyboard),
+    ("form closed with Esc, then Proceed typed", "claude-tui", form_escape_then_proceed),
+    ("stubborn model", "claude-tui", stubborn),
+    ("slash debug typed, the built-in one", "claude-tui", builtin_debug),
+    ("form answered with the keyboard", "codex-tui", codex_form),
+]
