@@ -4,6 +4,7 @@ a throwaway workspace configured exactly as `debug-sidecar install ...
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -33,6 +34,30 @@ class Failure(Exception):
 def check(condition, what):
     if not condition:
         raise Failure(what)
+
+
+ENDED_AFTER = re.compile(r"ended\s+after\s+(\d+)\s+round\(s\)")
+
+
+def check_rounds(shown, rounds, what="the session"):
+    """The cleanup summary the person was shown counts `rounds` rounds
+    (two hand-offs: 2), as a person would notice a wrong count."""
+    found = ENDED_AFTER.search(shown)
+    check(found, f"{what}: no cleanup summary with a round count: {shown[-600:]!r}")
+    check(found.group(1) == str(rounds),
+          f"{what} ended after {found.group(1)} round(s), not {rounds}")
+
+
+def check_kickoff_names_round(text, round_no, what="the Proceed kickoff"):
+    """A Proceed kickoff the model got names the run of the round it
+    closed, and no other round's."""
+    named = re.findall(r"Run (r\d+-\S+) of round (\d+) logged", text)
+    check(named, f"{what}: no Proceed kickoff in what the model got: {text[-600:]!r}")
+    for run, closed in named:
+        check(closed == str(round_no) and run.startswith(f"r{round_no}-"),
+              f"{what} names run {run} of round {closed}, not round {round_no}'s")
+    check("You had not handed round" not in text,
+          f"{what}: the model was told it had not handed a round over")
 
 
 class Workspace:

@@ -8,7 +8,7 @@ import os
 import re
 import shlex
 
-from harness import check, Failure
+from harness import check, check_kickoff_names_round, check_rounds
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say, search
 
 BOARD = "[DEBUG MODE · round"
@@ -194,6 +194,7 @@ def claude_whole_loop(kind, binary, ws):
         claude.prompt("/mcp__debug-sidecar__debug-proceed")
         proceed = requests_of(lab, "proceed")
         check(proceed, "the proceed turn never reached the model")
+        check_kickoff_names_round(request_text(proceed[0]["body"]), 1)
         board = newest_board(proceed[0])
         # Item 6: the injected state agrees with the slash command.
         check("stage investigating" in board.split("\n")[0] and "round 2" in board.split("\n")[0],
@@ -212,6 +213,7 @@ def claude_whole_loop(kind, binary, ws):
         check("stage cleaning_up" in done, f"the Mark fixed turn's board contradicts it: {done}")
         check("Cleanup verified" in shown.text or "verified" in shown.text.lower(),
               "the person was not told the cleanup was verified")
+        check_rounds(shown.text, 2)
         sessions = ws.status()
         check(all(s.get("stage") in (None, "ended", "idle") for s in sessions),
               f"the session did not end: {sessions}")
@@ -296,6 +298,7 @@ def claude_form(kind, binary, ws):
               f"the second hand-off did not answer with the cleanup kickoff: {fixed[:400]!r}")
         check("Cleanup verified" in shown.text or "verified" in shown.text.lower(),
               "the person was not told the cleanup was verified")
+        check_rounds(shown.text, 2)
         sessions = ws.status()
         check(all(s.get("stage") in (None, "ended", "idle") for s in sessions),
               f"the session did not end: {sessions}")
@@ -397,7 +400,7 @@ def codex_whole_loop(kind, binary, ws):
             call("hand_off_to_user", HAND_OFF),
             say("Run it, then tell me."),
         ], name="start"),
-        Turn("go on", [
+        Turn("debug-proceed", [
             read_round_one_logs,
             call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
                                                            evidence=["p1: prices [3,4,5]"])]}),
@@ -435,11 +438,14 @@ def codex_whole_loop(kind, binary, ws):
         check(sessions and sessions[0]["stage"] == "user_turn", f"not handed off: {sessions}")
         ws.run_app("3", "4", "5")
 
-        # Codex has no prompts: the person proceeds from a terminal.
-        ws.sidecar("proceed")
-        codex.prompt("I ran it, go on.")
+        # Codex has no prompts and its TUI takes no unknown `/`: the person
+        # types Proceed as words the prompt hook applies.
+        codex.prompt("debug-proceed it printed total: 9")
         proceed = requests_of(lab, "proceed")
         check(proceed, "the proceed turn never reached the model")
+        check_kickoff_names_round(request_text(proceed[0]["body"]), 1)
+        check("it printed total: 9" in request_text(proceed[0]["body"]),
+              "the person's note did not reach the model")
         board = newest_board(proceed[0])
         check("round 2 · stage investigating" in board.splitlines()[0],
               f"the board after Proceed: {board.splitlines()[0]}")

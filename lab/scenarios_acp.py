@@ -8,7 +8,7 @@ then what the editor was shown, then our state and a `serve` client's."""
 import time
 
 from acp import ServeWatcher
-from harness import check
+from harness import check, check_kickoff_names_round, check_rounds
 import os
 
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
@@ -76,6 +76,7 @@ def whole_loop(kind, binary, ws):
             proceed = requests_of(lab, "proceed")
             check(proceed, "the proceed turn never reached the model")
             text = request_text(proceed[0]["body"])
+            check_kickoff_names_round(text, 1)
             newest = text[text.rindex(OPEN):]
             check("round 2 · stage investigating" in newest,
                   f"the newest board contradicts Proceed: {newest[:200]!r}")
@@ -93,6 +94,7 @@ def whole_loop(kind, binary, ws):
             check(all(not s.get("active") for s in sessions), f"the session did not end: {sessions}")
             check(ws.sidecar("check", check_rc=False).returncode == 0, "check is not clean")
             check("verified" in shown.text.lower(), f"the person was not told: {shown.text[-600:]!r}")
+            check_rounds(shown.text, 2)
         finally:
             code = agent.close()
             watcher.close()

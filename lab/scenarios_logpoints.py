@@ -7,7 +7,7 @@ received and the person was shown, then the workspace."""
 
 import re
 
-from harness import BUGGY_APP, check
+from harness import BUGGY_APP, check, check_kickoff_names_round, check_rounds
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from scenarios import HYPOTHESES, PROBLEM, claude_names, no_doubled_board, requests_of
 
@@ -107,6 +107,7 @@ def claude_logpoints(kind, binary, ws):
         claude.prompt("/mcp__debug-sidecar__debug-proceed")
         proceed = requests_of(lab, "proceed")
         check(proceed, "the proceed turn never reached the model")
+        check_kickoff_names_round(request_text(proceed[0]["body"]), 1)
         logs = last_tool_result(proceed[1]["body"])
         check(re.search(r'"prices\[1:\]":\s*\[4,\s*5\]', logs),
               f"the person's run's logpoint values did not reach the model: {logs[:600]!r}")
@@ -125,6 +126,7 @@ def claude_logpoints(kind, binary, ws):
               "the Mark fixed kickoff does not ask for the logpoint's removal")
         check("verified" in shown.text.lower(),
               f"the person was not told the cleanup was verified: {shown.text[-400:]!r}")
+        check_rounds(shown.text, 2)
         no_doubled_board(lab)
         sessions = ws.status()
         check(all(s.get("stage") in (None, "ended", "idle") for s in sessions),

@@ -6,7 +6,7 @@ model received first, then what the person was shown, then our state."""
 import json
 import os
 
-from harness import check
+from harness import check, check_kickoff_names_round, check_rounds
 from opencode import OpenCodeAnthropic
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug, boards,
@@ -108,6 +108,7 @@ def whole_loop(kind, binary, ws, names, start_prompt, start_steps, prefix):
         harness.prompt("/debug-proceed it printed total: 9")
         proceed = requests_of(lab, "proceed")
         check(proceed, "the proceed turn never reached the model")
+        check_kickoff_names_round(request_text(proceed[0]["body"]), 1)
         board = newest_board(proceed[0])
         check("round 2" in board.splitlines()[0] and "stage investigating" in board.splitlines()[0],
               f"the proceed turn's board contradicts Proceed: {board.splitlines()[0]}")
@@ -126,6 +127,7 @@ def whole_loop(kind, binary, ws, names, start_prompt, start_steps, prefix):
         check(ws.sidecar("check", check_rc=False).returncode == 0, "check is not clean")
         if kind.shows_hook_messages:
             check("verified" in shown.text.lower(), f"the person was not told: {shown.text[-600:]!r}")
+            check_rounds(shown.text, 2)
         return lab
 
 
