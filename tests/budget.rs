@@ -70,8 +70,16 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
         )
         .0;
         let s = session(&handed);
-        assert_within("blackboard (user turn)", &blackboard(s, &env), BLACKBOARD);
         for host in HOSTS {
+            // The briefing spells the person's commands as each host does.
+            let board = blackboard(
+                s,
+                &RenderEnv {
+                    host: *host,
+                    ..env.clone()
+                },
+            );
+            assert_within("blackboard (user turn)", &board, BLACKBOARD);
             let accepted = hand_off_result(s, &HandOffResult::Accepted { mode }, *host);
             assert_within("hand-off result", &accepted, TOOL_RESULT);
         }

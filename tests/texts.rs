@@ -408,6 +408,97 @@ fn kickoff_after_the_persons_proceed_on_a_round_the_agent_still_held() {
     ));
 }
 
+/// What names the person's commands, for every host: the person's lines
+/// (how to go on, the round-closed notice, receipts, the `/debug` answer)
+/// and the model's (the hand-off result, a closed form, the briefing's
+/// line for the user's turn).
+#[test]
+fn texts_that_name_the_persons_commands_per_host() {
+    use debug_sidecar::core::host::HOSTS;
+    let handed = run(
+        instrumented(1),
+        vec![hand_off(HandoffMode::Reproduce, None)],
+    );
+    let s = session(&handed);
+    let mut out = Vec::new();
+    for host in HOSTS {
+        let host = *host;
+        let briefing = briefing(s, host);
+        let user_line = briefing
+            .lines()
+            .find(|l| l.starts_with("- Nothing from the user"))
+            .unwrap_or_default()
+            .to_string();
+        let texts = [
+            format!("# {} ({})", host.name(), host.slug()),
+            host.go_on_line(),
+            notice(&Notice::ClosedIncomplete { agent_spoke: true }, 1, host),
+            receipt(&Receipt::Closed { round: 1 }, true, host),
+            bare_debug_line(host).unwrap_or_else(|| "(/debug is ours here)".into()),
+            hand_off_result(
+                s,
+                &HandOffResult::Accepted {
+                    mode: HandoffMode::Reproduce,
+                },
+                host,
+            ),
+            form_dismissed(1, FormDismissal::Declined, host),
+            user_line,
+        ];
+        out.push(texts.join("\n"));
+    }
+    insta::assert_snapshot!(out.join("\n\n"));
+}
+
+/// The person's receipts, one per command and form answer.
+#[test]
+fn receipts_for_the_person() {
+    use debug_sidecar::core::harness_memory::PersonCommandKind;
+    use debug_sidecar::core::host::Host;
+    let host = Host::ClaudeCode;
+    let receipts = [
+        Receipt::Started {
+            session: "default".into(),
+        },
+        Receipt::Started {
+            session: "agent-7".into(),
+        },
+        Receipt::Proceeded {
+            note: Some("it printed 70".into()),
+            run: "r1-mx9c2e25".into(),
+            lines: 1,
+            round: 2,
+        },
+        Receipt::Proceeded {
+            note: None,
+            run: "r2-mx9c2e99".into(),
+            lines: 0,
+            round: 3,
+        },
+        Receipt::Fixed {
+            note: None,
+            probes: 2,
+        },
+        Receipt::Fixed {
+            note: Some("prints 12".into()),
+            probes: 0,
+        },
+        Receipt::Aborted { leftover: 0 },
+        Receipt::Aborted { leftover: 1 },
+        Receipt::Replied {
+            note: Some("which total?".into()),
+            round: 1,
+        },
+        Receipt::Placeholder,
+        Receipt::Repeated {
+            kind: PersonCommandKind::Proceed,
+        },
+    ];
+    let mut out: Vec<String> = receipts.iter().map(|r| receipt(r, false, host)).collect();
+    out.push(receipt(&receipts[2], true, host));
+    insta::assert_snapshot!(out.join("\n"));
+}
+
 #[test]
 fn hand_off_form_and_what_the_model_is_told_of_its_answer() {
     let reproduce = run(

@@ -120,15 +120,15 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
         }
         Event::PromptSubmit => {
             let prompt = dialect.prompt(&input);
-            // Claude Code's `/debug` is its own skill: the person meant
-            // ours, and gets the line that names it (a bare `/debug` stays
-            // Claude Code's).
-            let hosts_debug = dialect.host().owns_bare_debug();
-            let theirs = hosts_debug.then(|| bare_debug(prompt)).flatten();
-            if theirs.is_some_and(|words| !words.is_empty()) {
-                return Ok(Some(
-                    dialect.refuse_prompt(&text::bare_debug_line(dialect.host())),
-                ));
+            // Claude Code's `/debug` is its own skill: with a problem after
+            // it, the person meant ours, and gets the line that names it (a
+            // bare `/debug` stays Claude Code's).
+            let refusal = text::bare_debug_line(dialect.host());
+            let theirs = refusal.as_ref().and_then(|_| bare_debug(prompt));
+            if let (Some(line), Some(words)) = (&refusal, theirs) {
+                if !words.is_empty() {
+                    return Ok(Some(dialect.refuse_prompt(line)));
+                }
             }
             // Gemini CLI hands a nudge to the model as a new prompt and runs
             // this hook for it: the agent goes on, the person said nothing.

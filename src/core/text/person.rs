@@ -96,8 +96,9 @@ pub fn receipt(receipt: &Receipt, in_form: bool, host: Host) -> String {
         }
         Receipt::Aborted { leftover: 0 } => "Debug session aborted.".to_string(),
         Receipt::Aborted { leftover } => format!(
-            "Debug session aborted; {} still on disk (`debug-sidecar check` lists them).",
-            plural(*leftover as u64, "probe is", "probes are")
+            "Debug session aborted; {} still on disk (`debug-sidecar check` lists {}).",
+            plural(*leftover as u64, "probe is", "probes are"),
+            if *leftover == 1 { "it" } else { "them" }
         ),
         Receipt::Replied { note, round } => format!(
             "You replied{}: round {round} stays yours; the agent answers and hands it back.",
@@ -122,12 +123,15 @@ pub fn receipt(receipt: &Receipt, in_form: bool, host: Host) -> String {
 
 /// The line a person gets for `/debug <problem>` where the host's `/debug`
 /// is its own command (Claude Code's debug skill): how ours is spelled.
-pub fn bare_debug_line(host: Host) -> String {
+/// None where `/debug` is ours.
+pub fn bare_debug_line(host: Host) -> Option<String> {
     let start = host.spelling(PersonCommandKind::Start).what();
-    format!(
-        "Not sent: /debug is {}'s own command. Debug Mode starts with {start}.",
-        host.name()
-    )
+    host.owns_bare_debug().then(|| {
+        format!(
+            "Not sent: /debug is {}'s own command. Debug Mode starts with {start}.",
+            host.name()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -158,7 +162,8 @@ mod tests {
 
     #[test]
     fn claude_code_is_told_the_name_it_can_type() {
-        let line = bare_debug_line(Host::ClaudeCode);
+        let line = bare_debug_line(Host::ClaudeCode).unwrap();
+        assert_eq!(bare_debug_line(Host::Codex), None);
         assert!(
             line.contains("/mcp__debug-sidecar__debug [the problem]"),
             "{line}"
