@@ -191,10 +191,15 @@ def claude_whole_loop(kind, binary, ws):
         run = ws.run_app("3", "4", "5")
         check("total: 9" in run.stdout, f"the program did not run as expected: {run.stdout}")
 
-        claude.prompt("/mcp__debug-sidecar__debug-proceed")
+        resumed = claude.prompt("/mcp__debug-sidecar__debug-proceed")
         proceed = requests_of(lab, "proceed")
         check(proceed, "the proceed turn never reached the model")
         check_kickoff_names_round(request_text(proceed[0]["body"]), 1)
+        # `--continue` fires SessionStart before the prompt hook applies the
+        # Proceed: a board there would be round 1's, inside round 2's turn.
+        stale = [o for o in resumed.hook_outputs("SessionStart") if "[DEBUG MODE" in o]
+        check(not stale, f"SessionStart gave a board before the command was applied: {stale[0][:200]!r}"
+              if stale else "")
         board = newest_board(proceed[0])
         # Item 6: the injected state agrees with the slash command.
         check("stage investigating" in board.split("\n")[0] and "round 2" in board.split("\n")[0],
