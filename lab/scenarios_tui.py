@@ -375,6 +375,68 @@ def codex_form(kind, binary, ws):
             codex.kill()
 
 
+def codex_escape_then_proceed(kind, binary, ws):
+    """Codex's TUI: the round 1 form closed with Esc, the person told what
+    to type there (our commands without the slash its TUI rejects), then
+    `debug-proceed it printed 9` typed: the prompt hook applies it once,
+    the model's next turn starts from round 1's evidence and the note, and
+    the session ends after 2 rounds."""
+    script = Script([
+        Turn(PROBLEM, [
+            search("debug sidecar start hypotheses probe hand off"),
+            call("start_debug_session", {"problem": PROBLEM}),
+            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                                   "message": "prices total() receives", "variables": ["prices"]}),
+            codex_insert_probe,
+            call("hand_off_to_user", HAND_OFF),
+            say("Run it, then type debug-proceed with what you saw."),
+        ], name="start"),
+        Turn("debug-proceed", [
+            read_round_one_logs,
+            call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),
+            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+            codex_remove_probe(ws),
+            say("Fixed: total() skipped the first price. Every probe is removed."),
+        ], name="proceed"),
+    ], codex_names)
+    with Lab(script) as lab:
+        codex = kind(binary, ws, lab.port)
+        codex.install()
+        try:
+            t = codex.start()
+            codex.trust_hooks()
+            codex.submit(f"Use debug mode on this: {PROBLEM}")
+            t.wait_for(CODEX_FORM, 40, "the round 1 form")
+            t.settle(0.3)
+            mark = t.mark()
+            t.keys("Escape")
+            t.wait_gone("Field 1/2", 10, "the form closing on Esc")
+            t.wait_for("type debug-proceed with what you saw", 30, "the model's line after Esc")
+            check(any(re.search(r"You\s+closed\s+the\s+form", screen) for screen in t.since(mark)),
+                  f"no receipt after the form was closed:\n{t.dump()}")
+            check(any(re.search(r"type\s+debug-proceed", screen) for screen in t.since(mark)),
+                  f"the person is not told what to type in Codex:\n{t.dump()}")
+            ws.run_app("3", "4", "5")
+            codex.submit("debug-proceed it printed 9")
+            t.wait_for(CODEX_FORM, 40, "the round 2 form")
+            proceed = requests_of(lab, "proceed")
+            check(proceed, "the typed Proceed never reached the model")
+            check_kickoff(request_text(proceed[0]["body"]), "it printed 9", "Proceed typed in Codex")
+            ws.run_app("3", "4", "5")
+            codex_answer(t, "Mark fixed", "it printed 12")
+            t.wait_for(ROUNDS, 40, "the cleanup summary")
+            rounds = ROUNDS.search(t.settle(0.5))
+            check(rounds and rounds.group(1) == "2",
+                  f"two hand-offs ended after {rounds and rounds.group(1)} round(s)")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            for screen in t.screens_with(re.compile(r"type\s+/debug")):
+                raise Failure("the screen tells a Codex TUI user to type a /debug command, which "
+                              "the TUI rejects as \"Unrecognized command\":\n" + screen)
+            check(ended(ws), f"the session did not end: {ws.status()}")
+        finally:
+            codex.kill()
+
+
 ALL = [
     ("first start, trust dialog, no MCP dialog", "claude-tui", first_start),
     ("form answered with the keyboard", "claude-tui", form_keyboard),
@@ -382,4 +444,5 @@ ALL = [
     ("stubborn model", "claude-tui", stubborn),
     ("slash debug typed, the built-in one", "claude-tui", builtin_debug),
     ("form answered with the keyboard", "codex-tui", codex_form),
+    ("form closed with Esc, then Proceed typed", "codex-tui", codex_escape_then_proceed),
 ]
