@@ -266,20 +266,27 @@ def stubborn(kind, binary, ws):
             # Code's own label for a hook names the tool ("PostToolUse:
             # mcp__debug-sidecar__hand_off_to_user says: ..."); our words for
             # the person must not.
-            said = [screen for screen in t.screens_with("Stop hook says:")]
+            # The last screen that shows the send-back, once it is drawn whole.
+            said = t.screens_with("Stop hook says:")
             check(said, "the person never saw the send-back Claude Code shows")
-            check(all("Stop hook says: To the agent, from Debug Mode:" in re.sub(r"\s+", " ", s)
-                      for s in said),
-                  "the send-back the person sees does not say it is for the agent:\n"
-                  + said[-1] if said else "")
+            check("Stop hook says: To the agent, from Debug Mode:" in re.sub(r"\s+", " ", said[-1]),
+                  "the send-back the person sees does not say it is for the agent:\n" + said[-1])
             ours = re.compile(r"(?<!ToolUse:mcp__debug-sidecar__)hand_off_to_user")
             for screen in t.screens_with(ours):
-                flat = re.sub(r"\s+", " ", screen)
-                if "To the agent, from Debug Mode:" in flat:
-                    continue
-                line = next(line for line in screen.split("\n") if ours.search(line))
-                raise Failure(f"the person is shown text meant for the model: {line.strip()!r}\n"
-                              + "\n".join(f"|{line}" for line in screen.split("\n")))
+                # Leave out the send-back's own lines (from "Stop hook says: To
+                # the agent" to the next blank line); nothing else may name it.
+                kept, inside = [], False
+                for line in screen.split("\n"):
+                    if "Stop hook says: To the agent" in line:
+                        inside = True
+                    elif inside and not line.strip():
+                        inside = False
+                    if not inside:
+                        kept.append(line)
+                leak = next((line for line in kept if ours.search(line)), None)
+                if leak is not None:
+                    raise Failure(f"the person is shown text meant for the model: {leak.strip()!r}\n"
+                                  + "\n".join(f"|{line}" for line in screen.split("\n")))
         finally:
             claude.kill()
 
@@ -309,6 +316,8 @@ def builtin_debug(kind, binary, ws):
                 check(not ("# Debug Skill" in text and "[DEBUG MODE" in text),
                       "the model got Claude Code's Debug skill and Debug Mode's board in one "
                       "request")
+            check(all(not s.get("active") for s in ws.status()),
+                  f"/debug started a Debug Mode session: {ws.status()}")
         finally:
             claude.kill()
 

@@ -13,6 +13,7 @@ site-packages is put on sys.path when pyte is not importable."""
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -87,7 +88,12 @@ class Tui:
         self.target = name
         self._tmux("-f", conf, "new-session", "-d", "-s", name, "-x", str(cols),
                    "-y", str(rows), "-c", cwd, "sh", "-c", script)
-        self._tmux("pipe-pane", "-o", "-t", name, f"cat >> {shlex.quote(self.raw_path)}")
+        try:
+            self._tmux("pipe-pane", "-o", "-t", name, f"cat >> {shlex.quote(self.raw_path)}")
+        except Failure:
+            # Nothing reads the program yet: end its server, not leave it waiting.
+            self._tmux("kill-server", check=False)
+            raise
         open(ready, "w").close()
         self.stopped = threading.Event()
         self.reader = threading.Thread(target=self._read_loop, daemon=True)
@@ -203,6 +209,8 @@ class Tui:
 
     def kill(self):
         self._tmux("kill-server", check=False)
+        if os.path.basename(os.path.dirname(self.socket)).startswith("lab-tmux-"):
+            shutil.rmtree(os.path.dirname(self.socket), ignore_errors=True)
         self.stopped.set()
         self.reader.join(timeout=2)
         # Every screen seen, for a person reading a failed scenario's folder.

@@ -61,7 +61,7 @@ fn the_typescript_sdk_takes_our_commands_and_messages_as_valid_acp() {
         .filter_map(Value::as_str)
         .collect();
     assert!(
-        chunks[0].starts_with("debug-sidecar: Debug session"),
+        chunks[0].starts_with("debug-sidecar: Debug Mode started"),
         "{chunks:?}"
     );
     let sent_back = chunks.iter().filter(|c| c.contains(NUDGE_NOTICE)).count();

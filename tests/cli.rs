@@ -54,6 +54,10 @@ fn logs_and_probes_read_the_saved_session() {
     assert_eq!(ledger["untracked"], json!(["p5"]));
     let (_, out, _) = run(root, &["probes", "--session", "s1"]);
     assert!(out.starts_with("p5    live"), "{out}");
+    // Gone from disk: a person reads that it was removed.
+    std::fs::write(root.join("x.py"), "print(1)\n").unwrap();
+    let (_, out, _) = run(root, &["probes", "--rescan", "--session", "s1"]);
+    assert!(out.starts_with("p5    removed"), "{out}");
 }
 
 #[test]

@@ -305,3 +305,46 @@ proptest! {
         prop_assert_eq!(closing, Some(lines.len() - 3), "{}", text);
     }
 }
+
+proptest! {
+    /// Whatever the agent's steps and message hold (wide characters, long
+    /// words, line breaks, control characters), the hand-off form's message
+    /// is at most 3 lines of 100 terminal columns, its help one line of at
+    /// most 88 columns, and nothing of the steps is lost without a pointer.
+    #[test]
+    fn the_hand_off_form_fits_three_lines_of_a_hundred_columns(
+        steps in prop::collection::vec("[a-z 漢字\\n\\t\\u{1b}é/]{0,160}", 0..8),
+        message in prop::option::of("[a-z 漢字\\n]{0,300}"),
+        mode in prop::sample::select(vec![HandoffMode::Reproduce, HandoffMode::Question, HandoffMode::Capture]),
+    ) {
+        use debug_sidecar::core::text::{hand_off_form, FORM_COLUMNS, FORM_LINES};
+        use unicode_width::UnicodeWidthStr;
+        let handed = apply(&instrumented(0), Command::HandOff(HandOff {
+            mode: Some(mode),
+            steps: steps.clone(),
+            plan: None,
+            hypotheses: None,
+            message,
+        }), T0 + 1);
+        // A hand-off the machine refuses (no step to follow) shows no form.
+        let Ok(handed) = handed else { return Ok(()) };
+        let form = hand_off_form(session(&handed.state));
+        let lines: Vec<&str> = form.message.lines().collect();
+        prop_assert!(lines.len() <= FORM_LINES, "{}", form.message);
+        for line in &lines {
+            prop_assert!(line.width() <= FORM_COLUMNS, "{line:?}");
+        }
+        prop_assert!(!form.help.contains('\n'));
+        prop_assert!(form.help.width() <= 88, "{:?}", form.help);
+        // Cut means said so: in the message, and in the help when even it is full.
+        let shown: String = form.message.split_whitespace().collect();
+        let plain = |s: &&String| !s.contains('\u{1b}') && s.len() <= 200;
+        let missing = steps.iter().filter(plain).any(|s| {
+            let squashed: String = s.split_whitespace().collect();
+            !shown.contains(&squashed)
+        });
+        if missing {
+            prop_assert!(form.message.contains("(more under What now?)"), "{}", form.message);
+        }
+    }
+}

@@ -34,7 +34,9 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   let info: { sessionId?: string } = {};
   let tools: Tool[] = [];
   try {
-    info = await sidecar.initialize(root, { editTools: EDIT_TOOLS });
+    // oh-my-pi runs on Bun, pi on Node: texts name this host's commands.
+    const host = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined" ? "oh-my-pi" : "pi";
+    info = await sidecar.initialize(root, { editTools: EDIT_TOOLS, host });
     tools = (await sidecar.request("tools/list", {})).tools;
   } catch (error) {
     console.error(`debug-sidecar: not available (${(error as Error).message}); Debug Mode is off.`);

@@ -217,11 +217,11 @@ fn write_codex_toml(path: &Path, program: &str) -> anyhow::Result<()> {
 pub(super) fn start_line(host: Host) -> String {
     use PersonCommandKind::{Done, Proceed, Start};
     format!(
-        "In {}: start Debug Mode with {}; after reproducing, {}; when it is fixed, {}.",
+        "In {}: to start Debug Mode, {}; after reproducing, {}; when it is fixed, {}.",
         host.name(),
-        host.spelling(Start).what(),
-        host.spelling(Proceed).what(),
-        host.spelling(Done).what()
+        host.spelling(Start).clause(),
+        host.spelling(Proceed).clause(),
+        host.spelling(Done).clause()
     )
 }
 

@@ -24,8 +24,8 @@ pub fn run(
     println!("{}", answer.said);
     if kind != PersonCommandKind::Abort && !answer.echoed {
         println!(
-            "The agent goes on at its next turn: tell it to go on in its chat (its hooks give it \
-             the session)."
+            "The agent reads it at its next turn: tell it to go on in its chat (an agent without \
+             debug-sidecar's hooks or commands needs `--kickoff`'s text pasted)."
         );
     }
     if let (true, Some(kickoff)) = (say.kickoff, answer.kickoff) {

@@ -312,6 +312,13 @@ pub fn bare_debug(prompt: &str) -> Option<&str> {
     (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
 }
 
+/// Whether `prompt` is one of our commands spelled as an MCP prompt of
+/// Claude Code's (`/mcp__debug-sidecar__…`), which it expands after its
+/// prompt hook; the same command typed as words is not expanded.
+pub fn is_mcp_prompt_spelling(prompt: &str) -> bool {
+    prompt.trim_start().starts_with("/mcp__debug-sidecar__")
+}
+
 /// The files an edit tool call touched, from the tool's input as the
 /// harness reports it: `file_path`/`path`/`notebook_path` (Claude Code's
 /// Edit, Write, MultiEdit, NotebookEdit) or the `*** Update/Add/Delete

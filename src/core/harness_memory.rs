@@ -355,6 +355,15 @@ pub fn session_mark(state: &crate::core::model::DebugState) -> String {
     }
 }
 
+/// The same mark, from the snapshot a command answered with (the state it
+/// wrote, not one another process wrote since).
+pub fn snapshot_mark(snapshot: &crate::core::snapshot::Snapshot) -> String {
+    match (snapshot.active, snapshot.round, snapshot.stage) {
+        (true, Some(round), Some(stage)) => format!("{round}:{}", stage.as_str()),
+        _ => "inactive".to_string(),
+    }
+}
+
 /// A person's command as applied: what the memory keeps of it.
 #[derive(Debug, Clone, Copy)]
 pub struct Applied<'a> {

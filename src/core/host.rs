@@ -90,7 +90,8 @@ impl Host {
         let name = name.trim();
         if name.contains("acp") {
             Host::Acp
-        } else if name.starts_with("claude") {
+        } else if name.starts_with("claude-code") || name == "claude code" {
+            // Not Claude Desktop (`claude-ai`): it has none of these commands.
             Host::ClaudeCode
         } else if name.starts_with("codex") {
             Host::Codex
@@ -115,6 +116,15 @@ impl Host {
             Host::Emacs
         } else {
             Host::Mcp
+        }
+    }
+
+    /// From an MCP client's name: an editor's own MCP client (VS Code's,
+    /// for its chat) is not our editor extension, whose buttons it lacks.
+    pub fn of_mcp_client(name: &str) -> Self {
+        match Host::of_client(name) {
+            Host::VsCode | Host::Neovim | Host::Emacs => Host::Mcp,
+            host => host,
         }
     }
 
@@ -307,6 +317,10 @@ mod tests {
     #[test]
     fn clients_are_known_by_their_names() {
         assert_eq!(Host::of_client("claude-code"), Host::ClaudeCode);
+        assert_eq!(Host::of_client("Claude Code"), Host::ClaudeCode);
+        assert_eq!(Host::of_client("claude-ai"), Host::Mcp);
+        assert_eq!(Host::of_mcp_client("Visual Studio Code"), Host::Mcp);
+        assert_eq!(Host::of_mcp_client("claude-code"), Host::ClaudeCode);
         assert_eq!(Host::of_client("codex-mcp-client"), Host::Codex);
         assert_eq!(Host::of_client("gemini-cli-mcp-client"), Host::Gemini);
         assert_eq!(Host::of_client("github-copilot-developer"), Host::Copilot);

@@ -4,7 +4,9 @@
 //! Claude Code's task tools folded into progress.
 
 use super::{Engine, EngineError, SessionIo};
-use crate::core::harness_memory::{session_mark, Applied, HarnessMemory, PersonCommandKind};
+use crate::core::harness_memory::{
+    session_mark, snapshot_mark, Applied, HarnessMemory, PersonCommandKind,
+};
 use crate::core::machine::ProceedInput;
 use crate::core::model::{DebugState, Stage};
 use crate::core::text;
@@ -208,12 +210,13 @@ impl Engine {
                         "say what is wrong: the problem, in a few words",
                     ))
                 })?;
-                self.start(session_id, problem, now).map(|(_, kickoff)| {
-                    let receipt = text::Receipt::Started {
-                        session: session_id.to_string(),
-                    };
-                    (receipt, kickoff)
-                })
+                self.start(session_id, problem, now)
+                    .map(|(snapshot, kickoff)| {
+                        let receipt = text::Receipt::Started {
+                            session: session_id.to_string(),
+                        };
+                        (receipt, kickoff, snapshot_mark(&snapshot))
+                    })
             }
             PersonCommandKind::Proceed => {
                 let input = ProceedInput {
@@ -221,7 +224,7 @@ impl Engine {
                     ..Default::default()
                 };
                 self.proceed(session_id, input, now)
-                    .and_then(|(_, kickoff)| {
+                    .and_then(|(snapshot, kickoff)| {
                         let stored = self.load(session_id)?;
                         let session = stored.state.session();
                         let closed = session.and_then(|s| s.rounds.iter().rev().nth(1));
@@ -230,9 +233,9 @@ impl Engine {
                             note: words,
                             lines: session.and_then(|s| s.run(&run)).map_or(0, |r| r.lines),
                             run,
-                            round: session.map_or(0, |s| s.round().index),
+                            round: snapshot.round.unwrap_or_default(),
                         };
-                        Ok((receipt, kickoff))
+                        Ok((receipt, kickoff, snapshot_mark(&snapshot)))
                     })
             }
             PersonCommandKind::Done => {
@@ -242,21 +245,21 @@ impl Engine {
                             note: words,
                             probes: snapshot.probes.live,
                         };
-                        (receipt, kickoff)
+                        (receipt, kickoff, snapshot_mark(&snapshot))
                     })
             }
-            PersonCommandKind::Abort => self.abort(session_id, now).map(|(_, leftover)| {
+            PersonCommandKind::Abort => self.abort(session_id, now).map(|(snapshot, leftover)| {
                 let receipt = text::Receipt::Aborted {
                     leftover: leftover.len(),
                 };
-                (receipt, Some(text::abort_notice(&leftover)))
+                let notice = Some(text::abort_notice(&leftover));
+                (receipt, notice, snapshot_mark(&snapshot))
             }),
         };
         match applied {
-            Ok((receipt, kickoff)) => {
+            Ok((receipt, kickoff, left)) => {
                 let said = text::receipt(&receipt, false, self.host());
                 let remembered = kickoff.clone().unwrap_or_default();
-                let left = mark(self)?;
                 self.change_activity(session_id, now, &mut |activity| {
                     let applied = Applied {
                         words: given.as_deref(),

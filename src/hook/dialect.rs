@@ -4,7 +4,7 @@
 //! 0.171.0, Gemini CLI 0.61.0, Copilot CLI 1.0.102); the meaning of each
 //! event lives in the hook face and the engine, not here.
 
-use crate::core::harness::ToolNaming;
+use crate::core::harness::{is_mcp_prompt_spelling, ToolNaming};
 use crate::core::host::Host;
 use serde_json::{json, Value};
 
@@ -107,15 +107,16 @@ impl Dialect {
             .unwrap_or(Value::Null)
     }
 
-    /// Whether the harness turns a typed `/debug...` into our MCP prompt,
-    /// whose text (the kickoff) then reaches the model. Where it does not
+    /// Whether the harness turns this typed command into our MCP prompt,
+    /// whose text (the kickoff) then reaches the model (Claude Code, for
+    /// `/mcp__debug-sidecar__…`; not for the same command typed as words). Where it does not
     /// (Codex has no MCP prompts; Copilot CLI's `-p` sends the words as
     /// they are), the prompt hook gives the kickoff itself.
     /// Gemini CLI expands a slash command before its prompt hook runs, so
     /// a `/debug...` that reaches the hook was not expanded (its MCP
     /// prompts were not loaded yet).
-    pub fn expands_prompts(self) -> bool {
-        self == Dialect::Claude
+    pub fn expands_prompts(self, prompt: &str) -> bool {
+        self == Dialect::Claude && is_mcp_prompt_spelling(prompt)
     }
 
     /// Whether a conversation that starts again from `source` has lost the

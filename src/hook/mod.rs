@@ -149,7 +149,11 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
                 person = Some(
                     match engine.person_command(&session, kind, Some(words), now) {
                         Ok(answer) => {
-                            kickoff = answer.kickoff.filter(|_| !dialect.expands_prompts());
+                            // An echo's kickoff was given with the first;
+                            // an expanded prompt gives its own.
+                            kickoff = answer
+                                .kickoff
+                                .filter(|_| !answer.echoed && !dialect.expands_prompts(prompt));
                             answer.said
                         }
                         Err(error) => format!("debug-sidecar: {error}"),

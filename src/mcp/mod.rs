@@ -53,8 +53,12 @@ impl DebugMcp {
         let config = EngineConfig::for_agent(root)?;
         let store = crate::workspace::committed::open_store(&config.root, &config.state_dir);
         let (changes, _) = tokio::sync::mpsc::unbounded_channel();
+        let mut engine = Engine::new(config, store);
+        if let Some(host) = named_host() {
+            engine.set_host(host);
+        }
         Ok(DebugMcp {
-            owner: Owner::spawn(Engine::new(config, store), changes),
+            owner: Owner::spawn(engine, changes),
             subscriber: Arc::new(Mutex::new(None)),
             listeners: Arc::new(Mutex::new(Vec::new())),
             forms: form::PendingForms::default(),
@@ -252,17 +256,22 @@ impl DebugMcp {
         };
         let name = client.name;
         let naming = ToolNaming::of_client(&name);
-        // A launcher that knows better names the person's host (the ACP
-        // proxy: Claude Code's SDK connects, the person is in an editor).
-        let host = std::env::var(HOST_ENV)
-            .ok()
-            .filter(|h| !h.trim().is_empty())
-            .map_or_else(|| Host::of_client(&name), |h| Host::of_client(&h));
+        let host = named_host().unwrap_or_else(|| Host::of_mcp_client(&name));
         self.owner.tell(move |engine, _| {
             engine.set_tool_naming(naming);
             engine.set_host(host);
         });
     }
+}
+
+/// The host a launcher named in `DEBUG_SIDECAR_HOST`, which wins over the
+/// client's name (the ACP proxy: Claude Code's SDK connects, the person is
+/// in an editor).
+fn named_host() -> Option<Host> {
+    std::env::var(HOST_ENV)
+        .ok()
+        .filter(|h| !h.trim().is_empty())
+        .map(|h| Host::of_client(&h))
 }
 
 /// The person's commands as MCP prompts. Only a required argument is

@@ -49,6 +49,9 @@ struct InitializationOptions {
     /// The client's tools that edit files, beyond the ones known by name.
     #[serde(default)]
     edit_tools: Vec<String>,
+    /// The host the person uses (`vscode`, `pi`, `oh-my-pi`, ...), where the
+    /// client's own name would not say (VS Code's forks name themselves).
+    host: Option<String>,
 }
 
 pub struct Backend {
@@ -69,7 +72,7 @@ impl<M: Method> Notification for Wire<M> {
 
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> jsonrpc::Result<InitializeResult> {
-        let config = engine_config(&params)?;
+        let (config, named_host) = engine_config(&params)?;
         tracing::info!(
             "serving {} (state in {})",
             config.root.display(),
@@ -84,15 +87,22 @@ impl LanguageServer for Backend {
             return Err(errors::internal("initialize was already handled"));
         }
         // Texts name our tools as the client's model calls them, by the
-        // MCP face's rule (`clientInfo.name`: a harness shim names its host).
-        if let Some(info) = &params.client_info {
-            let naming = ToolNaming::of_client(&info.name);
-            let host = Host::of_client(&info.name);
-            owner.tell(move |engine, _| {
-                engine.set_tool_naming(naming);
-                engine.set_host(host);
-            });
-        }
+        // MCP face's rule (`clientInfo.name`: a harness shim names its host),
+        // and the person's commands as the host the options or the name say.
+        let name = params.client_info.as_ref().map(|info| info.name.clone());
+        let naming = name
+            .as_deref()
+            .map(ToolNaming::of_client)
+            .unwrap_or_default();
+        let host = named_host
+            .or(name)
+            .as_deref()
+            .map(Host::of_client)
+            .unwrap_or_default();
+        owner.tell(move |engine, _| {
+            engine.set_tool_naming(naming);
+            engine.set_host(host);
+        });
         tokio::spawn(publish(self.client.clone(), published));
         // Browser probes post here; without it they have no URL, nothing else
         // fails. Started when a live session first needs the URL, so a window
@@ -144,7 +154,8 @@ impl LanguageServer for Backend {
 
 /// The workspace from `workspaceFolders`, `rootUri` or the current
 /// directory; the session and state directory from `initializationOptions`.
-fn engine_config(params: &InitializeParams) -> jsonrpc::Result<EngineConfig> {
+/// Also the host the options name, if any.
+fn engine_config(params: &InitializeParams) -> jsonrpc::Result<(EngineConfig, Option<String>)> {
     let options: InitializationOptions = match &params.initialization_options {
         None | Some(Value::Null) => InitializationOptions::default(),
         Some(raw) => errors::parse_params(raw.clone()).map_err(|mut e| {
@@ -176,7 +187,7 @@ fn engine_config(params: &InitializeParams) -> jsonrpc::Result<EngineConfig> {
         EngineConfig::for_workspace(root, options.state_dir).map_err(errors::state_dir_error)?;
     config.default_session = options.session_id;
     config.edit_tools = options.edit_tools;
-    Ok(config)
+    Ok((config, options.host))
 }
 
 impl Backend {

@@ -100,7 +100,8 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       workspaceFolder: folder,
-      initializationOptions: sessionId ? { sessionId } : {},
+      // `host`: texts name the buttons here, whatever this build of VS Code calls itself.
+      initializationOptions: sessionId ? { sessionId, host: 'vscode' } : { host: 'vscode' },
       outputChannel: serverLog,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // The sidecar's stderr, line by line at the level it was logged at (the client's

@@ -43,14 +43,69 @@ pub const FORM_HELP: &str = "Closing the form leaves the round with you.";
 /// Where the message points when the steps go on in the help.
 const FORM_MORE: &str = " … (more under What now?)";
 
+/// Columns of the help line a host shows (Claude Code draws it indented,
+/// on one line, cut at the edge).
+pub const FORM_HELP_COLUMNS: usize = 88;
+
+/// How the help ends when even it cannot hold the rest.
+const FORM_HELP_CUT: &str = " … (Reply to ask the agent for the rest)";
+
 /// The form for the round the person holds.
 pub fn hand_off_form(session: &DebugSession) -> HandOffForm {
     let (message, rest) = form_message(session);
     let help = match rest {
-        Some(rest) => format!("… {}", inline_cut(&rest, budget::FORM_HELP)),
+        Some(rest) => {
+            let rest = inline_cut(&rest, budget::FORM_HELP);
+            let whole = format!("… {rest}");
+            if width(&whole) <= FORM_HELP_COLUMNS {
+                whole
+            } else {
+                let room = FORM_HELP_COLUMNS - width(FORM_HELP_CUT);
+                let mut kept = fit_words(&whole, room);
+                kept.push_str(FORM_HELP_CUT);
+                kept
+            }
+        }
         None => FORM_HELP.to_string(),
     };
     HandOffForm { message, help }
+}
+
+/// Terminal columns `text` takes.
+fn width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// The leading words of `text` that fit in `room` columns (a first word
+/// longer than that, cut).
+fn fit_words(text: &str, room: usize) -> String {
+    let mut kept = String::new();
+    for word in text.split(' ') {
+        let gap = usize::from(!kept.is_empty());
+        if width(&kept) + gap + width(word) > room {
+            break;
+        }
+        if gap == 1 {
+            kept.push(' ');
+        }
+        kept.push_str(word);
+    }
+    if kept.is_empty() {
+        for c in text.chars() {
+            if width(&kept) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > room {
+                break;
+            }
+            kept.push(c);
+        }
+    }
+    kept
+}
+
+/// A free text on one line: runs of whitespace (line breaks, tabs) as one
+/// space, other control characters escaped, cut to `max` bytes.
+fn one_line(text: &str, max: usize) -> String {
+    let squashed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    inline_cut(&squashed, max)
 }
 
 /// The message, and the part of its steps that did not fit in it.
@@ -65,11 +120,11 @@ fn form_message(session: &DebugSession) -> (String, Option<String>) {
     let mut words = vec![head];
     let message = round.message.as_deref().filter(|m| !m.trim().is_empty());
     if let Some(message) = message {
-        words.push(inline_cut(message.trim(), budget::FORM_MESSAGE));
+        words.push(one_line(message, budget::FORM_MESSAGE));
     }
     for (i, step) in round.steps.iter().enumerate() {
         // The number stays on the line of its step's first word.
-        let step = inline_cut(step.trim(), budget::FORM_STEP);
+        let step = one_line(step, budget::FORM_STEP);
         words.push(format!("{}.{GLUE}{}", i + 1, step.replacen(' ', GLUE, 1)));
     }
     let pending = session.pending_requests();
@@ -77,35 +132,41 @@ fn form_message(session: &DebugSession) -> (String, Option<String>) {
         let what: Vec<String> = pending
             .iter()
             .filter_map(|r| r.instructions.first())
-            .map(|i| inline_cut(i.trim().trim_end_matches('.'), budget::BOARD_INSTRUCTIONS))
+            .map(|i| one_line(i.trim().trim_end_matches('.'), budget::BOARD_INSTRUCTIONS))
             .collect();
         words.push(format!("Also report: {}.", what.join("; ")));
     }
-    let mut lines = wrap(&words.join(" "), FORM_COLUMNS);
+    let full = words.join(" ");
+    let mut lines = wrap(&full, FORM_COLUMNS);
     let mut rest = None;
     if lines.len() > FORM_LINES - 1 {
-        let mut left: Vec<String> = lines.split_off(FORM_LINES - 1);
+        lines.truncate(FORM_LINES - 1);
         let last = lines.last_mut().expect("two lines were kept");
-        let room = FORM_COLUMNS - FORM_MORE.chars().count();
-        let mut moved = Vec::new();
-        while last.chars().count() > room {
-            // Whole words go, the last first.
-            match last.rfind(' ') {
-                Some(at) => {
-                    moved.push(last[at + 1..].to_string());
-                    last.truncate(at);
-                }
-                None => {
-                    let kept: String = last.chars().take(room).collect();
-                    moved.push(last[kept.len()..].to_string());
-                    *last = kept;
-                }
-            }
+        let room = FORM_COLUMNS - width(FORM_MORE);
+        if width(last) > room {
+            *last = fit_words(last, room);
         }
-        last.push_str(FORM_MORE);
-        moved.reverse();
-        moved.append(&mut left);
-        rest = Some(moved.join(" ").replace(GLUE_CHAR, " "));
+        // What is not shown is the text after the characters shown (the
+        // wrap only drops the spaces it breaks at).
+        let shown: usize = lines
+            .iter()
+            .map(|l| l.chars().filter(|c| *c != ' ').count())
+            .sum();
+        let mut seen = 0;
+        let cut = full
+            .char_indices()
+            .find(|(_, c)| {
+                if *c != ' ' {
+                    seen += 1;
+                }
+                seen > shown
+            })
+            .map_or(full.len(), |(at, _)| at);
+        lines
+            .last_mut()
+            .expect("two lines were kept")
+            .push_str(FORM_MORE);
+        rest = Some(full[cut..].trim().replace(GLUE_CHAR, " "));
     }
     lines.push(FORM_CHOICES.to_string());
     (lines.join("\n").replace(GLUE_CHAR, " "), rest)
@@ -116,30 +177,39 @@ fn form_message(session: &DebugSession) -> (String, Option<String>) {
 const GLUE_CHAR: char = '\u{a0}';
 const GLUE: &str = "\u{a0}";
 
-/// `text` in lines of at most `width` characters, broken at spaces (a word
-/// longer than a line is cut into pieces).
-fn wrap(text: &str, width: usize) -> Vec<String> {
+/// `text` in lines of at most `columns` terminal columns, broken at spaces
+/// (a word wider than a line is cut into pieces).
+fn wrap(text: &str, columns: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
     for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let mut word: Vec<char> = word.chars().collect();
+        let mut word = word.to_string();
         loop {
-            let used = line.chars().count();
+            let used = width(&line);
             let gap = usize::from(used > 0);
-            if used + gap + word.len() <= width {
+            if used + gap + width(&word) <= columns {
                 if gap == 1 {
                     line.push(' ');
                 }
-                line.extend(word.iter());
+                line.push_str(&word);
                 break;
             }
             if used > 0 {
                 lines.push(std::mem::take(&mut line));
                 continue;
             }
-            let rest = word.split_off(width);
-            lines.push(word.iter().collect());
-            word = rest;
+            let piece = fit_words(&word, columns);
+            let piece = if piece.is_empty() {
+                // One character wider than a line: it goes on a line alone.
+                word.chars().next().map(String::from).unwrap_or_default()
+            } else {
+                piece
+            };
+            word = word[piece.len()..].to_string();
+            lines.push(piece);
+            if word.is_empty() {
+                break;
+            }
         }
     }
     if !line.is_empty() {

@@ -94,8 +94,9 @@ pub const TOOLS: [Tool; 10] = [
         description: "Close your round: hand it to the user with numbered reproduction steps \
              (mode `reproduce`), a request to capture something (`capture`) or a question \
              (`question`, put it in `message`). Give an evidence plan; a plan promising \
-             `runtime_probe` evidence needs probes on disk. After this call, write one short \
-             line to the user and end your turn.",
+             `runtime_probe` evidence needs probes on disk. Keep the steps short: a chat's \
+             form may show only about 250 characters of them. After this call, write one \
+             short line to the user and end your turn.",
         hints: hints(false, false),
         schema: schema_of::<HandOffParams>,
     },
