@@ -322,6 +322,47 @@ def builtin_debug(kind, binary, ws):
             claude.kill()
 
 
+def long_form(kind, binary, ws):
+    """A hand-off with more steps than 3 lines hold (the model was told to
+    keep them short; this one did not): the form still draws whole, its
+    second line points to the rest, and the help line under "What now?"
+    shows the rest, or says how to get it, without being cut at the edge."""
+    steps = ["Open a terminal in the project folder and activate the virtualenv you use",
+             "Run `python3 app.py 3 4 5` and note the total it prints on the last line",
+             "Run `python3 app.py 10 20` and note that total as well, with the argv you gave",
+             "Compare both totals with what a calculator says the sums are",
+             "Write down anything else the program printed before the total"]
+    tools = ",".join(claude_names(x) for x in ("hand_off_to_user",))
+    script = Script([
+        Turn(PROBLEM, [
+            call("ToolSearch", {"query": f"select:{tools}", "max_results": 1}),
+            call("hand_off_to_user", {"mode": "reproduce", "steps": steps}),
+            say("Over to you."),
+        ], name="start"),
+    ], claude_names)
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        try:
+            t = claude.start()
+            claude.first_start()
+            claude.submit(f"/mcp__debug-sidecar__debug {PROBLEM}")
+            form = wait_form(t, 1)
+            check_forms_whole(t)
+            shown = "\n".join(form)
+            check("(more under What now?)" in shown,
+                  f"the form does not point to the steps it could not show:\n{shown}")
+            help_line = next((line for line in form if line.strip().startswith("… ")), None)
+            check(help_line is not None, f"no help line with the rest under What now?:\n{shown}")
+            check(help_line.rstrip().endswith(")") or "5." in help_line,
+                  f"the help line is cut without saying so: {help_line!r}")
+            t.keys("Escape")
+            t.wait_gone("Accept    Decline", 10, "the form closing on Esc")
+            check(ws.status()[0].get("stage") == "user_turn", f"Esc changed the round: {ws.status()}")
+        finally:
+            claude.kill()
+
+
 # Codex
 def codex_form(kind, binary, ws):
     """Codex 0.171.0's TUI: the hooks review dialog trusted with the
@@ -452,6 +493,7 @@ ALL = [
     ("form closed with Esc, then Proceed typed", "claude-tui", form_escape_then_proceed),
     ("stubborn model", "claude-tui", stubborn),
     ("slash debug typed, the built-in one", "claude-tui", builtin_debug),
+    ("a long hand-off in a form of 3 lines", "claude-tui", long_form),
     ("form answered with the keyboard", "codex-tui", codex_form),
     ("form closed with Esc, then Proceed typed", "codex-tui", codex_escape_then_proceed),
 ]

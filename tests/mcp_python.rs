@@ -139,7 +139,7 @@ fn the_python_sdk_answers_the_hand_off_form_at_each_revision() {
             assert!(forms.is_empty(), "{case}");
         } else {
             assert_eq!(forms.len(), 1, "{case}");
-            // Drawn in lines of at most 100 characters: read as one text.
+            // Drawn in lines of at most 90 columns: read as one text.
             let message = forms[0]["message"].as_str().unwrap().replace('\n', " ");
             assert!(
                 message.contains("1. Run `sh cart.sh`.") && message.contains("Say which total"),

@@ -309,10 +309,11 @@ proptest! {
 proptest! {
     /// Whatever the agent's steps and message hold (wide characters, long
     /// words, line breaks, control characters), the hand-off form's message
-    /// is at most 3 lines of 100 terminal columns, its help one line of at
-    /// most 88 columns, and nothing of the steps is lost without a pointer.
+    /// is at most 3 lines of 90 terminal columns (what Claude Code draws
+    /// whole in a terminal of 100), its help one line of at most 84, and
+    /// nothing of the steps is lost without a pointer.
     #[test]
-    fn the_hand_off_form_fits_three_lines_of_a_hundred_columns(
+    fn the_hand_off_form_fits_the_lines_a_terminal_draws(
         steps in prop::collection::vec("[a-z 漢字\\n\\t\\u{1b}é/]{0,160}", 0..8),
         message in prop::option::of("[a-z 漢字\\n]{0,300}"),
         mode in prop::sample::select(vec![HandoffMode::Reproduce, HandoffMode::Question, HandoffMode::Capture]),
@@ -335,7 +336,8 @@ proptest! {
             prop_assert!(line.width() <= FORM_COLUMNS, "{line:?}");
         }
         prop_assert!(!form.help.contains('\n'));
-        prop_assert!(form.help.width() <= 88, "{:?}", form.help);
+        let help_columns = debug_sidecar::core::text::FORM_HELP_COLUMNS;
+        prop_assert!(form.help.width() <= help_columns, "{:?}", form.help);
         // Cut means said so: in the message, and in the help when even it is full.
         let shown: String = form.message.split_whitespace().collect();
         let plain = |s: &&String| !s.contains('\u{1b}') && s.len() <= 200;

@@ -29,9 +29,11 @@ pub struct HandOffForm {
     pub help: String,
 }
 
-/// Lines and columns of the form's message.
+/// Lines and columns of the form's message: what Claude Code 2.1.332 draws
+/// whole in a terminal 100 columns wide (it indents the message by 2 and
+/// cuts a line at column 96 with "…").
 pub const FORM_LINES: usize = 3;
-pub const FORM_COLUMNS: usize = 100;
+pub const FORM_COLUMNS: usize = 90;
 
 /// The last line of every form's message.
 pub const FORM_CHOICES: &str =
@@ -43,9 +45,9 @@ pub const FORM_HELP: &str = "Closing the form leaves the round with you.";
 /// Where the message points when the steps go on in the help.
 const FORM_MORE: &str = " … (more under What now?)";
 
-/// Columns of the help line a host shows (Claude Code draws it indented,
-/// on one line, cut at the edge).
-pub const FORM_HELP_COLUMNS: usize = 88;
+/// Columns of the help line a host shows (Claude Code draws it indented by
+/// 8, on one line, cut at column 96).
+pub const FORM_HELP_COLUMNS: usize = 84;
 
 /// How the help ends when even it cannot hold the rest.
 const FORM_HELP_CUT: &str = " … (Reply to ask the agent for the rest)";

@@ -15,8 +15,8 @@ pub use blackboard::{blackboard, MAX_LISTED_PROBES, MAX_LISTED_RUNS};
 pub use briefing::briefing;
 pub use form::{
     form_dismissed, form_reply, form_too_late, hand_off_form, FormDismissal, HandOffForm,
-    CHOICE_FIXED, CHOICE_PROCEED, CHOICE_REPLY, FORM_CHOICES, FORM_COLUMNS, FORM_LINES,
-    FORM_UNKNOWN,
+    CHOICE_FIXED, CHOICE_PROCEED, CHOICE_REPLY, FORM_CHOICES, FORM_COLUMNS, FORM_HELP_COLUMNS,
+    FORM_LINES, FORM_UNKNOWN,
 };
 pub use messages::{
     abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, notice, nudge_reason,
