@@ -363,6 +363,60 @@ def long_form(kind, binary, ws):
             claude.kill()
 
 
+def background_run(kind, binary, ws):
+    """The agent's own reproduction runs longer than Claude Code waits for a
+    tool call (`CLAUDE_CODE_MCP_AUTO_BACKGROUND_MS`, 2 minutes by default,
+    3 s here): Claude Code moves the call to the background and the model
+    stops. That stop closes nothing and sends nothing back; the person reads
+    that the agent waits for its run. When the run ends, Claude Code starts
+    the agent's next turn with the result by itself: the board there says
+    the round is still the agent's, and it hands off with steps."""
+    tools = ",".join(claude_names(x) for x in ("run_reproduction", "hand_off_to_user"))
+    script = Script([
+        Turn(PROBLEM, [
+            call("ToolSearch", {"query": f"select:{tools}", "max_results": 2}),
+            call("run_reproduction", {"command": ["sleep", "6"], "timeoutSec": 60}),
+            say("Waiting for the run."),
+        ], name="start"),
+        Turn("task-notification", [
+            call("hand_off_to_user", {"mode": "reproduce",
+                                      "steps": ["Run `python3 app.py 3 4 5`"]}),
+            say("Over to you."),
+        ], name="woken"),
+    ], claude_names)
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.env["CLAUDE_CODE_MCP_AUTO_BACKGROUND_MS"] = "3000"
+        claude.install()
+        try:
+            t = claude.start()
+            claude.first_start()
+            mark = t.mark()
+            claude.submit(f"/mcp__debug-sidecar__debug {PROBLEM}")
+            t.wait_for("Waiting for the run.", 30, "the model's stop while its run goes on")
+            t.wait_for(re.compile(r"waiting\s+for\s+its\s+own\s+run"), 10,
+                       "the person told the agent waits for its run")
+            check(ws.status()[0].get("stage") == "investigating",
+                  f"the round was closed while the agent's run went on: {ws.status()}")
+            wait_form(t, 1, timeout=40)
+            woken = requests_of(lab, "woken")
+            check(woken, "the run's end started no turn")
+            text = request_text(woken[0]["body"])
+            check("stage investigating" in text and "handed off: incomplete" not in text,
+                  f"the woken turn's board does not say the round is the agent's: {text[-800:]!r}")
+            check(not any("is still yours" in request_text(r["body"]) for r in lab.requests),
+                  "the model was sent back while its run went on")
+            check(not any(re.search(r"closed\s+round\s+1", screen) for screen in t.since(mark)),
+                  "the person was told the round was closed")
+            t.keys("Escape")
+            t.wait_gone("Accept    Decline", 10, "the form closing on Esc")
+            s = ws.status()[0]
+            check(s.get("stage") == "user_turn" and s.get("handoff") == "reproduce",
+                  f"the hand-off after the run did not give the person the round: {s}")
+        finally:
+            claude.kill()
+
+
 # Codex
 def codex_form(kind, binary, ws):
     """Codex 0.171.0's TUI: the hooks review dialog trusted with the
@@ -494,6 +548,7 @@ ALL = [
     ("stubborn model", "claude-tui", stubborn),
     ("slash debug typed, the built-in one", "claude-tui", builtin_debug),
     ("a long hand-off in a form of 3 lines", "claude-tui", long_form),
+    ("a reproduction longer than the background limit", "claude-tui", background_run),
     ("form answered with the keyboard", "codex-tui", codex_form),
     ("form closed with Esc, then Proceed typed", "codex-tui", codex_escape_then_proceed),
 ]

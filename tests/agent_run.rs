@@ -19,6 +19,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::*;
 
+/// The tests that time a running program take turns: on 2 loaded cores a
+/// neighbour's programs would delay theirs past what they measure.
+static TIMED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn sidecar(root: &Path, args: &[&str]) -> std::process::Output {
     output_within_10s(
         Command::new(BIN)
@@ -86,6 +90,7 @@ async fn tool(client: &RunningService<RoleClient, ()>, name: &str, args: Value) 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn probe_lines_of_the_agents_run_are_its_own_and_other_calls_are_answered_meanwhile() {
+    let _turn = TIMED.lock().await;
     let workspace = Workspace::new("agent-run-probes");
     let root = workspace.root.clone();
     let (mut server, started) = started_session(&root);
@@ -211,6 +216,7 @@ fn send(stdin: &mut impl Write, message: Value) {
 
 #[test]
 fn a_server_killed_mid_run_leaves_the_link_to_the_persons_run_once_its_lease_is_over() {
+    let _turn = TIMED.blocking_lock();
     let workspace = Workspace::new("agent-run-killed");
     let root = workspace.root.clone();
     let (mut server, started) = started_session(&root);
@@ -302,4 +308,60 @@ fn a_server_killed_mid_run_leaves_the_link_to_the_persons_run_once_its_lease_is_
     assert_eq!(probe_values(&person_file), ["person"]);
     assert_eq!(probe_values(&agent), ["agent"]);
     assert!(!runs.join("agent-run.lease").exists(), "the lease is gone");
+}
+
+/// Claude Code moves a tool call still running after its limit to the
+/// background and lets the model stop (seen with 2.1.332 and
+/// `CLAUDE_CODE_MCP_AUTO_BACKGROUND_MS`): while the agent's own run goes
+/// on, that stop is allowed, closes nothing and sends nothing back, and the
+/// person is told the agent waits for it. Once the run is over, a stop is
+/// an early stop again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_while_the_agents_run_goes_on_closes_nothing() {
+    let _turn = TIMED.lock().await;
+    let workspace = Workspace::new("agent-run-stop");
+    let root = workspace.root.clone();
+    let (_server, _) = started_session(&root);
+    std::fs::write(root.join("slow.sh"), "#!/bin/sh\nsleep 3\necho done\n").unwrap();
+    let mut command = tokio::process::Command::new(BIN);
+    command.arg("mcp").current_dir(&root);
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let client = std::sync::Arc::new(client);
+    let running = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            tool(
+                &client,
+                "run_reproduction",
+                json!({"command": ["sh", "slow.sh"], "timeoutSec": 20}),
+            )
+            .await
+        })
+    };
+    let stop = || {
+        let input = json!({"session_id": "c1", "cwd": root, "hook_event_name": "Stop",
+                           "stop_hook_active": false, "last_assistant_message": "waiting"});
+        let out = run_hook("claude", "Stop", &input.to_string(), None);
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)
+    };
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let waiting = stop();
+    assert!(
+        waiting["hookSpecificOutput"].is_null(),
+        "sent back: {waiting}"
+    );
+    let said = waiting["systemMessage"].as_str().unwrap_or_default();
+    assert!(said.contains("waiting for its own run"), "{waiting}");
+    let status: Value =
+        serde_json::from_slice(&sidecar(&root, &["status", "--json"]).stdout).unwrap();
+    assert_eq!(status[0]["stage"], "investigating", "{status}");
+    let result = running.await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    let early = stop();
+    assert!(
+        early["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .is_some_and(|c| c.contains("is still yours")),
+        "{early}"
+    );
 }

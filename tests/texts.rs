@@ -496,6 +496,7 @@ fn receipts_for_the_person() {
     ];
     let mut out: Vec<String> = receipts.iter().map(|r| receipt(r, false, host)).collect();
     out.push(receipt(&receipts[2], true, host));
+    out.push(agent_run_pending("r1-mx9c2e25"));
     insta::assert_snapshot!(out.join("\n"));
 }
 

@@ -2,6 +2,7 @@
 //! Mark fixed, abort, observations, the stop decision and the blackboard.
 
 use super::*;
+use crate::core::model::Stage;
 
 impl Engine {
     /// Every session the store knows, most recently active first.
@@ -173,6 +174,24 @@ impl Engine {
         last_message: Option<&str>,
         now: u64,
     ) -> Result<StopAnswer, EngineError> {
+        // Claude Code moves a tool call still running after 2 minutes to the
+        // background and lets the model stop: while its own reproduction
+        // runs, the agent waits for it, and the host hands it the result
+        // when it ends. That stop closes nothing and sends nothing back.
+        let investigating = self
+            .load(session_id)?
+            .state
+            .session()
+            .is_some_and(|s| s.stage == Stage::Investigating);
+        if investigating {
+            if let Some(run) = runlog::running_agent_run(&self.runs_dir(session_id)) {
+                return Ok(StopAnswer {
+                    decision: StopDecision::Allow { notice: None },
+                    reason: None,
+                    notice: Some(text::agent_run_pending(&run)),
+                });
+            }
+        }
         // The message and the stop are one moment: one write, one revision.
         let spoke = last_message.is_some_and(|m| !m.trim().is_empty());
         let facts: &[Command] = if spoke {

@@ -154,6 +154,13 @@ impl Dialect {
         json!({ "decision": "block", "reason": person })
     }
 
+    /// Whether a prompt is the host's own notice, not the person speaking:
+    /// Claude Code starts a turn with a background task's result (a tool
+    /// call it moved to the background finished) and runs this hook for it.
+    pub fn is_host_notice(self, prompt: &str) -> bool {
+        self == Dialect::Claude && prompt.contains("[SYSTEM NOTIFICATION - NOT USER INPUT]")
+    }
+
     /// The person's prompt, without the context other hooks prepended to
     /// it (Gemini CLI wraps each in `<hook_context>`).
     pub fn prompt(self, input: &Value) -> &str {
@@ -267,6 +274,15 @@ mod tests {
             Dialect::Claude.prompt(&input),
             "<hook_context>b</hook_context>/debug x"
         );
+    }
+
+    #[test]
+    fn a_background_tasks_result_is_the_hosts_notice_not_the_person() {
+        let notice = "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an \
+                      automated background-task event\n<task-notification>…";
+        assert!(Dialect::Claude.is_host_notice(notice));
+        assert!(!Dialect::Claude.is_host_notice("it printed 9"));
+        assert!(!Dialect::Codex.is_host_notice(notice));
     }
 
     #[test]

@@ -132,7 +132,9 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
             }
             // Gemini CLI hands a nudge to the model as a new prompt and runs
             // this hook for it: the agent goes on, the person said nothing.
-            let source = if engine.is_nudge_echo(&session, &conversation, prompt, now)? {
+            let source = if dialect.is_host_notice(prompt)
+                || engine.is_nudge_echo(&session, &conversation, prompt, now)?
+            {
                 None
             } else {
                 Some(TurnSource::User)

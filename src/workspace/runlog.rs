@@ -229,6 +229,11 @@ pub fn lent_run(runs_dir: &Path, now: u64) -> Option<(String, u64)> {
     }
 }
 
+/// The agent's run in progress now (its lease live on the wall clock).
+pub fn running_agent_run(runs_dir: &Path) -> Option<String> {
+    lent_run(runs_dir, wall_ms()).map(|(run_id, _)| run_id)
+}
+
 fn read_lease(runs_dir: &Path) -> Option<(String, u64)> {
     let mut text = String::new();
     open_own(&runs_dir.join(AGENT_LEASE))

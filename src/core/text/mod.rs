@@ -22,7 +22,7 @@ pub use messages::{
     abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, notice, nudge_reason,
     placement_note, snippet_result, start_template, stop_reason, NO_SESSION,
 };
-pub use person::{bare_debug_line, receipt, Receipt};
+pub use person::{agent_run_pending, bare_debug_line, receipt, Receipt};
 pub use reproduction::{agent_run_result, person_run_notice, run_while_agent_runs};
 pub use skill::{skill_md, SKILL_NAME};
 

@@ -121,6 +121,16 @@ pub fn receipt(receipt: &Receipt, in_form: bool, host: Host) -> String {
     }
 }
 
+/// The person's line when the agent stops while its own reproduction still
+/// runs (the host moved the call to the background): nothing closed.
+pub fn agent_run_pending(run: &str) -> String {
+    format!(
+        "The agent is waiting for its own run of the reproduction ({}): the round stays the \
+         agent's, and it goes on when the run ends (if it does not, tell it to go on).",
+        inline_cut(run, 64)
+    )
+}
+
 /// The line a person gets for `/debug <problem>` where the host's `/debug`
 /// is its own command (Claude Code's debug skill): how ours is spelled.
 /// None where `/debug` is ours.
