@@ -137,15 +137,16 @@ def claude_env(workspace, port):
     )
 
 
-def codex_config(codex_home, port, root):
+def codex_config(codex_home, port, root, approvals="never", extra=""):
     """The person's own Codex config: our model provider on loopback, and
-    the project trusted."""
+    the project trusted; `approvals` None keeps Codex's default."""
+    policy = f'approval_policy = "{approvals}"\n' if approvals else ""
     with open(os.path.join(codex_home, "config.toml"), "a") as f:
         f.write(
-            'model = "gpt-5.5"\nmodel_provider = "lab"\napproval_policy = "never"\n'
+            f'model = "gpt-5.5"\nmodel_provider = "lab"\n{policy}'
             f'[model_providers.lab]\nname = "lab"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
             'wire_api = "responses"\nenv_key = "LAB_KEY"\n'
-            f'[projects."{root}"]\ntrust_level = "trusted"\n'
+            f'[projects."{root}"]\ntrust_level = "trusted"\n{extra}'
         )
 
 

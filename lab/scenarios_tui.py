@@ -10,7 +10,8 @@ import os
 import re
 import time
 
-from harness import check, Failure
+from harness import (ENDED_AFTER, Failure, check, check_kickoff_names_round,
+                     check_rounds)
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say, search
 from scenarios import (HAND_OFF, PROBLEM, claude_names, codex_insert_probe, codex_names,
                        codex_remove_probe, function_outputs, insert_probe, patch,
@@ -18,8 +19,6 @@ from scenarios import (HAND_OFF, PROBLEM, claude_names, codex_insert_probe, code
 from tui_hosts import (CODEX_FORM, MCP_DIALOG, NOT_IN_THIS_HOST, READY, TRUST, accept,
                        check_forms_whole, codex_answer, form_of, pick, wait_form, write_note)
 
-# The cleanup summary, wrapped where the host wraps it.
-ROUNDS = re.compile(r"ended\s+after\s+(\d+)\s+round\(s\)")
 
 
 def receipt(t, mark, choice):
@@ -51,15 +50,20 @@ def proceed_kickoffs(text):
 
 
 def check_kickoff(text, note, what):
-    kickoffs = proceed_kickoffs(text)
-    check(kickoffs, f"{what}: no Proceed kickoff reached the model: {text[-600:]!r}")
-    for run, closed, lines in kickoffs:
-        check(run.startswith("r1-") and closed == "1" and lines == "1",
-              f"{what}: the kickoff names run {run} of round {closed} ({lines} line(s)), "
-              "not round 1's run and its line")
+    """Round 1's Proceed kickoff: its run, its one line, the person's note."""
+    check_kickoff_names_round(text, 1, what)
+    for run, closed, lines in proceed_kickoffs(text):
+        check(lines == "1", f"{what}: the kickoff names run {run} of round {closed} ({lines} "
+              "line(s)), not round 1's run and its line")
     check(note in text, f"{what}: the person's note {note!r} did not reach the model")
-    check("You had not handed round" not in text,
-          f"{what}: the model was told it had not handed a round over")
+
+
+def check_no_slash_commands(t):
+    """No screen tells a Codex TUI user to type a `/debug…` command: the
+    TUI rejects every `/` it does not know."""
+    for screen in t.screens_with(re.compile(r"type\s+/debug")):
+        raise Failure("the screen tells a Codex TUI user to type a /debug command, which "
+                      "the TUI rejects as \"Unrecognized command\":\n" + screen)
 
 
 def ended(ws):
@@ -163,10 +167,8 @@ def form_keyboard(kind, binary, ws):
             mark = t.mark()
             pick(t, "Mark fixed")
             accept(t)
-            t.wait_for(ROUNDS, 40, "the cleanup summary")
-            rounds = ROUNDS.search(t.settle(0.5))
-            check(rounds and rounds.group(1) == "2",
-                  f"two hand-offs ended after {rounds and rounds.group(1)} round(s)")
+            t.wait_for(ENDED_AFTER, 40, "the cleanup summary")
+            check_rounds(t.settle(0.5), 2, "two hand-offs")
             check(receipt(t, mark, "Mark fixed"),
                   "no receipt on the screen after the person chose Mark fixed")
             check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
@@ -222,10 +224,8 @@ def form_escape_then_proceed(kind, binary, ws):
             ws.run_app("3", "4", "5")
             pick(t, "Mark fixed")
             accept(t)
-            t.wait_for(ROUNDS, 40, "the cleanup summary")
-            rounds = ROUNDS.search(t.settle(0.5))
-            check(rounds and rounds.group(1) == "2",
-                  f"two hand-offs ended after {rounds and rounds.group(1)} round(s)")
+            t.wait_for(ENDED_AFTER, 40, "the cleanup summary")
+            check_rounds(t.settle(0.5), 2, "two hand-offs")
             check_forms_whole(t)
             check_host_words(t)
             check(ended(ws), f"the session did not end: {ws.status()}")
@@ -418,6 +418,31 @@ def background_run(kind, binary, ws):
 
 
 # Codex
+
+def codex_round_one():
+    """The model's round 1 in Codex: started in words, a probe, the hand-off."""
+    return [
+        search("debug sidecar start hypotheses probe hand off"),
+        call("start_debug_session", {"problem": PROBLEM}),
+        call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
+                               "message": "prices total() receives", "variables": ["prices"]}),
+        codex_insert_probe,
+        call("hand_off_to_user", HAND_OFF),
+    ]
+
+
+def codex_fix_and_clean(ws):
+    """After Proceed: round 1's logs, the fix, the verifying hand-off, then
+    (after Mark fixed) the probe removed."""
+    return [
+        read_round_one_logs,
+        call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),
+        call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+        codex_remove_probe(ws),
+        say("Fixed: total() skipped the first price. Every probe is removed."),
+    ]
+
+
 def codex_form(kind, binary, ws):
     """Codex 0.171.0's TUI: the hooks review dialog trusted with the
     keyboard, Debug Mode asked for in words (the TUI answers a typed
@@ -426,19 +451,7 @@ def codex_form(kind, binary, ws):
     Mark fixed), a receipt after each answer, no command the TUI rejects
     named, and the session ended after 2 rounds."""
     script = Script([
-        Turn(PROBLEM, [
-            search("debug sidecar start hypotheses probe hand off"),
-            call("start_debug_session", {"problem": PROBLEM}),
-            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
-                                   "message": "prices total() receives", "variables": ["prices"]}),
-            codex_insert_probe,
-            call("hand_off_to_user", HAND_OFF),
-            read_round_one_logs,
-            call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),
-            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
-            codex_remove_probe(ws),
-            say("Fixed: total() skipped the first price. Every probe is removed."),
-        ], name="start"),
+        Turn(PROBLEM, codex_round_one() + codex_fix_and_clean(ws), name="start"),
     ], codex_names)
     with Lab(script) as lab:
         codex = kind(binary, ws, lab.port)
@@ -463,17 +476,13 @@ def codex_form(kind, binary, ws):
             ws.run_app("3", "4", "5")
             mark = t.mark()
             codex_answer(t, "Mark fixed", "it printed 12")
-            t.wait_for(ROUNDS, 40, "the cleanup summary")
+            t.wait_for(ENDED_AFTER, 40, "the cleanup summary")
             summary = t.settle(0.5)
             check(receipt(t, mark, "Mark fixed"),
                   "no receipt on the screen after the person chose Mark fixed")
-            rounds = ROUNDS.search(summary)
-            check(rounds and rounds.group(1) == "2",
-                  f"two hand-offs ended after {rounds and rounds.group(1)} round(s)")
+            check_rounds(summary, 2, "two hand-offs")
             check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
-            for screen in t.screens_with(re.compile(r"type\s+/debug")):
-                raise Failure("the screen tells a Codex TUI user to type a /debug command, which "
-                              "the TUI rejects as \"Unrecognized command\":\n" + screen)
+            check_no_slash_commands(t)
             check(ended(ws), f"the session did not end: {ws.status()}")
         finally:
             codex.kill()
@@ -486,22 +495,10 @@ def codex_escape_then_proceed(kind, binary, ws):
     the model's next turn starts from round 1's evidence and the note, and
     the session ends after 2 rounds."""
     script = Script([
-        Turn(PROBLEM, [
-            search("debug sidecar start hypotheses probe hand off"),
-            call("start_debug_session", {"problem": PROBLEM}),
-            call("probe_snippet", {"file": "app.py", "hypothesisId": "H1",
-                                   "message": "prices total() receives", "variables": ["prices"]}),
-            codex_insert_probe,
-            call("hand_off_to_user", HAND_OFF),
+        Turn(PROBLEM, codex_round_one() + [
             say("Run it, then type debug-proceed with what you saw."),
         ], name="start"),
-        Turn("debug-proceed", [
-            read_round_one_logs,
-            call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),
-            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
-            codex_remove_probe(ws),
-            say("Fixed: total() skipped the first price. Every probe is removed."),
-        ], name="proceed"),
+        Turn("debug-proceed", codex_fix_and_clean(ws), name="proceed"),
     ], codex_names)
     with Lab(script) as lab:
         codex = kind(binary, ws, lab.port)
@@ -528,14 +525,10 @@ def codex_escape_then_proceed(kind, binary, ws):
             check_kickoff(request_text(proceed[0]["body"]), "it printed 9", "Proceed typed in Codex")
             ws.run_app("3", "4", "5")
             codex_answer(t, "Mark fixed", "it printed 12")
-            t.wait_for(ROUNDS, 40, "the cleanup summary")
-            rounds = ROUNDS.search(t.settle(0.5))
-            check(rounds and rounds.group(1) == "2",
-                  f"two hand-offs ended after {rounds and rounds.group(1)} round(s)")
+            t.wait_for(ENDED_AFTER, 40, "the cleanup summary")
+            check_rounds(t.settle(0.5), 2, "two hand-offs")
             check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
-            for screen in t.screens_with(re.compile(r"type\s+/debug")):
-                raise Failure("the screen tells a Codex TUI user to type a /debug command, which "
-                              "the TUI rejects as \"Unrecognized command\":\n" + screen)
+            check_no_slash_commands(t)
             check(ended(ws), f"the session did not end: {ws.status()}")
         finally:
             codex.kill()

@@ -31,7 +31,7 @@ import os
 import re
 import time
 
-from harness import check, claude_env, Failure
+from harness import check, claude_env, codex_config, Failure
 from tui import Tui
 
 COLS, ROWS = 100, 40
@@ -228,14 +228,10 @@ class CodexTui:
 
     def install(self):
         out = self.ws.sidecar("install", "codex", "--write")
-        with open(os.path.join(self.codex_home, "config.toml"), "a") as f:
-            f.write(
-                'model = "gpt-5.5"\nmodel_provider = "lab"\n'
-                f'[model_providers.lab]\nname = "lab"\nbase_url = "http://127.0.0.1:{self.port}/v1"\n'
-                'wire_api = "responses"\nenv_key = "LAB_KEY"\n'
-                f'[projects."{self.ws.root}"]\ntrust_level = "trusted"\n'
-                # "Meet GPT-6 Sol" (a model upgrade offer), answered once before.
-                '[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n')
+        # Codex's default approvals; "Meet GPT-6 Sol" (a model upgrade offer)
+        # answered once before.
+        codex_config(self.codex_home, self.port, self.ws.root, approvals=None,
+                     extra='[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n')
         return out
 
     def start(self):

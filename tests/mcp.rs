@@ -37,6 +37,19 @@ async fn prompt(client: &RunningService<RoleClient, ()>, name: &str, args: Value
         .to_string()
 }
 
+/// `debug-sidecar mcp` in `root`, on the workspace's latest session.
+async fn mcp_in(root: &std::path::Path) -> RunningService<RoleClient, ()> {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg("mcp")
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .env_remove("DEBUG_SIDECAR_DIR");
+    ().serve(TokioChildProcess::new(command).unwrap())
+        .await
+        .unwrap()
+}
+
 /// `debug-sidecar hook claude Stop` for a session; its JSON answer.
 fn hook_stop(root: &std::path::Path, session: &str) -> Value {
     use std::io::Write;
@@ -310,13 +323,7 @@ async fn started_in_a_subfolder_the_mcp_server_works_on_the_hooks_workspace() {
 async fn a_placeholder_problem_starts_nothing() {
     let workspace = Workspace::new("mcp-placeholder");
     let root = workspace.root.clone();
-    let mut command = tokio::process::Command::new(BIN);
-    command
-        .arg("mcp")
-        .current_dir(&root)
-        .env_remove("DEBUG_SIDECAR_SESSION")
-        .env_remove("DEBUG_SIDECAR_DIR");
-    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let client = mcp_in(&root).await;
     for placeholder in ["$1", "$ARGUMENTS", " $2 "] {
         let said = prompt(&client, "debug", json!({ "problem": placeholder })).await;
         assert!(said.contains(placeholder.trim()), "{said}");
@@ -342,13 +349,7 @@ async fn a_placeholder_problem_starts_nothing() {
 async fn a_typed_proceed_that_reaches_the_hook_and_the_prompt_is_applied_once() {
     let workspace = Workspace::new("mcp-once");
     let root = workspace.root.clone();
-    let mut command = tokio::process::Command::new(BIN);
-    command
-        .arg("mcp")
-        .current_dir(&root)
-        .env_remove("DEBUG_SIDECAR_SESSION")
-        .env_remove("DEBUG_SIDECAR_DIR");
-    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let client = mcp_in(&root).await;
     let typed = |prompt: &str| {
         let input = json!({"session_id": "c1", "cwd": root, "hook_event_name": "UserPromptSubmit",
                            "prompt": prompt});

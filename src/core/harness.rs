@@ -6,6 +6,7 @@ use super::harness_memory::PersonCommandKind;
 use super::machine::{Command, TurnSource};
 use super::progress::{tool_activity, ActivityLine};
 use super::turn::TurnEvent;
+use crate::core::host::Host;
 use serde::{Deserialize, Serialize};
 
 /// The kinds of `turn/event`: the turn-state events of DESIGN section 5 plus
@@ -312,6 +313,32 @@ pub fn bare_debug(prompt: &str) -> Option<&str> {
     (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
 }
 
+/// What a prompt typed in `host` is to us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Typed {
+    /// One of our commands, with the whole rest of the prompt.
+    Ours(PersonCommandKind, String),
+    /// The host's own `/debug` (Claude Code's debug skill) with a problem
+    /// after it: the person reaching for ours under the host's name.
+    HostsDebugWithWords,
+    /// Anything else, the host's own bare `/debug` included.
+    Other,
+}
+
+/// A typed prompt, read for the host it was typed in.
+pub fn typed(host: Host, prompt: &str) -> Typed {
+    if host.owns_bare_debug() {
+        if let Some(words) = bare_debug(prompt) {
+            return if words.is_empty() {
+                Typed::Other
+            } else {
+                Typed::HostsDebugWithWords
+            };
+        }
+    }
+    person_command(prompt).map_or(Typed::Other, |(kind, words)| Typed::Ours(kind, words))
+}
+
 /// Whether `prompt` is one of our commands spelled as an MCP prompt of
 /// Claude Code's (`/mcp__debug-sidecar__…`), which it expands after its
 /// prompt hook; the same command typed as words is not expanded.
@@ -456,6 +483,16 @@ mod tests {
         assert_eq!(bare_debug("/debug-proceed it printed 9"), None);
         assert_eq!(bare_debug("/debugger x"), None);
         assert_eq!(bare_debug("/mcp__debug-sidecar__debug x"), None);
+        let claude = Host::ClaudeCode;
+        assert_eq!(
+            typed(claude, "/debug the total"),
+            Typed::HostsDebugWithWords
+        );
+        assert_eq!(typed(claude, "/debug"), Typed::Other);
+        assert_eq!(
+            typed(Host::Codex, "/debug the total"),
+            Typed::Ours(PersonCommandKind::Start, "the total".into())
+        );
     }
 
     #[test]

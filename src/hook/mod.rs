@@ -11,7 +11,7 @@ mod dialect;
 pub use dialect::Dialect;
 use dialect::Event;
 
-use crate::core::harness::{bare_debug, person_command, HarnessEvent, HarnessEventKind};
+use crate::core::harness::{typed, HarnessEvent, HarnessEventKind, Typed};
 use crate::core::machine::{StopDecision, TurnSource};
 use crate::core::text;
 use crate::engine::owner::now_ms;
@@ -120,14 +120,10 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
         }
         Event::PromptSubmit => {
             let prompt = dialect.prompt(&input);
-            // Claude Code's `/debug` is its own skill: with a problem after
-            // it, the person meant ours, and gets the line that names it (a
-            // bare `/debug` stays Claude Code's).
-            let refusal = text::bare_debug_line(dialect.host());
-            let theirs = refusal.as_ref().and_then(|_| bare_debug(prompt));
-            if let (Some(line), Some(words)) = (&refusal, theirs) {
-                if !words.is_empty() {
-                    return Ok(Some(dialect.refuse_prompt(line)));
+            let typed = typed(dialect.host(), prompt);
+            if typed == Typed::HostsDebugWithWords {
+                if let Some(line) = text::bare_debug_line(dialect.host()) {
+                    return Ok(Some(dialect.refuse_prompt(&line)));
                 }
             }
             // Gemini CLI hands a nudge to the model as a new prompt and runs
@@ -146,8 +142,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
             // expands the command only after this hook).
             let mut person = None;
             let mut kickoff = None;
-            let ours = person_command(prompt).filter(|_| source.is_some() && theirs.is_none());
-            if let Some((kind, words)) = ours {
+            if let (Typed::Ours(kind, words), Some(_)) = (typed, source) {
                 person = Some(
                     match engine.person_command(&session, kind, Some(words), now) {
                         Ok(answer) => {
