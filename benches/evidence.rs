@@ -259,7 +259,8 @@ fn summary_figures(dir: &Path) {
 }
 
 fn summary_only(file: &Path) {
-    let summary = logread::summarize(file).unwrap();
+    let summary =
+        logread::summarize(file, &debug_sidecar::core::redact::Redactor::default()).unwrap();
     println!(
         "{} lines, {} probes, peak RSS {:.1} MiB",
         summary.lines,

@@ -95,6 +95,37 @@ class AcpEditor:
         shown.updates = got
         return shown
 
+    def chunks(self):
+        """The agent_message_chunk texts the editor was shown so far."""
+        return [m["params"]["update"]["content"].get("text", "") for m in self.seen
+                if m.get("method") == "session/update"
+                and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk"]
+
+    def watch(self, until, timeout, what):
+        """Reads what the proxy sends unasked (a turn it started itself),
+        allowing permission requests as `request` does, until `until()`."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Failure(f"{what}: not within {timeout} s")
+            try:
+                message = self.lines.get(timeout=min(left, 0.2))
+            except queue.Empty:
+                continue
+            if message is None:
+                raise Failure(f"the proxy exited: {open(self.stderr.name).read()[-2000:]}")
+            self.seen.append(message)
+            if message.get("method") == "session/request_permission":
+                options = message["params"].get("options", [])
+                allow = next((o for o in options if o.get("kind", "").startswith("allow")),
+                             options[0] if options else None)
+                self.send({"id": message["id"], "result": {"outcome": {
+                    "outcome": "selected", "optionId": allow["optionId"]}}})
+            elif "id" in message and "method" in message:
+                self.send({"id": message["id"], "error": {"code": -32601,
+                                                          "message": "not offered"}})
+
     def commands(self, wait=10):
         """The newest command list the editor was given, once one came."""
         deadline = time.monotonic() + wait

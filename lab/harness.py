@@ -39,6 +39,15 @@ def check(condition, what):
 ENDED_AFTER = re.compile(r"ended\s+after\s+(\d+)\s+round\(s\)")
 
 
+# Seconds from a person's Proceed given outside the chat to the agent's next
+# model request, per host; `run.py` prints them with their median.
+WAKE_TIMES = {}
+
+
+def record_wake_time(host, seconds):
+    WAKE_TIMES.setdefault(host, []).append(seconds)
+
+
 def check_rounds(shown, rounds, what="the session"):
     """The cleanup summary the person was shown counts `rounds` rounds
     (two hand-offs: 2), as a person would notice a wrong count."""
@@ -264,3 +273,49 @@ class Codex:
         self.started = True
         out, events = run_harness("codex", args, cwd or self.ws.root, self.env, timeout)
         return Shown(events, out.stderr, text=out.stdout + "\n" + out.stderr)
+
+
+def ask_serve(ws, method, params=None, host=None):
+    """One request to a `debug-sidecar serve` of the workspace (as an editor
+    would ask; `host` names it, as VS Code's extension does), after
+    initialize; the result."""
+    server = subprocess.Popen(["debug-sidecar", "serve"], cwd=ws.root, env=ws.env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+
+    def send(message):
+        body = json.dumps(message).encode()
+        server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        server.stdin.flush()
+
+    def answer(wanted):
+        while True:
+            length = None
+            while True:
+                line = server.stdout.readline()
+                if not line:
+                    raise Failure("debug-sidecar serve ended before answering")
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(server.stdout.read(length))
+            if message.get("id") == wanted:
+                return message
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"capabilities": {}, "rootUri": f"file://{ws.root}",
+                         "initializationOptions": {"host": host} if host else None}})
+        answer(1)
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send({"jsonrpc": "2.0", "id": 2, "method": method, "params": params or {}})
+        result = answer(2)
+        send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+        answer(3)
+        send({"jsonrpc": "2.0", "method": "exit"})
+        server.wait(timeout=10)
+        return result.get("result")
+    finally:
+        if server.poll() is None:
+            server.kill()

@@ -18,6 +18,7 @@ import http.server
 import itertools
 import json
 import threading
+import time
 
 
 class Step:
@@ -379,6 +380,7 @@ class Lab:
                 {
                     "path": path,
                     "body": body,
+                    "at": time.monotonic(),
                     "turn": turn.name if turn else None,
                     "step": (step.tool or ("search" if step.search else "text")) if step else None,
                 }

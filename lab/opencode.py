@@ -7,7 +7,7 @@ in `.opencode/`, the MCP server in `opencode.json`)."""
 import json
 import os
 
-from harness import Shown, run_harness
+from harness import Failure, Shown, run_harness
 
 # A person's `/debug...` typed in the TUI is an MCP prompt; `opencode run`
 # takes it as `--command <server>:<prompt>` with the rest as arguments.
@@ -84,3 +84,87 @@ class OpenCodeAnthropic(OpenCode):
     the step's tool calls: the plugin decides such stops at idle."""
 
     provider = "@ai-sdk/anthropic"
+
+
+class OpenCodeServer:
+    """`opencode serve`: one long-lived OpenCode with the project's plugin
+    loaded, driven over its HTTP API as its own TUI and editors drive it;
+    a session stays idle between prompts, as an interactive one does."""
+
+    def __init__(self, host):
+        import socket
+        import subprocess
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen(
+            [host.binary, "serve", "--port", str(self.port), "--hostname", "127.0.0.1"],
+            cwd=host.ws.root, env=host.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.wait_up()
+        # What the person's TUI is sent (toasts among it), from the event stream.
+        import threading
+        self.events = []
+        threading.Thread(target=self._listen, daemon=True).start()
+
+    def _listen(self):
+        import urllib.request
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/event", timeout=600) as stream:
+                for line in stream:
+                    line = line.decode("utf-8", "replace").strip()
+                    if line.startswith("data:"):
+                        try:
+                            self.events.append(json.loads(line[5:]))
+                        except ValueError:
+                            pass
+        except OSError:
+            pass
+
+    def toasts(self):
+        """The toast messages the TUI was asked to show."""
+        return [(e.get("properties") or {}).get("message", "") for e in list(self.events)
+                if e.get("type") == "tui.toast.show"]
+
+    def call(self, method, path, body=None, timeout=240):
+        import urllib.request
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data,
+                                         method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            text = answer.read().decode()
+        return json.loads(text) if text else None
+
+    def wait_up(self, timeout=90):
+        import time
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise Failure(f"opencode serve exited {self.proc.returncode}: "
+                              f"{self.proc.stderr.read().decode()[-2000:]}")
+            try:
+                self.call("GET", "/session", timeout=5)
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise Failure("opencode serve did not answer")
+
+    def new_session(self):
+        return self.call("POST", "/session", {})["id"]
+
+    def command(self, session, command, arguments):
+        """A person's slash command in the session (blocks until its loop ends)."""
+        return self.call("POST", f"/session/{session}/command",
+                         {"command": command, "arguments": arguments})
+
+    def messages(self, session):
+        return self.call("GET", f"/session/{session}/message")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except Exception:
+                self.proc.kill()

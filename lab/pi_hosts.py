@@ -94,3 +94,68 @@ class OhMyPi(Pi):
         if resume:
             args.append("-c")
         return args + list(prompts)
+
+
+class RpcSession:
+    """pi or oh-my-pi in RPC mode (`--mode rpc`): one long-lived session
+    driven over stdin/stdout as an editor embeds it; it stays idle between
+    prompts, as an interactive session does. Dialogs the extension opens
+    (`extension_ui_request` select) are recorded and left open, as a person
+    who looks away does; notifications are recorded."""
+
+    def __init__(self, host):
+        import threading
+        args = [a for a in host.command() if a != "-p"]
+        args.insert(1, "--mode")
+        args.insert(2, "rpc")
+        self.proc = subprocess.Popen(args, cwd=host.ws.root, env=host.env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.events = []
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        import json
+        for line in self.proc.stdout:
+            try:
+                event = json.loads(line.decode("utf-8").rstrip("\r\n"))
+            except ValueError:
+                continue
+            with self.lock:
+                self.events.append(event)
+
+    def send(self, message):
+        import json
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def prompt(self, text):
+        self.send({"type": "prompt", "message": text})
+
+    def count(self, kind):
+        with self.lock:
+            return sum(1 for e in self.events if e.get("type") == kind)
+
+    def notices(self):
+        with self.lock:
+            return [e.get("message", "") for e in self.events
+                    if e.get("type") == "extension_ui_request" and e.get("method") == "notify"]
+
+    def wait_for(self, kind, count, timeout, what):
+        import time
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.count(kind) >= count:
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise Failure(f"{what}: no {kind} #{count} within {timeout} s "
+                      f"(events: {[e.get('type') for e in self.events][-20:]})")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)

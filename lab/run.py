@@ -16,13 +16,14 @@ LAB_PI, LAB_OMP, LAB_CLAUDE_ACP, LAB_CODEX_ACP
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import Claude, Codex, Failure, Workspace  # noqa: E402
+from harness import WAKE_TIMES, Claude, Codex, Failure, Workspace  # noqa: E402
 from model_server import Lab  # noqa: E402
 from reach import Copilot, Gemini  # noqa: E402
 from opencode import OpenCode  # noqa: E402
@@ -91,6 +92,13 @@ def main():
               file=sys.stderr)
         if outcome == "ok" and not args.keep:
             ws.cleanup()
+    if WAKE_TIMES:
+        # From a person's Proceed outside the chat to the agent's next model request.
+        print("wake: Proceed outside the chat -> the agent's next model request", file=sys.stderr)
+        for host, times in sorted(WAKE_TIMES.items()):
+            median = statistics.median(times)
+            print(f"wake: {host}: median {median:.2f} s over {len(times)} "
+                  f"({', '.join(f'{t:.2f}' for t in times)})", file=sys.stderr)
     total = sum(t for _, t in timings)
     played = len(timings) + sum(1 for label in failed if label not in dict(timings))
     print(f"lab: {played - len(failed)} of {played} scenarios passed "

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import time
 
 from harness import check, check_kickoff_names_round, check_rounds
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say, search
@@ -34,6 +35,17 @@ def boards(text):
 
 def requests_of(lab, turn):
     return [r for r in lab.requests if r["turn"] == turn]
+
+
+def wait_requests(lab, turn, timeout):
+    """The model requests of `turn`, once one came (or none by `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = requests_of(lab, turn)
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
 
 
 def no_doubled_board(lab):
@@ -111,6 +123,15 @@ HAND_OFF = {
 }
 
 
+def again(hand_off, **changes):
+    """A later round's hand-off: `hand_off` with `changes`, without its plan.
+    A plan promising runtime_probe needs a probe of its own round (DESIGN
+    section 3); the verifying rounds here reuse round 1's probe."""
+    out = dict(hand_off, **changes)
+    out.pop("plan", None)
+    return out
+
+
 def claude_whole_loop(kind, binary, ws):
     ws_tools = ",".join(claude_names(t) for t in (
         "record_hypotheses", "probe_snippet", "hand_off_to_user", "read_logs", "probe_ledger",
@@ -139,7 +160,7 @@ def claude_whole_loop(kind, binary, ws):
             call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
             call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
                           "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"}),
-            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again",
+            call("hand_off_to_user", again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again",
                                                            "Mark fixed if it prints 12"])),
             say("Fixed, I think: please check."),
         ], name="proceed"),
@@ -264,7 +285,7 @@ def claude_form(kind, binary, ws):
             read_round_one_logs,
             call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
                           "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"}),
-            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+            call("hand_off_to_user", again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
             remove_probe(ws),
             say("Fixed: total() skipped the first price. Every probe is removed."),
         ], name="start"),
@@ -410,7 +431,7 @@ def codex_whole_loop(kind, binary, ws):
             call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
                                                            evidence=["p1: prices [3,4,5]"])]}),
             call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),
-            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+            call("hand_off_to_user", again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
             say("Fixed, please check."),
         ], name="proceed"),
         Turn("clean up", [

@@ -5,11 +5,12 @@ model. No hooks are installed: the proxy alone brings the board, the
 commands and the follow-ups. Assertions read what the model received,
 then what the editor was shown, then our state and a `serve` client's."""
 
+import os
 import time
 
 from acp import ServeWatcher
-from harness import check, check_kickoff_names_round, check_rounds
-import os
+from harness import (ENDED_AFTER, ask_serve, check, check_kickoff_names_round, check_rounds,
+                     record_wake_time)
 
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from scenarios import PROBLEM, claude_names, requests_of
@@ -126,8 +127,61 @@ def stubborn(kind, binary, ws):
             agent.close()
 
 
+def woken(kind, binary, ws):
+    """An editor's session idle after the hand-off; the person reproduces
+    and runs `debug-sidecar proceed` in a terminal: the proxy takes the wake,
+    shows the editor why and prompts the agent with round 1's kickoff
+    itself. Round 2 ends with Mark fixed pressed in an editor's own panel
+    (serve, as VS Code), which wakes it again; the session ends after 2
+    rounds, said in the chat."""
+    tools = ",".join(claude_names(t) for t in (
+        "record_hypotheses", "probe_snippet", "hand_off_to_user", "read_logs", "probe_ledger"))
+    script = loop_script(ws, claude_names, [
+        call("ToolSearch", {"query": f"select:{tools}", "max_results": 5}),
+        call("Read", {"file_path": os.path.join(ws.root, "app.py")}),
+    ])
+    with Lab(script) as lab:
+        agent = kind(binary, ws, lab.port)
+        editor = agent.editor
+        try:
+            agent.prompt(f"/debug {PROBLEM}")
+            check(ws.status()[0].get("stage") == "user_turn", f"after the hand-off: {ws.status()}")
+            time.sleep(0.5)
+            ws.run_app("3", "4", "5")
+            pressed = time.monotonic()
+            out = ws.sidecar("proceed", "it printed total: 9")
+            editor.watch(lambda: requests_of(lab, "proceed"), 15,
+                         f"Proceed in a terminal woke no turn: {out.stdout!r}")
+            record_wake_time("acp", requests_of(lab, "proceed")[0]["at"] - pressed)
+            check("(woken in an ACP editor)" in out.stdout,
+                  f"the terminal does not say the proxy woke the agent: {out.stdout!r}")
+            check_kickoff_names_round(request_text(requests_of(lab, "proceed")[0]["body"]), 1)
+            editor.watch(lambda: any("you pressed Proceed outside the chat" in c
+                                     for c in editor.chunks()), 5, "the editor told why")
+            editor.watch(lambda: ws.status()[0].get("stage") == "user_turn"
+                         and requests_of(lab, "proceed")[-1]["step"] == "text", 60,
+                         "the woken turn's hand-off")
+            time.sleep(0.5)
+            ws.run_app("3", "4", "5")
+            pressed = time.monotonic()
+            done = ask_serve(ws, "debug/done", {}, host="vscode")
+            check((done.get("wake") or {}).get("state") == "waiting",
+                  f"Mark fixed in an editor does not say the agent is woken: {done.get('wake')}")
+            editor.watch(lambda: requests_of(lab, "done"), 15, "Mark fixed woke no turn")
+            record_wake_time("acp", requests_of(lab, "done")[0]["at"] - pressed)
+            editor.watch(lambda: ENDED_AFTER.search("".join(editor.chunks())), 60,
+                         "the cleanup summary in the chat")
+            check_rounds("".join(editor.chunks()), 2, "the woken session")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            check(all(not s.get("active") for s in ws.status()), f"not ended: {ws.status()}")
+        finally:
+            code = agent.close()
+        check(code == 0, f"the proxy exited {code} when the editor closed")
+
+
 ALL = [
     ("whole loop", "claude-acp", whole_loop),
     ("stubborn model", "claude-acp", stubborn),
+    ("Proceed outside the chat wakes the idle session", "claude-acp", woken),
     ("stubborn model", "codex-acp", stubborn),
 ]

@@ -9,7 +9,7 @@ import re
 
 from harness import BUGGY_APP, check, check_kickoff_names_round, check_rounds
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
-from scenarios import HYPOTHESES, PROBLEM, claude_names, no_doubled_board, requests_of
+from scenarios import HYPOTHESES, again, PROBLEM, claude_names, no_doubled_board, requests_of
 
 # `    return sum(prices[1:])` in harness.BUGGY_APP.
 BUG_LINE = BUGGY_APP.splitlines().index("    return sum(prices[1:])") + 1
@@ -61,7 +61,7 @@ def claude_logpoints(kind, binary, ws):
                 evidence=["logpoint p1: prices [3,4,5], prices[1:] [4,5]"])]}),
             call("Edit", {"file_path": f"{ws.root}/app.py",
                           "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"}),
-            call("hand_off_to_user", dict(HAND_OFF, mode="verify", steps=[
+            call("hand_off_to_user", again(HAND_OFF, mode="verify", steps=[
                 "Run `debug-sidecar run -- python3 app.py 3 4 5` again",
                 "Mark fixed if it prints 12"])),
             say("Fixed: please check."),

@@ -10,10 +10,12 @@ import signal
 import subprocess
 import time
 
-from harness import check, Failure
-from model_server import Lab, Script, Turn, call, last_tool_result, say
+from harness import (ask_serve, check, check_kickoff_names_round, check_rounds, Failure,
+                     record_wake_time)
+from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
+from pi_hosts import RpcSession
 from scenarios import (BOARD, BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, probe_block,
-                       read_round_one_logs, requests_of)
+                       read_round_one_logs, requests_of, wait_requests)
 
 TOOLS = ["hand_off_to_user", "probe_snippet", "probe_ledger", "read_logs", "log_summary",
          "record_hypotheses", "debug_status", "start_debug_session", "run_reproduction"]
@@ -196,6 +198,82 @@ def pi_whole_loop(kind, binary, ws):
         check(ws.sidecar("check", check_rc=False).returncode == 0, "`debug-sidecar check` found probes")
 
 
+def pi_woken(kind, binary, ws):
+    """An idle session (RPC mode, as an editor embeds pi): /debug, probe,
+    hand-off; the person looks away from the choice, reproduces and runs
+    `debug-sidecar proceed` in a terminal: the extension takes the wake and
+    the agent's next turn starts by itself with round 1's kickoff. Round 2
+    ends with Mark fixed pressed in an editor (serve, as VS Code), which
+    wakes it again; the session ends after 2 rounds."""
+    def insert(body):
+        block = probe_block(last_tool_result(body))
+        indented = "\n".join("    " + line for line in block.splitlines())
+        return edit_app(kind, ws, BUGGY_LINE, indented + "\n" + BUGGY_LINE)
+
+    def remove(body):
+        source = ws.read("app.py")
+        match = re.search(r"(?ms)^    # #region debug-probe.*?# #endregion debug-probe \S+\n", source)
+        check(match, "the probe block is not in app.py at cleanup")
+        return edit_app(kind, ws, match.group(0), "")
+
+    lab_script = script(kind, [
+        Turn(PROBLEM, [
+            act(kind, "probe_snippet", {"file": "app.py", "hypothesisId": "H1", "variables": ["prices"]}),
+            insert,
+            act(kind, "hand_off_to_user", HAND_OFF),
+            say("Run `python3 app.py 3 4 5`, then Proceed."),
+        ], name="start"),
+        Turn("pressed Proceed", [
+            lambda body: act(kind, "read_logs", read_round_one_logs(body).args),
+            lambda body: edit_app(kind, ws, BUGGY_LINE, "    return sum(prices)"),
+            act(kind, "hand_off_to_user", {"mode": "reproduce", "steps": ["Run `python3 app.py 3 4 5` again"]}),
+            say("Fixed: please run it again."),
+        ], name="woken"),
+        Turn("marked the bug fixed", [remove, say("Probe removed.")], name="fixed"),
+    ])
+    with Lab(lab_script) as lab:
+        host = kind(binary, ws, lab.port)
+        host.install()
+        rpc = RpcSession(host)
+        try:
+            rpc.prompt(f"/debug {PROBLEM}")
+            rpc.wait_for("agent_end", 1, 60, "the first turn")
+            time.sleep(0.5)
+            check(session(ws).get("stage") == "user_turn", f"after the hand-off: {session(ws)}")
+            ws.run_app("3", "4", "5")
+            pressed = time.monotonic()
+            out = ws.sidecar("proceed", "it printed 9")
+            woken = wait_requests(lab, "woken", 15)
+            check(woken, f"Proceed in a terminal did not wake {kind.name}: {out.stdout!r}")
+            record_wake_time(kind.name, woken[0]["at"] - pressed)
+            name = "pi" if kind.name == "pi" else "oh-my-pi"
+            check(f"(woken in {name})" in out.stdout,
+                  f"the terminal does not say {name} was woken: {out.stdout!r}")
+            check_kickoff_names_round(request_text(woken[0]["body"]), 1, "the woken turn")
+            check("it printed 9" in request_text(woken[0]["body"]), "the note did not reach the model")
+            rpc.wait_for("agent_end", 2, 60, "the woken turn")
+            time.sleep(0.5)
+            check(any("pressed Proceed outside the chat" in n for n in rpc.notices()),
+                  f"the person was not told why the turn started: {rpc.notices()}")
+            ws.run_app("3", "4", "5")
+            pressed = time.monotonic()
+            done = ask_serve(ws, "debug/done", {}, host="vscode")
+            check((done.get("wake") or {}).get("state") == "waiting",
+                  f"Mark fixed in an editor does not say the agent is woken: {done.get('wake')}")
+            fixed = wait_requests(lab, "fixed", 15)
+            check(fixed, f"Mark fixed in an editor did not wake {kind.name}")
+            record_wake_time(kind.name, fixed[0]["at"] - pressed)
+            rpc.wait_for("agent_end", 3, 60, "the cleanup turn")
+            time.sleep(0.5)
+            s = session(ws)
+            check(not s.get("active"), f"the session did not end after a verified cleanup: {s}")
+            check_rounds("\n".join(rpc.notices()), 2, "the woken session")
+            check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
+            one_current_board_each(lab)
+        finally:
+            rpc.close()
+
+
 def serve_pid(ws):
     path = os.path.join(ws.root, ".debug-sidecar", "ingest.json")
     for _ in range(100):
@@ -249,50 +327,6 @@ def pi_killed_mid_turn(kind, binary, ws):
         check(session(ws).get("stage") == "investigating", "the session did not survive the host")
 
 
-def ask_serve(ws, method, params=None):
-    """One request to a `debug-sidecar serve` of the workspace (as an editor
-    would ask), after initialize; the result."""
-    server = subprocess.Popen(["debug-sidecar", "serve"], cwd=ws.root, env=ws.env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL)
-
-    def send(message):
-        body = json.dumps(message).encode()
-        server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        server.stdin.flush()
-
-    def answer(wanted):
-        while True:
-            length = None
-            while True:
-                line = server.stdout.readline()
-                if not line:
-                    raise Failure("debug-sidecar serve ended before answering")
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            message = json.loads(server.stdout.read(length))
-            if message.get("id") == wanted:
-                return message
-
-    try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"capabilities": {}, "rootUri": f"file://{ws.root}"}})
-        answer(1)
-        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-        send({"jsonrpc": "2.0", "id": 2, "method": method, "params": params or {}})
-        result = answer(2)
-        send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
-        answer(3)
-        send({"jsonrpc": "2.0", "method": "exit"})
-        server.wait(timeout=10)
-        return result.get("result")
-    finally:
-        if server.poll() is None:
-            server.kill()
-
-
 def omp_todos(kind, binary, ws):
     """oh-my-pi's todo tool: its list reaches the sidecar's progress."""
     lab_script = script(kind, [Turn(PROBLEM, [
@@ -323,5 +357,6 @@ ALL = [
         ("session started elsewhere", pi_started_elsewhere),
         ("whole loop", pi_whole_loop),
         ("killed mid-turn", pi_killed_mid_turn),
+        ("Proceed outside the chat wakes the idle session", pi_woken),
     ]
 ] + [("todos reach progress", "omp", omp_todos)]

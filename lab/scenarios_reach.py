@@ -5,13 +5,15 @@ model received first, then what the person was shown, then our state."""
 
 import json
 import os
+import time
 
-from harness import check, check_kickoff_names_round, check_rounds
-from opencode import OpenCodeAnthropic
+from harness import (Failure, ask_serve, check, check_kickoff_names_round, check_rounds,
+                     record_wake_time)
+from opencode import OpenCodeAnthropic, OpenCodeServer
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
-from scenarios import (BUGGY_LINE, HAND_OFF, HYPOTHESES, PROBLEM, block_before_bug, boards,
+from scenarios import (BUGGY_LINE, HAND_OFF, again, HYPOTHESES, PROBLEM, block_before_bug, boards,
                        newest_board, no_doubled_board, probe_in_app, read_round_one_logs,
-                       requests_of)
+                       requests_of, wait_requests)
 
 OURS = ("record_hypotheses", "probe_snippet", "hand_off_to_user", "read_logs", "probe_ledger",
         "debug_status", "start_debug_session", "log_summary", "run_reproduction")
@@ -59,7 +61,7 @@ def loop_script(ws, names, start_steps):
             call("record_hypotheses", {"hypotheses": [dict(HYPOTHESES[0], status="confirmed",
                                                            evidence=["probe p1: prices [3,4,5]"])]}),
             edit_step(ws, names, "return sum(prices[1:])", lambda _b: "return sum(prices)"),
-            call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again",
+            call("hand_off_to_user", again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again",
                                                            "Mark fixed if it prints 12"])),
             say("Fixed, I think: please check."),
         ], name="proceed"),
@@ -250,8 +252,67 @@ def opencode_anthropic_stubborn(_kind, binary, ws):
     opencode_stubborn(OpenCodeAnthropic, binary, ws)
 
 
+def opencode_woken(kind, binary, ws):
+    """`opencode serve` with the project's plugin, one session started with
+    `/debug-sidecar:debug`, idle after the hand-off. The person reproduces
+    and runs `debug-sidecar proceed` in a terminal: the plugin takes the
+    wake and prompts the session with round 1's kickoff. Round 2 ends with
+    Mark fixed pressed in an editor (serve, as VS Code), which wakes it
+    again; the session ends after 2 rounds."""
+    script = loop_script(ws, opencode_names, [])
+    with Lab(script) as lab:
+        harness = kind(binary, ws, lab.port)
+        harness.install()
+        server = OpenCodeServer(harness)
+        try:
+            session = server.new_session()
+            server.command(session, "debug-sidecar:debug", PROBLEM)
+            check(ws.status()[0].get("stage") == "user_turn", f"after the hand-off: {ws.status()}")
+            time.sleep(1.0)
+            ws.run_app("3", "4", "5")
+            pressed = time.monotonic()
+            out = ws.sidecar("proceed", "it printed total: 9")
+            woken = wait_requests(lab, "proceed", 15)
+            check(woken, f"Proceed in a terminal did not wake OpenCode: {out.stdout!r}")
+            record_wake_time("opencode", woken[0]["at"] - pressed)
+            check("(woken in OpenCode)" in out.stdout,
+                  f"the terminal does not say OpenCode was woken: {out.stdout!r}")
+            check_kickoff_names_round(request_text(woken[0]["body"]), 1, "the woken turn")
+            wait_stage(ws, "user_turn", 60, "the woken turn's hand-off")
+            time.sleep(1.0)
+            ws.run_app("3", "4", "5")
+            pressed = time.monotonic()
+            done = ask_serve(ws, "debug/done", {}, host="vscode")
+            check((done.get("wake") or {}).get("state") == "waiting",
+                  f"Mark fixed in an editor does not say the agent is woken: {done.get('wake')}")
+            fixed = wait_requests(lab, "done", 15)
+            check(fixed, "Mark fixed in an editor did not wake OpenCode")
+            record_wake_time("opencode", fixed[0]["at"] - pressed)
+            deadline = time.monotonic() + 60
+            while ws.status()[0].get("active") and time.monotonic() < deadline:
+                time.sleep(0.2)
+            check(not ws.status()[0].get("active"), f"the session did not end: {ws.status()}")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            toasts = server.toasts()
+            check(any("pressed Proceed outside the chat" in t for t in toasts),
+                  f"the person was not told why the turn started: {toasts}")
+            check_rounds("\n".join(toasts), 2, "the woken session")
+        finally:
+            server.close()
+
+
+def wait_stage(ws, stage, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ws.status()[0].get("stage") == stage:
+            return
+        time.sleep(0.1)
+    raise Failure(f"{what}: the session is not in {stage}: {ws.status()}")
+
+
 ALL += [
     ("whole loop", "opencode", opencode_whole_loop),
+    ("Proceed outside the chat wakes the idle session", "opencode", opencode_woken),
     ("stubborn model", "opencode", opencode_stubborn),
     ("whole loop over Anthropic Messages", "opencode", opencode_anthropic_whole_loop),
     ("stubborn model over Anthropic Messages", "opencode", opencode_anthropic_stubborn),

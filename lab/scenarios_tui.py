@@ -10,13 +10,13 @@ import os
 import re
 import time
 
-from harness import (ENDED_AFTER, Failure, check, check_kickoff_names_round,
-                     check_rounds)
+from harness import (ENDED_AFTER, Failure, ask_serve, check, check_kickoff_names_round,
+                     check_rounds, record_wake_time)
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say, search
-from scenarios import (HAND_OFF, PROBLEM, claude_names, codex_insert_probe, codex_names,
+from scenarios import (HAND_OFF, again, PROBLEM, claude_names, codex_insert_probe, codex_names,
                        codex_remove_probe, function_outputs, insert_probe, patch,
-                       read_round_one_logs, remove_probe, requests_of)
-from tui_hosts import (CODEX_FORM, MCP_DIALOG, NOT_IN_THIS_HOST, READY, TRUST, accept,
+                       read_round_one_logs, remove_probe, requests_of, wait_requests)
+from tui_hosts import (CODEX_FORM, FORM_TITLE, MCP_DIALOG, NOT_IN_THIS_HOST, READY, TRUST, accept,
                        check_forms_whole, codex_answer, form_of, pick, wait_form, write_note)
 
 
@@ -121,12 +121,12 @@ def form_keyboard(kind, binary, ws):
     ends after 2 rounds."""
     fix = call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
                         "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"})
-    again = dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])
+    verifying = again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])
     script = form_script(ws, [
         read_round_one_logs,
         fix,
-        call("hand_off_to_user", again),
-        call("hand_off_to_user", again, text="argv is parsed as it should be: the slice was it."),
+        call("hand_off_to_user", verifying),
+        call("hand_off_to_user", verifying, text="argv is parsed as it should be: the slice was it."),
         remove_probe(ws),
         say("Fixed: total() skipped the first price. Every probe is removed."),
     ])
@@ -191,7 +191,7 @@ def form_escape_then_proceed(kind, binary, ws):
     script.turns.append(Turn("debug-proceed", [
         read_round_one_logs,
         fix,
-        call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+        call("hand_off_to_user", again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
         remove_probe(ws),
         say("Fixed: total() skipped the first price. Every probe is removed."),
     ], name="proceed"))
@@ -370,7 +370,8 @@ def background_run(kind, binary, ws):
     stops. That stop closes nothing and sends nothing back; the person reads
     that the agent waits for its run. When the run ends, Claude Code starts
     the agent's next turn with the result by itself: the board there says
-    the round is still the agent's, and it hands off with steps."""
+    the round is still the agent's, and it hands off with steps. That form
+    stays open past the same limit, and its answer is applied."""
     tools = ",".join(claude_names(x) for x in ("run_reproduction", "hand_off_to_user"))
     script = Script([
         Turn(PROBLEM, [
@@ -408,11 +409,144 @@ def background_run(kind, binary, ws):
                   "the model was sent back while its run went on")
             check(not any(re.search(r"closed\s+round\s+1", screen) for screen in t.since(mark)),
                   "the person was told the round was closed")
+            # The form outlives the same background limit (a form is never
+            # moved to the background: seen open for 10 minutes by hand).
+            time.sleep(4.5)
+            check(FORM_TITLE in t.text(), f"the form left the screen past the limit:\n{t.dump()}")
+            check(ws.status()[0].get("stage") == "user_turn", f"the round moved: {ws.status()}")
             t.keys("Escape")
             t.wait_gone("Accept    Decline", 10, "the form closing on Esc")
             s = ws.status()[0]
             check(s.get("stage") == "user_turn" and s.get("handoff") == "reproduce",
                   f"the hand-off after the run did not give the person the round: {s}")
+        finally:
+            claude.kill()
+
+
+def woken_by_terminal(kind, binary, ws):
+    """The person closes the form with Esc; Claude Code goes idle. They
+    reproduce and run `debug-sidecar proceed it printed 9` in another
+    terminal: the waker Claude Code runs after the turn (a Stop hook with
+    `asyncRewake`) takes it, and the agent's next turn starts by itself
+    with round 1's kickoff. The terminal says the agent is reading round
+    1's run; the screen shows the turn. Round 2 ends the same way with Mark
+    fixed pressed in an editor (`serve`), and the session after 2 rounds."""
+    fix = call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                        "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"})
+    script = form_script(ws, [say("Run it when you can, then tell me with Proceed.")])
+    script.turns.append(Turn("pressed Proceed", [
+        read_round_one_logs,
+        fix,
+        call("hand_off_to_user", again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+        say("Run it again; Mark fixed if it prints 12."),
+    ], name="woken"))
+    script.turns.append(Turn("marked the bug fixed", [
+        remove_probe(ws),
+        say("Fixed: total() skipped the first price. Every probe is removed."),
+    ], name="fixed"))
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        try:
+            t = claude.start()
+            claude.first_start()
+            claude.submit(f"/mcp__debug-sidecar__debug {PROBLEM}")
+            wait_form(t, 1)
+            t.keys("Escape")
+            t.wait_for("Run it when you can", 30, "the model's line after Esc")
+            t.wait_for(READY, 10, "the prompt box after Esc")
+            time.sleep(1.0)  # the turn is over: Claude Code is idle
+            ws.run_app("3", "4", "5")
+            before = len(lab.requests)
+            mark = t.mark()
+            pressed = time.monotonic()
+            out = ws.sidecar("proceed", "it printed 9")
+            woken = wait_requests(lab, "woken", 15)
+            check(woken, f"Proceed in a terminal did not wake Claude Code: {out.stdout!r}\n"
+                  + t.dump())
+            first = next(r for r in lab.requests[before:] if r["turn"] == "woken")
+            record_wake_time("claude-code", first["at"] - pressed)
+            check(re.search(r"reading run r1-\S+ \(woken in Claude Code\)", out.stdout),
+                  f"the terminal does not say the agent is reading round 1's run: {out.stdout!r}")
+            check_kickoff(request_text(woken[0]["body"]), "it printed 9",
+                          "the kickoff a terminal's Proceed woke Claude Code with")
+            wait_form(t, 2)
+            check(any("Stop hook feedback" in screen for screen in t.since(mark)),
+                  "the person's screen shows nothing of the woken turn:\n" + t.dump())
+            # Round 2: Esc again, then Mark fixed pressed in an editor.
+            t.keys("Escape")
+            t.wait_for("Mark fixed if it prints 12", 30, "the model's line after Esc")
+            t.wait_for(READY, 10, "the prompt box after Esc")
+            time.sleep(1.0)
+            ws.run_app("3", "4", "5")
+            before = len(lab.requests)
+            pressed = time.monotonic()
+            done = ask_serve(ws, "debug/done", {}, host="vscode")
+            wake = done.get("wake") or {}
+            check(wake.get("state") == "waiting" and wake.get("wakers") == ["claude-code"],
+                  f"Mark fixed in an editor does not say Claude Code wakes: {done.get('wake')}")
+            fixed = wait_requests(lab, "fixed", 15)
+            check(fixed, "Mark fixed in an editor did not wake Claude Code:\n" + t.dump())
+            first = next(r for r in lab.requests[before:] if r["turn"] == "fixed")
+            record_wake_time("claude-code", first["at"] - pressed)
+            t.wait_for(ENDED_AFTER, 40, "the cleanup summary")
+            check_rounds(t.settle(0.5), 2, "two hand-offs")
+            check(ended(ws), f"the session did not end: {ws.status()}")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+        finally:
+            claude.kill()
+
+
+def form_overtaken(kind, binary, ws):
+    """The hand-off form is open and the person, who reproduced in another
+    window, runs `debug-sidecar proceed it printed 9` there. Claude Code
+    2.1.332 asks with MCP 2026-07-28's `input_required` form, which a server
+    cannot withdraw: the terminal says to close the form in the chat. Esc
+    there, and the hand-off call returns round 1's kickoff: the same turn
+    goes on reading the evidence (no new turn, nothing applied twice);
+    round 2's form is answered Mark fixed; the session ends after 2
+    rounds."""
+    fix = call("Edit", {"file_path": os.path.join(ws.root, "app.py"),
+                        "old_string": "return sum(prices[1:])", "new_string": "return sum(prices)"})
+    script = form_script(ws, [
+        read_round_one_logs,
+        fix,
+        call("hand_off_to_user", again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+        remove_probe(ws),
+        say("Fixed: total() skipped the first price. Every probe is removed."),
+    ])
+    with Lab(script) as lab:
+        claude = kind(binary, ws, lab.port)
+        claude.install()
+        try:
+            t = claude.start()
+            claude.first_start()
+            claude.submit(f"/mcp__debug-sidecar__debug {PROBLEM}")
+            wait_form(t, 1)
+            ws.run_app("3", "4", "5")
+            before = len(lab.requests)
+            out = ws.sidecar("proceed", "it printed 9")
+            check("if its hand-off form is open in the chat, close it there" in out.stdout,
+                  f"the terminal does not say to close the open form: {out.stdout!r}")
+            t.keys("Escape")
+            t.wait_gone("Accept    Decline", 10, "the form closing on Esc")
+            deadline = time.monotonic() + 15
+            while len(lab.requests) == before and time.monotonic() < deadline:
+                time.sleep(0.05)
+            check(len(lab.requests) > before, "the turn did not go on after the form was withdrawn")
+            went_on = last_tool_result(lab.requests[before]["body"])
+            check_kickoff(went_on, "it printed 9", "the hand-off call's result once overtaken")
+            check("Already applied" not in out.stdout, f"the terminal's Proceed: {out.stdout!r}")
+            wait_form(t, 2)
+            check(len(ws.status()) == 1 and ws.status()[0].get("round") == 2,
+                  f"a second Proceed was applied: {ws.status()}")
+            ws.run_app("3", "4", "5")
+            pick(t, "Mark fixed")
+            accept(t)
+            t.wait_for(ENDED_AFTER, 40, "the cleanup summary")
+            check_rounds(t.settle(0.5), 2, "two hand-offs")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            check(ended(ws), f"the session did not end: {ws.status()}")
         finally:
             claude.kill()
 
@@ -437,7 +571,7 @@ def codex_fix_and_clean(ws):
     return [
         read_round_one_logs,
         call("apply_patch", patch("app.py", "    return sum(prices[1:])", "    return sum(prices)")),
-        call("hand_off_to_user", dict(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
+        call("hand_off_to_user", again(HAND_OFF, steps=["Run `python3 app.py 3 4 5` again"])),
         codex_remove_probe(ws),
         say("Fixed: total() skipped the first price. Every probe is removed."),
     ]
@@ -483,6 +617,53 @@ def codex_form(kind, binary, ws):
             check_rounds(summary, 2, "two hand-offs")
             check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
             check_no_slash_commands(t)
+            check(ended(ws), f"the session did not end: {ws.status()}")
+        finally:
+            codex.kill()
+
+
+def codex_form_overtaken(kind, binary, ws):
+    """Codex's form is open and the person runs `debug-sidecar proceed it
+    printed 9` in another terminal. Codex 0.171.0 asks with the blocking
+    `elicitation/create` but keeps a withdrawn form queued (it came back
+    after round 2's, so a Mark fixed meant for round 2 answered round 1's):
+    the form stays, and the terminal says to close it in the chat. Esc
+    there, and the hand-off call returns round 1's kickoff: the same turn
+    goes on; the session ends after 2 rounds, Mark fixed answered in round
+    2's form."""
+    script = Script([
+        Turn(PROBLEM, codex_round_one() + codex_fix_and_clean(ws), name="start"),
+    ], codex_names)
+    with Lab(script) as lab:
+        codex = kind(binary, ws, lab.port)
+        codex.install()
+        try:
+            t = codex.start()
+            codex.trust_hooks()
+            codex.submit(f"Use debug mode on this: {PROBLEM}")
+            t.wait_for(CODEX_FORM, 40, "the round 1 form")
+            t.settle(0.3)
+            ws.run_app("3", "4", "5")
+            before = len(lab.requests)
+            out = ws.sidecar("proceed", "it printed 9")
+            check("if its hand-off form is open in the chat, close it there" in out.stdout,
+                  f"the terminal does not say to close the open form: {out.stdout!r}")
+            t.keys("Escape")
+            t.wait_gone("Field 1/2", 10, "the form closing on Esc")
+            deadline = time.monotonic() + 15
+            while len(lab.requests) == before and time.monotonic() < deadline:
+                time.sleep(0.05)
+            check(len(lab.requests) > before,
+                  f"the turn did not go on after the form was closed: {out.stdout!r}\n{t.dump()}")
+            kickoff = next((o for o in function_outputs(lab, "start") if "pressed Proceed" in o), "")
+            check_kickoff(kickoff, "it printed 9", "the hand-off call's result once overtaken")
+            t.wait_for(CODEX_FORM, 40, "the round 2 form")
+            check(ws.status()[0].get("round") == 2, f"a second Proceed was applied: {ws.status()}")
+            ws.run_app("3", "4", "5")
+            codex_answer(t, "Mark fixed", "it printed 12")
+            t.wait_for(ENDED_AFTER, 40, "the cleanup summary")
+            check_rounds(t.settle(0.5), 2, "two hand-offs")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
             check(ended(ws), f"the session did not end: {ws.status()}")
         finally:
             codex.kill()
@@ -534,6 +715,53 @@ def codex_escape_then_proceed(kind, binary, ws):
             codex.kill()
 
 
+def codex_proceed_elsewhere(kind, binary, ws):
+    """Codex has nothing that starts a turn from outside: after the form is
+    closed, `debug-sidecar proceed it printed 9` in a terminal says so and
+    tells the person to say "go on" in the chat; the turn that line starts
+    begins from round 1's kickoff (the prompt hook takes the waiting
+    request), and the session ends after 2 rounds."""
+    script = Script([
+        Turn(PROBLEM, codex_round_one() + [
+            say("Run it, then type debug-proceed with what you saw."),
+        ], name="start"),
+        Turn("go on", codex_fix_and_clean(ws), name="proceed"),
+    ], codex_names)
+    with Lab(script) as lab:
+        codex = kind(binary, ws, lab.port)
+        codex.install()
+        try:
+            t = codex.start()
+            codex.trust_hooks()
+            codex.submit(f"Use debug mode on this: {PROBLEM}")
+            t.wait_for(CODEX_FORM, 40, "the round 1 form")
+            t.settle(0.3)
+            t.keys("Escape")
+            t.wait_gone("Field 1/2", 10, "the form closing on Esc")
+            t.wait_for("type debug-proceed with what you saw", 30, "the model's line after Esc")
+            ws.run_app("3", "4", "5")
+            before = len(lab.requests)
+            out = ws.sidecar("proceed", "it printed 9")
+            check('or say "go on"' in out.stdout,
+                  f"the terminal does not say how to go on in Codex: {out.stdout!r}")
+            time.sleep(1.0)
+            check(len(lab.requests) == before, "a model request came without the person")
+            codex.submit("go on")
+            t.wait_for(CODEX_FORM, 40, "the round 2 form")
+            proceed = requests_of(lab, "proceed")
+            check(proceed, "the turn \"go on\" started never reached the model")
+            check_kickoff(request_text(proceed[0]["body"]), "it printed 9",
+                          "the turn after a terminal's Proceed in Codex")
+            ws.run_app("3", "4", "5")
+            codex_answer(t, "Mark fixed", "it printed 12")
+            t.wait_for(ENDED_AFTER, 40, "the cleanup summary")
+            check_rounds(t.settle(0.5), 2, "two hand-offs")
+            check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            check(ended(ws), f"the session did not end: {ws.status()}")
+        finally:
+            codex.kill()
+
+
 ALL = [
     ("first start, trust dialog, no MCP dialog", "claude-tui", first_start),
     ("form answered with the keyboard", "claude-tui", form_keyboard),
@@ -542,6 +770,10 @@ ALL = [
     ("slash debug typed, the built-in one", "claude-tui", builtin_debug),
     ("a long hand-off in a form of 3 lines", "claude-tui", long_form),
     ("a reproduction longer than the background limit", "claude-tui", background_run),
+    ("Proceed in a terminal wakes the idle session", "claude-tui", woken_by_terminal),
+    ("Proceed in a terminal while the form is open", "claude-tui", form_overtaken),
     ("form answered with the keyboard", "codex-tui", codex_form),
     ("form closed with Esc, then Proceed typed", "codex-tui", codex_escape_then_proceed),
+    ("Proceed in a terminal, then go on typed", "codex-tui", codex_proceed_elsewhere),
+    ("Proceed in a terminal while the form is open", "codex-tui", codex_form_overtaken),
 ]

@@ -113,6 +113,74 @@ pub struct KickoffResult {
     /// The message a harness sends the model to start its turn (after start,
     /// proceed and done); null when there is none.
     pub kickoff: Option<String>,
+    /// Whether the agent is woken by itself, for a Proceed or Mark fixed
+    /// given away from its chat (an editor); null otherwise.
+    pub wake: Option<WakeInfo>,
+}
+
+/// Waking the agent after a person's command, as the person is told.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WakeInfo {
+    /// `waiting` (a waker takes it once the agent's turn is free),
+    /// `nobody` (no process here can start the agent's turn), `delivered`
+    /// or `superseded` (the chat went on first).
+    pub state: String,
+    /// The hosts that can wake the agent now (`claude-code`, `pi`, ...).
+    pub wakers: Vec<String>,
+    /// The revision the command wrote; `debug/wakeChanged` names it.
+    pub revision: u64,
+    /// The line to show the person.
+    pub message: String,
+}
+
+/// `debug/claimWake`: a waker takes the request `debug/wakeRequested`
+/// announced.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClaimWakeParams {
+    pub session_id: Option<String>,
+    pub revision: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimWakeResult {
+    /// Whether this client took it: it starts the agent's turn now, with
+    /// `kickoff` as the person's message. Another waker, a turn already
+    /// running or a state that moved on leaves it `false`.
+    pub granted: bool,
+    pub kickoff: Option<String>,
+    /// When granted: the line to show the person beside the new turn.
+    pub said: Option<String>,
+}
+
+/// `debug/wakeRequested`: a person's Proceed or Mark fixed given away from
+/// the agent's chat waits for a waker (sent to clients that said `wake`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WakeRequested {
+    pub session_id: String,
+    pub revision: u64,
+    /// `proceed` or `done`.
+    pub kind: String,
+    pub round: u32,
+    /// The run the kickoff reads (empty for Mark fixed).
+    pub run: String,
+}
+
+/// `debug/wakeChanged`: what became of a wake request.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WakeChanged {
+    pub session_id: String,
+    pub revision: u64,
+    /// `delivered` or `superseded`.
+    pub state: String,
+    /// The host it was delivered in, when it was.
+    pub by: Option<String>,
+    /// The line to show the person.
+    pub message: String,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -638,6 +706,7 @@ methods! {
     ProgressViewRequest = "progress/view", Request, SessionParams => ProgressViewResult;
     AgentsList = "agents/list", Request, SessionParams => AgentList;
     Sessions = "debug/sessions", Request, NoParams => SessionsResult;
+    ClaimWake = "debug/claimWake", Request, ClaimWakeParams => ClaimWakeResult;
     ToolsList = "tools/list", Request, NoParams => ToolsListResult;
     ToolsCall = "tools/call", Request, ToolCallParams => ToolCallResult;
     TurnEventNotification = "turn/event", ClientNotification, TurnEventParams => ();
@@ -650,4 +719,6 @@ methods! {
     ProgressChangedNotification = "progress/changed", ServerNotification, ProgressChanged => ();
     AgentsChanged = "agents/changed", ServerNotification, AgentChanged => ();
     LogAppendedNotification = "debug/logAppended", ServerNotification, LogAppended => ();
+    WakeRequestedNotification = "debug/wakeRequested", ServerNotification, WakeRequested => ();
+    WakeChangedNotification = "debug/wakeChanged", ServerNotification, WakeChanged => ();
 }

@@ -223,7 +223,7 @@ fn a_server_killed_mid_run_leaves_the_link_to_the_persons_run_once_its_lease_is_
     let person_run = started["runId"].as_str().unwrap().to_string();
     let person_file = PathBuf::from(started["logFile"].as_str().unwrap());
     let runs = person_file.parent().unwrap().to_path_buf();
-    probed_program(&mut server, &root, "3");
+    probed_program(&mut server, &root, "6");
 
     let mut mcp = Command::new(BIN)
         .arg("mcp")
@@ -253,7 +253,7 @@ fn a_server_killed_mid_run_leaves_the_link_to_the_persons_run_once_its_lease_is_
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "run_reproduction",
             // Long enough for a loaded machine to reach the probe's line.
-            "arguments": {"command": ["./prog.sh", "agent"], "timeoutSec": 3}}}),
+            "arguments": {"command": ["./prog.sh", "agent"], "timeoutSec": 6}}}),
     );
     // The probe has written into the agent's run; the server dies mid-run.
     // Generous: a loaded machine (CI's two cores) starts processes slowly.
@@ -289,7 +289,7 @@ fn a_server_killed_mid_run_leaves_the_link_to_the_persons_run_once_its_lease_is_
         String::from_utf8_lossy(&refused.stderr).contains("more second(s)"),
         "{refused:?}"
     );
-    // The lease (the time cap of 3 s and its slack) runs out by itself.
+    // The lease (the time cap of 6 s and its slack) runs out by itself.
     let deadline = Instant::now() + Duration::from_secs(30);
     let person = loop {
         let person = sidecar(&root, &["run", "--", "./prog.sh", "person"]);
@@ -321,8 +321,12 @@ async fn a_stop_while_the_agents_run_goes_on_closes_nothing() {
     let _turn = TIMED.lock().await;
     let workspace = Workspace::new("agent-run-stop");
     let root = workspace.root.clone();
-    let (_server, _) = started_session(&root);
-    std::fs::write(root.join("slow.sh"), "#!/bin/sh\nsleep 3\necho done\n").unwrap();
+    let (_server, started) = started_session(&root);
+    let runs = PathBuf::from(started["logFile"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::write(root.join("slow.sh"), "#!/bin/sh\nsleep 5\necho done\n").unwrap();
     let mut command = tokio::process::Command::new(BIN);
     command.arg("mcp").current_dir(&root);
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
@@ -344,7 +348,16 @@ async fn a_stop_while_the_agents_run_goes_on_closes_nothing() {
         let out = run_hook("claude", "Stop", &input.to_string(), None);
         serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)
     };
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The stop must come while the run goes on: wait for its lease, not a
+    // fixed time (a loaded machine takes seconds to start the server).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !runs.join("agent-run.lease").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let waiting = stop();
     assert!(
         waiting["hookSpecificOutput"].is_null(),

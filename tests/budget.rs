@@ -76,6 +76,10 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
                 s,
                 &RenderEnv {
                     host: *host,
+                    // Its longest: the ingest server's refusals and the
+                    // secrets redacted said too.
+                    ingest_refused: u64::MAX,
+                    redacted: u64::MAX,
                     ..env.clone()
                 },
             );
@@ -139,16 +143,17 @@ fn the_flooded_blackboard_reads_as_a_blackboard() {
     // there, each list cut with a count, each field with what it left out.
     let state = flooded(30);
     insta::assert_snapshot!(blackboard(session(&state), &env()));
-    let handed = step(
-        &state,
-        Command::HandOff(HandOff {
-            mode: Some(HandoffMode::Capture),
-            steps: vec![flood("step", 3000); 50],
-            plan: Some(flood_plan()),
-            hypotheses: None,
-            message: None,
-        }),
-    )
-    .0;
+    let hand_off = Command::HandOff(HandOff {
+        mode: Some(HandoffMode::Capture),
+        steps: vec![flood("step", 3000); 50],
+        plan: Some(flood_plan()),
+        hypotheses: None,
+        message: None,
+    });
+    // Its probes are round 1's: the plan's runtime_probe is refused once
+    // in this round, then accepted.
+    let refused = step(&state, hand_off.clone()).0;
+    assert_eq!(session(&refused).stage, Stage::Investigating);
+    let handed = step(&refused, hand_off).0;
     insta::assert_snapshot!("flooded_user_turn", blackboard(session(&handed), &env()));
 }

@@ -309,10 +309,20 @@ fn model_hands_off_markers_without_probe_code() {
         snippet.lines().last().unwrap(),
     );
     fs::write(lab.path("a.sh"), format!("{first}\necho hi\n{last}\n")).unwrap();
-    // The markers are a probe block on disk: harmless for the hand-off (the
-    // round's log stays empty), and cleanup still demands their removal.
-    lab.hand_off(Some(runtime_plan()));
+    // Markers around no probe code log nothing: a plan promising probes is
+    // refused once, saying so; the same hand-off again is accepted.
+    let refused = lab.hand_off(Some(runtime_plan()));
+    assert_eq!(refused["snapshot"]["stage"], "investigating", "{refused}");
+    let said = refused["toolResult"].as_str().unwrap();
+    assert!(
+        said.contains("no probe placed in round 1 can log"),
+        "{said}"
+    );
+    assert!(said.contains("markers hold no probe code"), "{said}");
+    let accepted = lab.hand_off(Some(runtime_plan()));
+    assert_eq!(accepted["snapshot"]["stage"], "user_turn", "{accepted}");
     lab.person("debug/proceed");
+    // Cleanup still demands their removal.
     lab.sloppy_cleanup(|_| {}, |_| "a.sh:1".into());
 }
 
@@ -331,6 +341,13 @@ fn model_removes_probes_early_through_the_shell() {
         .status()
         .unwrap();
     assert!(status.success());
+    // The board the model reads next says so, before any decision.
+    let board = lab.person("debug/context");
+    let board = board["content"].as_str().unwrap();
+    assert!(
+        board.contains("Probes on disk (ground truth from the last scan):\n  none"),
+        "{board}"
+    );
     // The person's view and Proceed both see the disk as it is.
     assert_eq!(lab.status()["probes"]["live"], 0);
     let proceeded = lab.person("debug/proceed");

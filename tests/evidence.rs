@@ -49,6 +49,42 @@ fn the_ledger_shows_live_missing_untracked_and_foreign_probes() {
 }
 
 #[test]
+fn an_explicit_rescan_without_a_session_scans_and_writes_nothing() {
+    let workspace = Workspace::new("ledger-idle");
+    std::fs::write(
+        workspace.root.join("cart.js"),
+        "// #region agent log\nfetch('http://127.0.0.1:7242/ingest/x');\n// #endregion\n",
+    )
+    .unwrap();
+    std::fs::write(
+        workspace.root.join("left.py"),
+        "# #region debug-probe p3 s-old\nprint(1)\n# #endregion debug-probe p3\n",
+    )
+    .unwrap();
+    let mut server = initialized(&workspace.root);
+    // Without asking for a rescan: the (empty) ledger as it is.
+    let ledger = server.request("debug/probes", json!({})).unwrap();
+    assert_eq!(ledger["scanned"], false);
+    let ledger = server
+        .request("debug/probes", json!({"rescan": true}))
+        .unwrap();
+    assert_eq!(ledger["scanned"], true, "{ledger}");
+    assert_eq!(ledger["probes"], json!([]));
+    let files: Vec<&str> = ledger["foreign"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert!(files.contains(&"cart.js"), "{ledger}");
+    assert!(files.contains(&"left.py"), "{ledger}");
+    assert!(
+        !workspace.root.join(".debug-sidecar").exists(),
+        "a rescan without a session wrote the state directory"
+    );
+}
+
+#[test]
 fn logs_are_read_in_pages_and_summarised() {
     let workspace = Workspace::new("logs");
     let mut server = initialized(&workspace.root);

@@ -71,6 +71,71 @@ fn the_form_shows_the_steps_and_its_answer_is_the_persons_command() {
     assert_eq!(status.round, Some(2));
 }
 
+#[test]
+fn an_open_form_overtaken_by_a_proceed_elsewhere_goes_on_from_its_kickoff_once() {
+    let workspace = Workspace::new("form-overtaken");
+    let mut engine = engine(&workspace);
+    engine
+        .person_command(SESSION, PersonCommandKind::Start, Some("total".into()), 1)
+        .unwrap();
+    assert!(hand_off(&mut engine, vec!["Run it".into()], 2));
+    assert_eq!(engine.hand_off_overtaken(SESSION, 1, 3).unwrap(), None);
+    // The person presses Proceed in a terminal while the form is open.
+    engine.set_asks_wake(true);
+    engine
+        .person_command(
+            SESSION,
+            PersonCommandKind::Proceed,
+            Some("it said 0".into()),
+            4,
+        )
+        .unwrap();
+    engine.set_asks_wake(false);
+    // A host that withdraws forms: the open call returns the kickoff.
+    let went_on = engine.hand_off_overtaken(SESSION, 1, 5).unwrap().unwrap();
+    assert!(
+        went_on.contains("pressed Proceed") && went_on.contains("it said 0"),
+        "{went_on}"
+    );
+    // A host that keeps the form: its late answer gets nothing more, once taken.
+    let late = engine
+        .answer_hand_off(
+            SESSION,
+            1,
+            FormAnswer::Dismissed(FormDismissal::Cancelled),
+            6,
+        )
+        .unwrap();
+    assert!(late.contains("not applied"), "{late}");
+    assert_eq!(round(&mut engine, 7), 2, "one Proceed, one new round");
+}
+
+#[test]
+fn a_kept_form_closed_after_a_proceed_elsewhere_goes_on_from_its_kickoff() {
+    let workspace = Workspace::new("form-kept");
+    let mut engine = engine(&workspace);
+    engine
+        .person_command(SESSION, PersonCommandKind::Start, Some("total".into()), 1)
+        .unwrap();
+    assert!(hand_off(&mut engine, vec!["Run it".into()], 2));
+    engine.set_asks_wake(true);
+    engine
+        .person_command(SESSION, PersonCommandKind::Done, None, 3)
+        .unwrap();
+    engine.set_asks_wake(false);
+    let closed = engine
+        .answer_hand_off(
+            SESSION,
+            1,
+            FormAnswer::Dismissed(FormDismissal::Cancelled),
+            4,
+        )
+        .unwrap();
+    assert!(closed.contains("marked the bug fixed"), "{closed}");
+    let status = engine.status(SESSION, 5).unwrap();
+    assert_eq!(status.stage, Some(Stage::CleaningUp));
+}
+
 #[derive(Debug, Clone)]
 enum Step {
     /// The agent hands the round off (legal or not in the stage).

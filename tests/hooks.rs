@@ -264,3 +264,40 @@ fn hooks_act_on_the_latest_session_or_the_one_named() {
         "the harness's session id names no debug session"
     );
 }
+
+#[test]
+fn a_stop_too_large_to_read_still_gets_its_send_back() {
+    let workspace = Workspace::new("hooks-huge");
+    let root = &workspace.root;
+    let mut editor = initialized(root);
+    editor
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    // 50 MB: the model's last message, after the members the hook needs.
+    let stop = input(
+        root,
+        "c1",
+        "Stop",
+        json!({"stop_hook_active": false, "last_assistant_message": "x".repeat(50 << 20)}),
+    );
+    let (answer, stderr, code) = hook("claude", "Stop", &stop);
+    assert_eq!(code, Some(0));
+    assert!(stderr.contains("larger than 16 MiB"), "{stderr}");
+    let answer = answer.expect("a stop too large to read is still sent back");
+    assert!(answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("hand_off_to_user"));
+    // A prompt too large to read: the turn is still the person's, and the
+    // model still gets the board.
+    let prompt = input(
+        root,
+        "c1",
+        "UserPromptSubmit",
+        json!({"prompt": "y".repeat(50 << 20)}),
+    );
+    let (answer, stderr, code) = hook("claude", "UserPromptSubmit", &prompt);
+    assert_eq!(code, Some(0));
+    assert!(stderr.contains("larger than 16 MiB"), "{stderr}");
+    assert!(answer.is_some(), "the board: {stderr}");
+}

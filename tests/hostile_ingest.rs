@@ -316,3 +316,89 @@ fn a_session_that_ended_takes_no_more_lines() {
     assert_eq!(body, r#"{"error":"the session has ended"}"#);
     assert_eq!(run_lines(), 2, "only p1 and p3 were written");
 }
+
+#[test]
+fn connections_past_the_bound_are_answered_503_with_retry_after() {
+    let workspace = Workspace::new("ingest-busy");
+    // 256 descriptors: a quarter, 64, is the connection bound.
+    let mut server = serve(&workspace.root, 256);
+    let (host, path) = started(&mut server);
+    let held: Vec<TcpStream> = (0..64)
+        .map(|_| TcpStream::connect(&host).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut refused = 0;
+    for _ in 0..20 {
+        let mut stream = TcpStream::connect(&host).unwrap();
+        let _ = stream.write_all(request(&host, &path, r#"{"probeId":"p1"}"#, true).as_bytes());
+        let answer = closed_by(&mut stream, Instant::now() + Duration::from_secs(5))
+            .expect("a connection past the bound is closed at once");
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer:?}");
+        assert!(answer.contains("Retry-After: 1"), "{answer:?}");
+        refused += 1;
+    }
+    assert_eq!(refused, 20);
+    // The board says so: lines a probe posted then may be missing.
+    std::thread::sleep(Duration::from_millis(800));
+    let board = server.request("debug/context", json!({})).unwrap();
+    let board = board["content"].as_str().unwrap();
+    assert!(board.contains("refused 20 connection(s) (503)"), "{board}");
+    // Once the held connections go, a client is served again.
+    drop(held);
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, body) = post_once(&host, &path, r#"{"probeId":"p1"}"#);
+    assert_eq!(status, 204, "{body}");
+}
+
+/// The process's peak resident memory, in KiB.
+#[cfg(target_os = "linux")]
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_body_sent_a_byte_at_a_time_costs_its_bytes_not_a_buffer_each() {
+    let workspace = Workspace::new("ingest-chunks");
+    let mut server = serve(&workspace.root, 1024);
+    let (host, path) = started(&mut server);
+    // Warm up: the first request's own allocations are not the body's.
+    assert_eq!(post_once(&host, &path, r#"{"probeId":"p0"}"#).0, 204);
+    let before = peak_kib(server.pid());
+    let mut stream = TcpStream::connect(&host).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    // A record of 1,000,000 bytes, one byte per chunk.
+    let record = format!(
+        "{{\"probeId\":\"p1\",\"data\":\"{}\"}}",
+        "x".repeat(999_970)
+    );
+    let mut chunked = Vec::with_capacity(record.len() * 6 + 8);
+    for byte in record.bytes() {
+        chunked.extend_from_slice(b"1\r\n");
+        chunked.push(byte);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    stream.write_all(&chunked).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer:?}");
+    let grown = peak_kib(server.pid()).saturating_sub(before);
+    eprintln!("peak memory grew by {grown} KiB for a 1 MB body in 1-byte chunks");
+    // Its bytes (1 MB, twice while a buffer grows), not ~36 MB of frames.
+    assert!(
+        grown < 12 * 1024,
+        "the peak grew by {grown} KiB for a 1 MB body"
+    );
+}

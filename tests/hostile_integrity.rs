@@ -552,3 +552,59 @@ fn a_state_at_the_largest_revision_still_takes_commands_and_is_announced() {
         )
         .expect("the other server hears the write");
 }
+
+/// Every file under `dir` with its length and modification time.
+fn files_under(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                out.push((entry.path(), meta.len(), meta.modified().unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn listing_sessions_writes_nothing() {
+    let workspace = Workspace::new("integrity-listing");
+    // Sessions started in a terminal, where no ingest server runs: none has
+    // an ingest token yet.
+    for id in ["s1", "s2", "s3"] {
+        let out = output_within_10s(
+            Command::new(BIN)
+                .args(["start", "--session", id, "the total is wrong"])
+                .current_dir(&workspace.root)
+                .env_remove("DEBUG_SIDECAR_DIR")
+                .env_remove("DEBUG_SIDECAR_SESSION"),
+        );
+        assert!(out.status.success(), "{out:?}");
+    }
+    let state_dir = workspace.root.join(".debug-sidecar");
+    let before = files_under(&state_dir);
+    let mut server = initialized(&workspace.root);
+    let listed = server.request("debug/sessions", json!({})).unwrap();
+    assert_eq!(
+        listed["sessions"].as_array().map(Vec::len),
+        Some(3),
+        "{listed}"
+    );
+    let after: Vec<_> = files_under(&state_dir)
+        .into_iter()
+        // The workspace's own serve records its ingest address: not a
+        // session's file.
+        .filter(|(path, _, _)| path.parent() != Some(state_dir.as_path()))
+        .collect();
+    let before: Vec<_> = before
+        .into_iter()
+        .filter(|(path, _, _)| path.parent() != Some(state_dir.as_path()))
+        .collect();
+    assert_eq!(before, after, "debug/sessions wrote into the sessions");
+}

@@ -379,14 +379,24 @@ fn stop_while_inactive_is_allowed() {
     assert_eq!(state, DebugState::Inactive);
 }
 
+fn assert_accepted_for_the_person(effects: &[Effect]) {
+    assert_eq!(
+        effects,
+        [Effect::HandOff(HandOffResult::Accepted {
+            mode: HandoffMode::Reproduce
+        })]
+    );
+}
+
+fn assert_refused_for_probes(effects: &[Effect]) {
+    assert_eq!(effects, [Effect::HandOff(HandOffResult::RefusedNoProbes)]);
+}
+
 #[test]
 fn a_plan_promising_probes_with_none_on_disk_is_refused_once() {
     let state = run(started(), vec![register("a.sh", "H1")]);
     let (state, effects) = step(&state, hand_off(HandoffMode::Reproduce, Some(probe_plan())));
-    assert_eq!(
-        effects,
-        vec![Effect::HandOff(HandOffResult::RefusedNoProbes)]
-    );
+    assert_refused_for_probes(&effects);
     let s = session(&state);
     assert_eq!(s.stage, Stage::Investigating);
     assert_eq!(s.round().nudges.probes, 1);
@@ -416,18 +426,60 @@ fn a_plan_without_runtime_probes_needs_none() {
 }
 
 #[test]
-fn probes_from_an_earlier_round_satisfy_a_verification_plan() {
+fn a_verification_plan_over_an_earlier_rounds_probes_is_refused_once_then_accepted() {
+    // DESIGN section 3: "no probe of this round is on disk". Round 1's
+    // probes are still there; the gate asks once, inside the agent's turn.
     let state = run(
         handed_off(1, HandoffMode::Reproduce),
         vec![Command::Proceed(ProceedInput::default())],
     );
+    assert_eq!(session(&state).live_probe_count(), 1);
     let (state, effects) = step(&state, hand_off(HandoffMode::Reproduce, Some(probe_plan())));
-    assert_eq!(
-        effects,
-        vec![Effect::HandOff(HandOffResult::Accepted {
-            mode: HandoffMode::Reproduce
-        })]
+    assert_refused_for_probes(&effects);
+    assert_eq!(session(&state).stage, Stage::Investigating);
+    let (state, effects) = step(&state, hand_off(HandoffMode::Reproduce, Some(probe_plan())));
+    assert_accepted_for_the_person(&effects);
+    assert_eq!(session(&state).round().index, 2);
+    // Once per round: round 3 asks again.
+    let state = run(state, vec![Command::Proceed(ProceedInput::default())]);
+    let (_, effects) = step(&state, hand_off(HandoffMode::Reproduce, Some(probe_plan())));
+    assert_refused_for_probes(&effects);
+}
+
+#[test]
+fn markers_around_no_code_do_not_satisfy_a_plan_that_promises_probes() {
+    use debug_sidecar::core::findings::FindingKind;
+    let state = run(started(), vec![register("a.sh", "H1")]);
+    let scan = Command::ProbeScan(ScanReport {
+        scope: ScanScope::Workspace,
+        found: vec![FoundProbe {
+            id: "p1".into(),
+            file: "a.sh".into(),
+            line: 3,
+            language: Some("shell".into()),
+            trace: Some(FindingKind::EmptyBlock),
+        }],
+        orphans: Vec::new(),
+    });
+    let state = step(&state, scan).0;
+    assert_eq!(session(&state).live_probe_count(), 1, "still to be removed");
+    let (_, effects) = step(&state, hand_off(HandoffMode::Reproduce, Some(probe_plan())));
+    assert_refused_for_probes(&effects);
+}
+
+#[test]
+fn a_probe_placed_in_this_round_satisfies_its_plan_at_once() {
+    let state = run(
+        handed_off(1, HandoffMode::Reproduce),
+        vec![
+            Command::Proceed(ProceedInput::default()),
+            register("src/other.sh", "H1"),
+        ],
     );
+    let scan = scan_finding(&state, &["p1", "p2"]);
+    let state = step(&state, scan).0;
+    let (state, effects) = step(&state, hand_off(HandoffMode::Reproduce, Some(probe_plan())));
+    assert_accepted_for_the_person(&effects);
     assert_eq!(session(&state).round().index, 2);
 }
 

@@ -37,6 +37,18 @@ async fn prompt(client: &RunningService<RoleClient, ()>, name: &str, args: Value
         .to_string()
 }
 
+/// The blackboard resource's text.
+async fn blackboard(client: &RunningService<RoleClient, ()>) -> String {
+    let board = client
+        .read_resource(ReadResourceRequestParams::new("debug-sidecar://blackboard"))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents { text, .. } = &board.contents[0] else {
+        panic!("the blackboard is text");
+    };
+    text.clone()
+}
+
 /// `debug-sidecar mcp` in `root`, on the workspace's latest session.
 async fn mcp_in(root: &std::path::Path) -> RunningService<RoleClient, ()> {
     let mut command = tokio::process::Command::new(BIN);
@@ -218,13 +230,7 @@ async fn a_whole_session_through_tools_and_prompts() {
     let summary = tool(&client, "log_summary", json!({"run": status["runId"]})).await;
     assert!(text(&summary).contains("p1 (H1) x1"), "{}", text(&summary));
 
-    let board = client
-        .read_resource(ReadResourceRequestParams::new("debug-sidecar://blackboard"))
-        .await
-        .unwrap();
-    let ResourceContents::TextResourceContents { text: board, .. } = &board.contents[0] else {
-        panic!("the blackboard is text");
-    };
+    let board = blackboard(&client).await;
     assert!(board.starts_with("[DEBUG MODE · round 2"), "{board}");
 
     let cleanup = prompt(&client, "debug-done", json!({})).await;
@@ -388,4 +394,134 @@ async fn a_typed_proceed_that_reaches_the_hook_and_the_prompt_is_applied_once() 
     let now = status(&client).await;
     assert!(now.contains("round 3"), "{now}");
     client.cancel().await.unwrap();
+}
+
+/// A client that reports no stop (Cursor, Zed's own agent: MCP only, no
+/// hooks): the cleanup ends at the first call or poll that finds the
+/// ledger clean, and that answer says so. Before then, calls spend no
+/// cleanup reminder.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_stops_the_call_that_finds_the_cleanup_done_ends_the_session() {
+    let workspace = Workspace::new("mcp-no-stops");
+    let root = workspace.root.clone();
+    std::fs::write(root.join("cart.sh"), "n=3\necho $n\n").unwrap();
+    let client = mcp_in(&root).await;
+    tool(
+        &client,
+        "start_debug_session",
+        json!({"problem": "n is wrong"}),
+    )
+    .await;
+    let placed = tool(
+        &client,
+        "probe_snippet",
+        json!({"file": "cart.sh", "variables": ["n"]}),
+    )
+    .await;
+    let snippet = text(&placed)
+        .split_once("\n\n")
+        .map(|(_, block)| format!("{}\n", block.trim_end()))
+        .unwrap();
+    std::fs::write(root.join("cart.sh"), format!("n=3\n{snippet}echo $n\n")).unwrap();
+    tool(
+        &client,
+        "hand_off_to_user",
+        json!({"mode": "reproduce", "steps": ["Run it."]}),
+    )
+    .await;
+    let cleanup = prompt(&client, "debug-done", json!({})).await;
+    assert!(cleanup.contains("Clean up now"), "{cleanup}");
+    // The probe is still there: nothing ends, nothing is spent.
+    for _ in 0..4 {
+        let ledger = text(&tool(&client, "probe_ledger", json!({})).await);
+        assert!(!ledger.contains("Cleanup verified"), "{ledger}");
+    }
+    std::fs::write(root.join("cart.sh"), "n=3\necho $n\n").unwrap();
+    let ledger = text(&tool(&client, "probe_ledger", json!({})).await);
+    assert!(ledger.contains("Cleanup verified"), "{ledger}");
+    let status = tool(&client, "debug_status", json!({})).await;
+    assert_eq!(text(&status), "No debug session is active.");
+    client.cancel().await.unwrap();
+
+    // The same through a poll of the blackboard.
+    std::fs::write(root.join("cart.sh"), "n=3\necho $n\n").unwrap();
+    let client = mcp_in(&root).await;
+    tool(&client, "start_debug_session", json!({"problem": "again"})).await;
+    prompt(&client, "debug-done", json!({})).await;
+    let board = blackboard(&client).await;
+    assert!(board.contains("Cleanup verified"), "{board}");
+    client.cancel().await.unwrap();
+}
+
+/// The MCP face holds its lines to `serve`'s bounds: a line over 8 MiB, a
+/// request nested 200 deep and 8 MiB of tiny objects are each answered
+/// `-32600` with their id, and the server goes on serving.
+#[test]
+fn oversized_and_costly_lines_are_answered_with_their_id() {
+    use std::io::{BufRead, BufReader, Write};
+    let workspace = Workspace::new("mcp-bounds");
+    let mut child = support::spawn_mcp_raw(&workspace.root);
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}\n",
+            "x".repeat(20 << 20)
+        );
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{{\"x\":{}1{}}}}}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let tiny = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{{\"x\":[{}{{}}]}}}}\n",
+            "{},".repeat((8 << 20) / 3 - 100)
+        );
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}});
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"});
+        for line in [
+            format!("{init}\n"),
+            format!("{initialized}\n"),
+            long,
+            deep,
+            tiny,
+            format!("{ping}\n"),
+        ] {
+            stdin.write_all(line.as_bytes()).unwrap();
+        }
+        stdin
+    });
+    let mut answers = std::collections::BTreeMap::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = answer["id"].as_i64() {
+            answers.insert(id, answer);
+        }
+        if answers.len() == 5 {
+            break;
+        }
+    }
+    drop(writer.join().unwrap());
+    let _ = child.wait();
+    for id in [5, 6, 7] {
+        assert_eq!(answers[&id]["error"]["code"], -32600, "{}", answers[&id]);
+    }
+    assert!(answers[&5]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("exceeds the limit"));
+    assert!(answers[&6]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("deep"));
+    assert_eq!(
+        answers[&8]["result"],
+        json!({}),
+        "still serving: {}",
+        answers[&8]
+    );
 }

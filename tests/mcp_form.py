@@ -10,13 +10,16 @@ the session stands. Prints one JSON object of what it saw; the Rust test
 Usage: python mcp_form.py <debug-sidecar binary> <workspace> <revision> <answer>
   revision: 2026-07-28, 2025-11-25 or 2025-06-18
   answer:   proceed, fixed, reply, decline, cancel, junk (an accepted form
-            without a valid choice) or none (the client declares no
-            elicitation)
+            without a valid choice), elsewhere (Proceed given in a terminal
+            while the form is open, the form then left) or none (the client
+            declares no elicitation)
 """
 
 import asyncio
 import json
+import os
 import sys
+import time
 
 import anyio
 import mcp.client.session as client_session
@@ -50,6 +53,21 @@ async def main(binary, workspace, revision, answer):
             return types.ElicitResult(action="accept", content={"choice": "reply", "note": "which total?"})
         if answer == "junk":
             return types.ElicitResult(action="accept", content={"choice": "dance"})
+        if answer == "elsewhere":
+            # The person presses Proceed in a terminal while the form is
+            # open, then leaves it: a form the server withdraws ends here.
+            out = await anyio.run_process(
+                [binary, "proceed", "it printed 0"], cwd=workspace,
+                env={**os.environ, "DEBUG_SIDECAR_SESSION": "py-form"})
+            seen["terminal"] = out.stdout.decode()
+            try:
+                # A withdrawn form ends at once; one the server cannot
+                # withdraw (2026-07-28's) is closed by the person a moment later.
+                await anyio.sleep(1 if revision == "2026-07-28" else 20)
+            except BaseException:
+                seen["withdrawn"] = True
+                raise
+            return types.ElicitResult(action="cancel")
         return types.ElicitResult(action=answer)
 
     async def on_message(message):
@@ -92,6 +110,7 @@ async def main(binary, workspace, revision, answer):
                 await client.subscribe_resource(BOARD)
             started = await client.call_tool("start_debug_session", {"problem": "the total is wrong"})
             seen["start"] = text_of(started)
+            asked = time.monotonic()
             handed = await client.call_tool(
                 "hand_off_to_user",
                 {
@@ -101,6 +120,7 @@ async def main(binary, workspace, revision, answer):
                 },
             )
             seen["handOff"] = text_of(handed)
+            seen["handOffSeconds"] = time.monotonic() - asked
             seen["handOffError"] = handed.is_error
             status = text_of(await client.call_tool("debug_status", {}))
             seen["board"] = status.split("\n", 1)[0]

@@ -103,6 +103,9 @@ fn the_python_sdk_answers_the_hand_off_form_at_each_revision() {
         }
     }
     cases.push(("2025-11-25", "proceed"));
+    // Proceed given in a terminal while the form is open.
+    cases.push(("2025-06-18", "elsewhere"));
+    cases.push(("2026-07-28", "elsewhere"));
     let seen: Vec<(&str, &str, Value)> = std::thread::scope(|scope| {
         let runs: Vec<_> = cases
             .chunks(cases.len().div_ceil(2))
@@ -165,12 +168,27 @@ fn the_python_sdk_answers_the_hand_off_form_at_each_revision() {
             ),
             "cancel" => ("closed without an answer", "round 1 · stage user_turn"),
             "junk" => ("got no answer", "round 1 · stage user_turn"),
+            // The open call goes on from the kickoff of the terminal's Proceed.
+            "elsewhere" => (
+                "The user reproduced and pressed Proceed.",
+                "round 2 · stage investigating",
+            ),
             _ => ("stage is now user_turn", "round 1 · stage user_turn"),
         };
         assert!(hand_off.contains(says), "{case}");
         assert!(board.contains(stage), "{case}");
         if answer == "proceed" {
             assert!(hand_off.contains("the total was 0"), "{case}");
+        }
+        if answer == "elsewhere" {
+            assert!(hand_off.contains("it printed 0"), "{case}");
+            // The blocking form is withdrawn (the SDK cancels its handler);
+            // 2026-07-28's cannot be, and ends when the person closes it.
+            let withdrawn = seen["withdrawn"] == true;
+            assert_eq!(withdrawn, revision != "2026-07-28", "{case}");
+            if withdrawn {
+                assert!(seen["handOffSeconds"].as_f64().unwrap() < 10.0, "{case}");
+            }
         }
         for (name, tool) in seen["tools"].as_object().unwrap() {
             let hints = &tool["annotations"];

@@ -75,7 +75,8 @@ await client.callTool({
 });
 const second = await client.callTool({
   name: 'hand_off_to_user',
-  arguments: { mode: 'reproduce', steps: ['Run `sh cart.sh` again.'], plan },
+  // A verifying round reuses round 1's probe: no plan promising new ones.
+  arguments: { mode: 'reproduce', steps: ['Run `sh cart.sh` again.'] },
 });
 seen.fixed = { isError: second.isError ?? false, text: text(second) };
 

@@ -350,3 +350,32 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Redaction: a secret of a known shape never survives whatever text
+    /// surrounds it, equal secrets get equal markers, and redacting what
+    /// was redacted changes nothing more.
+    #[test]
+    fn redaction_catches_secrets_anywhere_and_is_stable(
+        before in "[ -~]{0,40}",
+        after in "[ -~]{0,40}",
+        token in "[A-Za-z0-9]{36}",
+        password in "[A-Za-z][A-Za-z0-9]{7,20}",
+    ) {
+        use debug_sidecar::core::redact::Redactor;
+        let redactor = Redactor::default();
+        let secret = format!("ghp_{token}");
+        let text = format!("{before} {secret} {after} password={password}");
+        let (once, count) = redactor.text(&text);
+        prop_assert!(!once.contains(&secret), "{once}");
+        prop_assert!(!once.contains(&format!("password={password}")), "{once}");
+        prop_assert!(count >= 2);
+        let (twice, more) = redactor.text(&once);
+        prop_assert_eq!(&twice, &once);
+        prop_assert_eq!(more, 0);
+        let elsewhere = format!("x {secret} y");
+        let (again, _) = redactor.text(&elsewhere);
+        let marker = debug_sidecar::core::redact::marker("github-token", &secret);
+        prop_assert!(once.contains(&marker) && again.contains(&marker));
+    }
+}

@@ -148,7 +148,7 @@ fn the_documented_ingest_limits_are_the_real_ones() {
 
 #[test]
 fn the_documented_shape_limits_are_the_real_ones() {
-    use debug_sidecar::rpc::framing::shape::{MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS};
+    use debug_sidecar::core::message_shape::{MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS};
     let readme = readme();
     for (what, limit) in [
         ("arrays and objects", MAX_CONTAINERS),

@@ -181,7 +181,10 @@ fn a_flood_is_passed_through_whole_and_recorded_within_its_caps() {
     let lines = records(&log);
     let long = &lines[0];
     assert_eq!(long["truncatedFrom"], 100_000);
-    assert_eq!(long["message"].as_str().unwrap().len(), 8 * 1024);
+    // Cut at 8 KiB, less the end of the word it was cut in (at most 128
+    // bytes: the start of a secret too short to be recognized).
+    let kept = long["message"].as_str().unwrap().len();
+    assert!((8 * 1024 - 128..=8 * 1024).contains(&kept), "{kept}");
     let exit = lines.last().unwrap();
     assert_eq!(exit["source"], "exit");
     assert_eq!(exit["stdoutLines"], 400_001);

@@ -833,3 +833,106 @@ fn swift_runs() {
         quiet: true,
     });
 }
+
+/// Each line of `log` parsed: every one must be valid JSON.
+fn json_lines(log: &Path, language: &str, source: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(log)
+        .unwrap_or_else(|e| panic!("{language}: no log ({e}) from\n{source}"));
+    text.lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{language}: {e} in {line:?} from\n{source}"))
+        })
+        .collect()
+}
+
+#[test]
+fn python_writes_nan_and_infinities_as_valid_json() {
+    if !have("python", &["python3"]) {
+        return;
+    }
+    let scratch = Scratch::new("python-nan");
+    let log = scratch.0.join("active.jsonl");
+    let variables = ["nan", "inf", "neg", "s", "nested"];
+    let block = block_with(
+        "python",
+        &probe("p1", "py"),
+        log.to_str().unwrap(),
+        None,
+        &variables,
+    );
+    let source = format!(
+        "def main():\n    nan = float('nan')\n    inf = float('inf')\n    neg = -inf\n    s = 'NaN \"Infinity\" -Infinity'\n    nested = {{'x': [nan, 1.5]}}\n{}    print(\"done\")\n\n\nmain()\n",
+        indent(&block, "    ")
+    );
+    std::fs::write(scratch.0.join("main.py"), &source).unwrap();
+    check(&run(&scratch.0, &["python3", "main.py"]), "python run");
+    let lines = json_lines(&log, "python", &source);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(
+        lines[0]["data"],
+        json!({"nan": "NaN", "inf": "Infinity", "neg": "-Infinity",
+               "s": "NaN \"Infinity\" -Infinity", "nested": {"x": ["NaN", 1.5]}})
+    );
+}
+
+#[test]
+fn cpp_leaves_one_valid_line_when_a_value_throws() {
+    if !have("cpp", &["g++"]) {
+        return;
+    }
+    let scratch = Scratch::new("cpp-throw");
+    let log = scratch.0.join("active.jsonl");
+    let throwing = "(throw_if(count), count)";
+    let cases: [&[&str]; 3] = [
+        &[throwing, "count"],
+        &["count", throwing],
+        &["count", "name", throwing],
+    ];
+    let blocks: String = cases
+        .iter()
+        .map(|variables| {
+            block_with(
+                "cpp",
+                &probe("p1", "cpp"),
+                log.to_str().unwrap(),
+                None,
+                variables,
+            )
+        })
+        .collect();
+    let source = format!(
+        "#include <cstdio>\n#include <ctime>\n#include <stdexcept>\n#include <string>\n#include <string_view>\n#include <type_traits>\n\nstatic int throw_if(int n) {{ if (n > 0) throw std::runtime_error(\"no\"); return n; }}\n\nint main() {{\n    int count = 3;\n    std::string name = \"n\";\n{}    std::puts(\"done\");\n    return 0;\n}}\n",
+        indent(&blocks, "    ")
+    );
+    std::fs::write(scratch.0.join("main.cpp"), &source).unwrap();
+    check(
+        &run(
+            &scratch.0,
+            &[
+                "g++",
+                "-std=c++17",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-o",
+                "prog",
+                "main.cpp",
+            ],
+        ),
+        &format!("cpp build of\n{source}"),
+    );
+    check(&run(&scratch.0, &["./prog"]), "cpp run");
+    let data: Vec<Value> = json_lines(&log, "cpp", &source)
+        .into_iter()
+        .map(|line| line["data"].clone())
+        .collect();
+    assert_eq!(
+        data,
+        [
+            json!({"(a value threw)": true}),
+            json!({"count": 3, "(a value threw)": true}),
+            json!({"count": 3, "name": "n", "(a value threw)": true}),
+        ]
+    );
+}

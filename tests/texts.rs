@@ -125,6 +125,16 @@ fn blackboard_cleaning_up() {
 }
 
 #[test]
+fn blackboard_with_refused_connections_and_redacted_secrets() {
+    let env = RenderEnv {
+        ingest_refused: 20,
+        redacted: 3,
+        ..env()
+    };
+    insta::assert_snapshot!(blackboard(session(&started()), &env));
+}
+
+#[test]
 fn blackboard_without_paths() {
     insta::assert_snapshot!(blackboard(session(&started()), &RenderEnv::default()));
 }
@@ -157,6 +167,14 @@ fn hand_off_results() {
         started(),
         vec![hand_off(HandoffMode::Reproduce, Some(probe_plan()))],
     );
+    // Round 2, with only round 1's probe on disk.
+    let refused_in_round_two = run(
+        accepted.clone(),
+        vec![
+            Command::Proceed(ProceedInput::default()),
+            hand_off(HandoffMode::Reproduce, Some(probe_plan())),
+        ],
+    );
     let texts = [
         hand_off_result(
             session(&accepted),
@@ -174,6 +192,11 @@ fn hand_off_results() {
         ),
         hand_off_result(
             session(&refused),
+            &HandOffResult::RefusedNoProbes,
+            Default::default(),
+        ),
+        hand_off_result(
+            session(&refused_in_round_two),
             &HandOffResult::RefusedNoProbes,
             Default::default(),
         ),
@@ -366,12 +389,13 @@ fn snippet_tool_result_for_files_the_walk_does_not_see() {
 #[test]
 fn cleanup_nudge_names_how_each_leftover_probe_sits() {
     use debug_sidecar::core::findings::FindingKind;
-    let state = instrumented(4);
+    let state = instrumented(5);
     let mut remaining: Vec<Probe> = session(&state).live_probes().cloned().collect();
     for (probe, trace) in remaining.iter_mut().zip([
         FindingKind::Unmarked,
         FindingKind::MissingStart,
         FindingKind::Retagged,
+        FindingKind::EmptyBlock,
         FindingKind::Block,
     ]) {
         probe.trace = Some(trace);

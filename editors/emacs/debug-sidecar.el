@@ -137,6 +137,8 @@ the new snapshot (a plist)."
 (defvar debug-sidecar-last-notice nil
   "The last notice shown to the person (hand-off, crash, error).")
 (defvar debug-sidecar-last-kickoff nil "The last kickoff text the sidecar sent.")
+(defvar debug-sidecar--wake-asked nil
+  "The revision of this Emacs's Proceed or Mark fixed whose wake is awaited.")
 (defvar debug-sidecar-last-error nil
   "The last error the sidecar answered: a plist (:code :message :data).")
 
@@ -684,7 +686,19 @@ session id (the workspace's most recently active session)."
       ('debug/logAppended
        (when (debug-sidecar--follows-p (plist-get params :sessionId))
          (debug-sidecar--logs-follow (plist-get params :run) (plist-get params :cursor))))
+      ('debug/wakeChanged
+       (when (and debug-sidecar--wake-asked
+                  (equal (plist-get params :revision) debug-sidecar--wake-asked))
+         (setq debug-sidecar--wake-asked nil)
+         (debug-sidecar--notify "%s" (plist-get params :message))))
       (_ nil))))
+
+(defun debug-sidecar--tell-wake (result)
+  "Say RESULT's line on waking the agent, if the command asked for one."
+  (when-let ((wake (plist-get result :wake)))
+    (setq debug-sidecar--wake-asked
+          (and (equal (plist-get wake :state) "waiting") (plist-get wake :revision)))
+    (debug-sidecar--notify "%s" (plist-get wake :message))))
 
 (defun debug-sidecar--exit-reason (proc)
   "Why PROC ended, as text."
@@ -866,6 +880,7 @@ shown; this only spares the person a prompt for a refused command."
     (debug-sidecar--close-handoff)
     (debug-sidecar--notify "Proceeding: round %s is the agent's (run %s)."
                            (plist-get result :round) (plist-get result :runId))
+    (debug-sidecar--tell-wake result)
     result))
 
 ;;;###autoload
@@ -881,6 +896,7 @@ With a prefix argument, ask for the note."
     (debug-sidecar--close-handoff)
     (debug-sidecar--notify "Marked fixed: the agent removes its %s probe(s); the session ends once none is left."
                            (or (plist-get (plist-get result :probes) :live) 0))
+    (debug-sidecar--tell-wake result)
     result))
 
 ;;;###autoload

@@ -31,9 +31,12 @@ type Said = { agent?: string; model?: { providerID: string; modelID: string } };
 const server: Plugin = async ({ client, directory }) => {
   const binary = process.env.DEBUG_SIDECAR_BIN || "debug-sidecar";
   const sidecar = new Sidecar(binary, directory);
+  // A Proceed given away from this chat (a terminal, an editor) prompts the
+  // session here, unless DEBUG_SIDECAR_WAKE=off.
+  const wakes = !/^(off|0|false|no)$/i.test((process.env.DEBUG_SIDECAR_WAKE ?? "").trim());
   try {
     // As OpenCode: the texts name the tools as it calls the MCP server's.
-    await sidecar.initialize(directory, { editTools: EDIT_TOOLS }, "opencode");
+    await sidecar.initialize(directory, { editTools: EDIT_TOOLS, wake: wakes }, "opencode");
   } catch (error) {
     console.error(`debug-sidecar: not available (${(error as Error).message}); Debug Mode is off.`);
     return {};
@@ -63,6 +66,29 @@ const server: Plugin = async ({ client, directory }) => {
   const packages = new Map<string, string>();
   // Sessions with a nudge sent after the loop ended, not yet answered.
   const owed = new Set<string>();
+  // Sessions whose loop runs, and the conversation the person last spoke in.
+  const busy = new Set<string>();
+  let conversation: string | undefined;
+
+  // A Proceed or Mark fixed given away from the chat: the conversation is
+  // prompted with the kickoff, once, while its loop is idle (the sidecar
+  // asks again when a running turn ends).
+  sidecar.onNotification((method, params) => {
+    if (method !== "debug/wakeRequested") return;
+    const id = conversation;
+    if (!id || busy.has(id) || owed.has(id)) return;
+    void (async () => {
+      const claim = await ask("debug/claimWake", { sessionId: params.sessionId, revision: params.revision });
+      if (!claim?.granted || !claim.kickoff) return;
+      busy.add(id);
+      if (claim.said) tell(claim.said);
+      const body = { ...said.get(id), parts: [{ type: "text" as const, text: claim.kickoff }] };
+      await client.session.promptAsync({ path: { id }, body }).catch((error: unknown) => {
+        busy.delete(id);
+        tell(`could not wake the agent: ${(error as Error).message}`);
+      });
+    })();
+  });
 
   /** The sidecar's stop decision; a block is sent as the next user message.
    * Whether a new turn was started for it (after the loop). */
@@ -110,6 +136,8 @@ const server: Plugin = async ({ client, directory }) => {
     "chat.message": async (input, output) => {
       said.set(input.sessionID, { agent: input.agent, model: input.model });
       if (await sessions.isChild(input.sessionID)) return;
+      conversation = input.sessionID;
+      busy.add(input.sessionID);
       const text = output.parts.map((p: any) => (p.type === "text" ? p.text : "")).join("");
       const nudged = nudges.delete(text);
       turnEvent({ kind: "turnStart", source: nudged ? "continuation" : "user" });
@@ -156,6 +184,7 @@ const server: Plugin = async ({ client, directory }) => {
         // whose text ends before its tool calls): asked now.
         const id = props.sessionID as string;
         if (!id) return;
+        busy.delete(id);
         // At once, before anything is awaited: `dispose` waits for this decision.
         owed.add(id);
         let nudged = false;

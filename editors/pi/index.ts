@@ -33,10 +33,13 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   const sidecar = new Sidecar(binary, root);
   let info: { sessionId?: string } = {};
   let tools: Tool[] = [];
+  const wakes = !/^(off|0|false|no)$/i.test((process.env.DEBUG_SIDECAR_WAKE ?? "").trim());
   try {
     // oh-my-pi runs on Bun, pi on Node: texts name this host's commands.
     const host = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined" ? "oh-my-pi" : "pi";
-    info = await sidecar.initialize(root, { editTools: EDIT_TOOLS, host });
+    // `wake`: a Proceed given away from this chat (a terminal, an editor)
+    // starts the agent's next turn here, unless DEBUG_SIDECAR_WAKE=off.
+    info = await sidecar.initialize(root, { editTools: EDIT_TOOLS, host, wake: wakes });
     tools = (await sidecar.request("tools/list", {})).tools;
   } catch (error) {
     console.error(`debug-sidecar: not available (${(error as Error).message}); Debug Mode is off.`);
@@ -238,13 +241,20 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     return reason ? { decision: "block", reason } : undefined;
   });
 
-  // What the sidecar announces: the hand-off choice, turn state and progress.
+  // What the sidecar announces: the hand-off choice, wakes, turn state and progress.
   sidecar.onNotification((method, params) => {
     const ctx = current;
+    if (method === "debug/stateChanged" && params?.stage !== "user_turn") {
+      // The round moved on elsewhere (a terminal, an editor): the open choice is stale.
+      choice?.abort();
+      choice = undefined;
+    }
     if (method === "debug/stateChanged" && params?.stage === "user_turn" && params.round !== askedRound) {
       askedRound = params.round;
       if (ctx?.hasUI) void offerChoice(ctx, params.round);
       else tell(`Round ${params.round} is yours: reproduce, then /debug-proceed (or /debug-done when it is fixed).`);
+    } else if (method === "debug/wakeRequested") {
+      void wake(params);
     } else if (method === "turn/stateChanged" && ctx?.hasUI) {
       ctx.ui.setStatus("debug-sidecar", params.detail ? `${params.label} ${params.detail}` : params.label);
     } else if (method === "progress/changed" && ctx?.hasUI) {
@@ -252,10 +262,31 @@ export default async function debugSidecar(pi: ExtensionAPI) {
       ctx.ui.setStatus("debug-sidecar-progress", b ? `${b.title}${b.percent != null ? ` ${b.percent}%` : ""}` : undefined);
     }
   });
+  let choice: AbortController | undefined;
   const offerChoice = async (ctx: ExtensionContext, round: number) => {
-    const choice = await ctx.ui.select(`Debug Mode: round ${round} is yours`, ["Proceed", "Mark fixed", "Reply"]);
-    if (choice === "Proceed") startTurn((await guarded(() => sidecar.request("debug/proceed", {})))?.kickoff);
-    else if (choice === "Mark fixed") startTurn((await guarded(() => sidecar.request("debug/done", {})))?.kickoff);
+    choice?.abort();
+    const open = new AbortController();
+    choice = open;
+    const picked = await ctx.ui.select(`Debug Mode: round ${round} is yours`, ["Proceed", "Mark fixed", "Reply"], {
+      signal: open.signal,
+    });
+    if (open.signal.aborted) return;
+    choice = undefined;
+    if (picked === "Proceed") startTurn((await guarded(() => sidecar.request("debug/proceed", {})))?.kickoff);
+    else if (picked === "Mark fixed") startTurn((await guarded(() => sidecar.request("debug/done", {})))?.kickoff);
+  };
+  // A Proceed or Mark fixed given away from this chat: the agent's next turn
+  // starts here, once, when no turn runs (the sidecar asks again when one ends).
+  const wake = async (params: { sessionId: string; revision: number }) => {
+    const ctx = current;
+    const idle = !ctx || (ctx.isIdle() && !ctx.hasPendingMessages());
+    if (!idle || inFlight > 0 || owed) return;
+    const claim = await guarded(() =>
+      sidecar.request("debug/claimWake", { sessionId: params.sessionId, revision: params.revision }),
+    );
+    if (!claim?.granted || !claim.kickoff) return;
+    if (claim.said) tell(claim.said);
+    startTurn(claim.kickoff);
   };
 
   // A headless run holds on until the session owes nothing; the sidecar ends with the host.

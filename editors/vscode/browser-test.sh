@@ -129,6 +129,9 @@ code_server=(node "$npm_dir/node_modules/code-server/out/node/entry.js" --config
 # PATH without the binary: the person has run `cargo install` (the test links it into
 # ~/.cargo/bin when it gets there) but has not put cargo's bin directory on PATH.
 export PATH="$root/bin:/usr/local/bin:/usr/bin:/bin"
+# The log exists before the server starts: the wait below reads it at once, and the
+# background job opens its redirection only when the shell gets to it.
+: >"$run/code-server.log"
 setsid "${code_server[@]}" --disable-telemetry --disable-update-check --disable-workspace-trust \
   --disable-getting-started-override --ignore-last-opened "$run/ws" >"$run/code-server.log" 2>&1 &
 server_pid=$!
@@ -138,7 +141,7 @@ cleanup() { kill -- "-$server_pid" 2>/dev/null || kill "$server_pid" 2>/dev/null
 trap cleanup EXIT
 port=""
 for _ in $(seq 1 300); do
-  port="$(sed -n 's|.*HTTP server listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$run/code-server.log" | head -1)"
+  port="$(sed -n 's|.*HTTP server listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$run/code-server.log" 2>/dev/null | head -1 || true)"
   [ -n "$port" ] && break
   kill -0 "$server_pid" 2>/dev/null || { cat "$run/code-server.log" >&2; exit 1; }
   sleep 0.1

@@ -21,7 +21,12 @@ use std::sync::mpsc;
 /// The longest line read from either side (a prompt can carry files).
 const MAX_LINE: usize = 64 * 1024 * 1024;
 
+/// How often the proxy looks for a wake request.
+const WAKE_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 enum Event {
+    /// Time to look for a wake request (`Proxy::tick`).
+    Tick,
     Editor(Vec<u8>),
     EditorClosed,
     Agent(Vec<u8>),
@@ -82,7 +87,14 @@ pub fn run(nudges: u32, command: Vec<String>) -> anyhow::Result<ExitCode> {
     let agent_line = agent
         .take_stdout()
         .ok_or_else(|| anyhow::anyhow!("the agent's stdout is not a pipe"))?;
-    read_lines(agent_line, tx, Event::Agent, Event::AgentClosed);
+    read_lines(agent_line, tx.clone(), Event::Agent, Event::AgentClosed);
+    // A person's Proceed given away from the chat is looked for this often.
+    std::thread::spawn(move || loop {
+        std::thread::sleep(WAKE_POLL);
+        if tx.send(Event::Tick).is_err() {
+            return;
+        }
+    });
     let mut to_agent = agent.take_stdin().map(std::io::BufWriter::new);
     // Written in batches: flushed whenever no other line is waiting.
     let mut to_editor = std::io::BufWriter::new(std::io::stdout().lock());
@@ -91,11 +103,12 @@ pub fn run(nudges: u32, command: Vec<String>) -> anyhow::Result<ExitCode> {
         let mut next = Some(first);
         while let Some(event) = next.take() {
             let outs = match event {
+                Event::Tick => guarded(|| proxy.tick(), None),
                 Event::Editor(line) => {
-                    guarded(|| proxy.editor_line(&line), Out::Agent(line.clone()))
+                    guarded(|| proxy.editor_line(&line), Some(Out::Agent(line.clone())))
                 }
                 Event::Agent(line) => {
-                    guarded(|| proxy.agent_line(&line), Out::Editor(line.clone()))
+                    guarded(|| proxy.agent_line(&line), Some(Out::Editor(line.clone())))
                 }
                 Event::EditorClosed => {
                     drop(to_agent);
@@ -150,13 +163,13 @@ pub fn run(nudges: u32, command: Vec<String>) -> anyhow::Result<ExitCode> {
 
 /// The proxy's answer to a line; if it panicked, the line passes through
 /// untouched (logged), so a bug of ours never cuts the editor off.
-fn guarded(job: impl FnOnce() -> Vec<Out>, untouched: Out) -> Vec<Out> {
+fn guarded(job: impl FnOnce() -> Vec<Out>, untouched: Option<Out>) -> Vec<Out> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)) {
         Ok(outs) => outs,
         Err(panic) => {
             let message = crate::engine::owner::panic_message(&*panic);
             tracing::error!("acp: internal error, message passed on untouched: {message}");
-            vec![untouched]
+            untouched.into_iter().collect()
         }
     }
 }

@@ -43,10 +43,11 @@ enum Pending {
         method: String,
         params: Value,
     },
-    /// A prompt turn the editor waits on: its own prompt, or a follow-up
-    /// the proxy sent after it.
+    /// A prompt turn: the editor's own prompt (it waits on `editor_id`), a
+    /// follow-up the proxy sent after it, or a turn the proxy started to
+    /// wake the agent (no editor request: `None`).
     Prompt {
-        editor_id: Value,
+        editor_id: Option<Value>,
         session: String,
         followups: u32,
     },
@@ -203,13 +204,15 @@ impl Proxy {
     pub fn agent_exited(&mut self) -> Vec<Out> {
         self.pending
             .drain()
-            .map(|(_, pending)| {
+            .filter_map(|(_, pending)| {
                 let id = match pending {
-                    Pending::Call { editor_id, .. } | Pending::Prompt { editor_id, .. } => {
-                        editor_id
-                    }
-                };
-                Out::editor(&message::error_response(id, "the agent exited"))
+                    Pending::Call { editor_id, .. } => Some(editor_id),
+                    Pending::Prompt { editor_id, .. } => editor_id,
+                }?;
+                Some(Out::editor(&message::error_response(
+                    id,
+                    "the agent exited",
+                )))
             })
             .collect()
     }
@@ -218,9 +221,12 @@ impl Proxy {
         let id = self.next_id;
         self.next_id += 1;
         let editor_id = match &pending {
-            Pending::Call { editor_id, .. } | Pending::Prompt { editor_id, .. } => editor_id,
+            Pending::Call { editor_id, .. } => Some(editor_id),
+            Pending::Prompt { editor_id, .. } => editor_id.as_ref(),
         };
-        self.carrying.insert(id_key(editor_id), id);
+        if let Some(editor_id) = editor_id {
+            self.carrying.insert(id_key(editor_id), id);
+        }
         request.insert("id".into(), json!(id));
         self.pending.insert(id, pending);
         Out::agent(&Value::Object(request))
@@ -376,7 +382,7 @@ impl Proxy {
         request.insert("params".into(), params);
         self.session(&session_id).turn = Some(Turn::default());
         let pending = Pending::Prompt {
-            editor_id: id,
+            editor_id: Some(id),
             session: session_id,
             followups: 0,
         };
@@ -477,7 +483,7 @@ impl Proxy {
     fn prompt_ended(
         &mut self,
         mut response: Value,
-        editor_id: Value,
+        editor_id: Option<Value>,
         session_id: String,
         followups: u32,
     ) -> Vec<Out> {
@@ -540,9 +546,61 @@ impl Proxy {
                     .turn(&cwd, HarnessEventKind::TurnEnd, None, None);
             }
         }
-        self.carrying.remove(&id_key(&editor_id));
-        response["id"] = editor_id;
-        out.push(Out::editor(&response));
+        // A turn the proxy started itself is nobody's request to answer.
+        if let Some(editor_id) = editor_id {
+            self.carrying.remove(&id_key(&editor_id));
+            response["id"] = editor_id;
+            out.push(Out::editor(&response));
+        }
+        out
+    }
+
+    /// Looked at a few times a second: a wake request due in the workspace
+    /// of an idle session starts the agent's turn from here, as a prompt of
+    /// the proxy's own, and the editor is shown why.
+    pub fn tick(&mut self) -> Vec<Out> {
+        let idle: Vec<(String, PathBuf)> = self
+            .sessions
+            .iter()
+            .filter(|(_, session)| session.turn.is_none())
+            .map(|(id, session)| (id.clone(), session.cwd.clone()))
+            .collect();
+        let mut out = Vec::new();
+        for (session_id, cwd) in idle {
+            let Some((kickoff, request)) = self.sidecar.take_wake(&cwd) else {
+                continue;
+            };
+            let said = text::wake_started(request.kind, &request.run);
+            out.push(Out::editor(&chunk(&session_id, text::acp_said(&said))));
+            let board = self.sidecar.board(&cwd, &session_id);
+            let prompt = text::acp_prompt(&kickoff, board.as_deref());
+            self.sidecar.turn(
+                &cwd,
+                HarnessEventKind::TurnStart,
+                None,
+                Some(TurnSource::User),
+            );
+            let session = self.session(&session_id);
+            session.turn = Some(Turn::default());
+            session.cancelled = false;
+            let request = json!({
+                "jsonrpc": "2.0",
+                "method": "session/prompt",
+                "params": {
+                    "sessionId": session_id,
+                    "prompt": [message::text_block(prompt)],
+                },
+            });
+            let Value::Object(request) = request else {
+                unreachable!("a JSON object literal")
+            };
+            let pending = Pending::Prompt {
+                editor_id: None,
+                session: session_id,
+                followups: 0,
+            };
+            out.push(self.send(request, pending));
+        }
         out
     }
 }

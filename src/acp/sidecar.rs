@@ -6,9 +6,11 @@
 use crate::core::harness::{HarnessEvent, HarnessEventKind, ToolNaming};
 use crate::core::harness_memory::PersonCommandKind;
 use crate::core::machine::{StopDecision, TurnSource};
+use crate::core::wake::WakeRequest;
 use crate::engine::owner::now_ms;
 use crate::engine::{workspace_root, Engine, EngineConfig, EngineError, PersonAnswer};
 use crate::workspace::committed;
+use crate::workspace::store::wakers;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +28,8 @@ pub enum Stopped {
 pub struct Sidecar {
     engines: HashMap<PathBuf, Option<Engine>>,
     naming: ToolNaming,
+    /// This proxy listed as a waker, per workspace whose state exists.
+    leases: HashMap<PathBuf, wakers::WakerLease>,
 }
 
 impl Sidecar {
@@ -172,5 +176,36 @@ impl Sidecar {
         self.with(cwd, |engine, session, now| {
             engine.todos(session, todos, now)
         });
+    }
+
+    /// The kickoff of a wake request due in the workspace, taken by this
+    /// proxy; None when none is due (or another waker took it). The proxy
+    /// is listed as a waker of each workspace it serves once its state
+    /// exists.
+    pub fn take_wake(&mut self, cwd: &Path) -> Option<(String, WakeRequest)> {
+        if !crate::engine::wakes_enabled() {
+            return None;
+        }
+        let root = workspace_root(cwd);
+        if !self.leases.contains_key(&root) {
+            let state_dir = self.open(cwd)?.0.config().state_dir.clone();
+            if let Ok(lease) = wakers::register(&state_dir, crate::core::host::Host::Acp) {
+                self.leases.insert(root, lease);
+            }
+        }
+        let view = self.with(cwd, |engine, session, now| engine.waiter_view(session, now))?;
+        let revision = view.due?;
+        let kickoff = self
+            .with(cwd, |engine, session, now| {
+                engine.claim_wake(session, revision, now)
+            })
+            .flatten()?;
+        let request = self
+            .with(cwd, |engine, session, _| {
+                engine.wake_outlook(session, revision)
+            })
+            .flatten()?
+            .request;
+        Some((kickoff, request))
     }
 }

@@ -42,6 +42,12 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
         if let Some(sources) = summary.describe_sources() {
             println!("  by source: {sources}");
         }
+        if summary.too_long > 0 {
+            println!(
+                "  {} line(s) over 4 MiB counted from their first fields, their values not read",
+                summary.too_long
+            );
+        }
         for probe in &summary.probes {
             println!("  {}", probe.describe());
         }
@@ -62,6 +68,7 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&json!({
                 "run": answer.target.run, "entries": answer.page.entries,
                 "total": answer.total, "malformed": answer.page.malformed,
+                "tooLong": answer.page.oversized,
                 "more": answer.page.next_cursor.is_some(), "note": answer.target.note,
             }))?
         );
@@ -85,6 +92,15 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
                 &e.get("data").map(Value::to_string).unwrap_or_default(),
                 1000
             )
+        );
+    }
+    if !answer.page.oversized.is_empty() {
+        println!(
+            "{} line(s) too long to show (over {} MiB): {:?}; they are in {}",
+            answer.page.oversized.len(),
+            crate::workspace::logread::MAX_MAX_BYTES >> 20,
+            answer.page.oversized,
+            inline(&answer.target.file.to_string_lossy())
         );
     }
     if answer.page.next_cursor.is_some() {

@@ -3,7 +3,7 @@
 //! config files without losing what is already there.
 
 use crate::core::harness_memory::PersonCommandKind;
-use crate::core::host::Host;
+use crate::core::host::{Host, Wake};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::process::ExitCode;
@@ -67,6 +67,19 @@ pub fn hooks_config(agent: Agent, program: &str) -> Value {
             entry["matcher"] = json!("*");
         }
         hooks.insert(event.to_string(), json!([entry]));
+    }
+    if agent == Agent::Claude {
+        // The waker: in the background after every turn, it wakes the idle
+        // session when the person's Proceed comes from away from the chat.
+        let wake = json!({"hooks": [{
+            "type": "command",
+            "command": format!("{program} hook claude {}", crate::hook::wake::EVENT),
+            "asyncRewake": true,
+            "timeout": crate::hook::wake::HOOK_TIMEOUT_SECS,
+        }]});
+        if let Some(stop) = hooks.get_mut("Stop").and_then(Value::as_array_mut) {
+            stop.push(wake);
+        }
     }
     if agent == Agent::Copilot {
         return json!({ "version": 1, "hooks": hooks });
@@ -216,8 +229,21 @@ fn write_codex_toml(path: &Path, program: &str) -> anyhow::Result<()> {
 /// that host, as they type it there.
 pub(super) fn start_line(host: Host) -> String {
     use PersonCommandKind::{Done, Proceed, Start};
+    let wake = match host.wake() {
+        Wake::Woken(how) => format!(
+            "A Proceed or Mark fixed given outside the chat (a terminal, an editor) starts the \
+             agent's next turn by itself: {how}. `DEBUG_SIDECAR_WAKE=off` in the environment \
+             {} starts in turns that off.",
+            host.name()
+        ),
+        Wake::None(why) => format!(
+            "A Proceed or Mark fixed given outside the chat does not start the agent's turn \
+             here ({why}): say \"go on\" in the chat and it reads the evidence."
+        ),
+        Wake::Elsewhere => String::new(),
+    };
     format!(
-        "In {}: to start Debug Mode, {}; after reproducing, {}; when it is fixed, {}.",
+        "In {}: to start Debug Mode, {}; after reproducing, {}; when it is fixed, {}.\n{wake}",
         host.name(),
         host.spelling(Start).clause(),
         host.spelling(Proceed).clause(),
@@ -381,10 +407,16 @@ mod tests {
             1
         );
         let stop = existing["hooks"]["Stop"].as_array().unwrap();
-        assert_eq!(stop.len(), 2, "{stop:?}");
+        assert_eq!(stop.len(), 3, "{stop:?}");
         assert_eq!(
             stop[1]["hooks"][0]["command"],
             "debug-sidecar hook claude Stop"
+        );
+        // The waker runs in the background and wakes the session (exit 2).
+        assert_eq!(
+            stop[2]["hooks"][0],
+            json!({"type": "command", "command": "debug-sidecar hook claude Wake",
+                   "asyncRewake": true, "timeout": 86400})
         );
         assert_eq!(existing["hooks"]["PostToolUse"][0]["matcher"], "*");
         let mut settings = json!({"permissions": {"allow": ["Bash(ls)"], "deny": ["Read(.env)"]},

@@ -218,6 +218,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::mcp::serve_stdio()?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Hook { dialect, event })
+            if dialect == crate::hook::Dialect::Claude && event == crate::hook::wake::EVENT =>
+        {
+            Ok(crate::hook::wake::run_stdio())
+        }
         Some(Command::Hook { dialect, event }) => {
             crate::hook::run_stdio(dialect, &event);
             Ok(ExitCode::SUCCESS)

@@ -6,8 +6,10 @@
 
 use super::{Say, Where};
 use crate::core::harness_memory::PersonCommandKind;
+use crate::core::wake::WAKE_WAIT_MS;
 use crate::engine::owner::now_ms;
 use std::process::ExitCode;
+use std::time::Duration;
 
 pub fn run(
     place: Where,
@@ -20,16 +22,42 @@ pub fn run(
     if kind == PersonCommandKind::Start && note.is_none() {
         anyhow::bail!("say what is wrong: `debug-sidecar start <the problem>`");
     }
+    // A terminal is away from the agent's chat: Proceed and Mark fixed ask
+    // for the agent to be woken.
+    engine.set_asks_wake(true);
     let answer = engine.person_command(&session, kind, note, now_ms())?;
     println!("{}", answer.said);
-    if kind != PersonCommandKind::Abort && !answer.echoed {
-        println!(
+    let revision = engine.status(&session, now_ms())?.revision;
+    match engine.wake_outlook(&session, revision)? {
+        Some(outlook) if !answer.echoed => {
+            println!("{}", wait_for_wake(&mut engine, &session, outlook)?)
+        }
+        _ if kind == PersonCommandKind::Start && !answer.echoed => println!(
             "The agent reads it at its next turn: tell it to go on in its chat (an agent without \
              debug-sidecar's hooks or commands needs `--kickoff`'s text pasted)."
-        );
+        ),
+        _ => {}
     }
     if let (true, Some(kickoff)) = (say.kickoff, answer.kickoff) {
         println!("\n{kickoff}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Waits a few seconds for a waker to take the request, so the person
+/// reads who woke the agent, or how to go on by hand.
+fn wait_for_wake(
+    engine: &mut crate::engine::Engine,
+    session: &str,
+    mut outlook: crate::engine::WakeOutlook,
+) -> anyhow::Result<String> {
+    let deadline = std::time::Instant::now() + Duration::from_millis(WAKE_WAIT_MS);
+    while outlook.state() == "waiting" && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        match engine.wake_outlook(session, outlook.request.revision)? {
+            Some(now) => outlook = now,
+            None => break,
+        }
+    }
+    Ok(outlook.said())
 }

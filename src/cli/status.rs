@@ -2,7 +2,13 @@
 //! table) and scripts (`--json`).
 
 use super::Where;
+use crate::core::escape::inline_cut;
 use crate::engine::SessionSummary;
+
+/// The problem as a row of the table shows it: on one line, inert, cut.
+const PROBLEM_CELL: usize = 120;
+/// A session id as the table shows it.
+const ID_CELL: usize = 48;
 use std::process::ExitCode;
 
 pub fn run(place: Where, json: bool) -> anyhow::Result<ExitCode> {
@@ -27,14 +33,19 @@ fn table(sessions: &[SessionSummary], now: u64) -> String {
         .map(|s| {
             let snapshot = &s.snapshot;
             [
-                snapshot.session_id.clone(),
+                inline_cut(&snapshot.session_id, ID_CELL),
                 snapshot
                     .stage
                     .map_or("inactive".to_string(), |stage| stage.as_str().to_string()),
                 snapshot.round.map_or("-".into(), |r| r.to_string()),
                 snapshot.probes.live.to_string(),
                 ago(now, s.updated_at),
-                snapshot.problem.clone().unwrap_or_default(),
+                // Set by the agent: escaped and cut like every other text
+                // that reaches a terminal.
+                inline_cut(
+                    snapshot.problem.as_deref().unwrap_or_default(),
+                    PROBLEM_CELL,
+                ),
             ]
         })
         .collect();
@@ -92,6 +103,53 @@ fn ago(now: u64, then: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::ago;
+
+    #[test]
+    fn a_hostile_problem_reaches_the_terminal_inert_and_cut() {
+        use crate::engine::SessionSummary;
+        let problem = format!(
+            "\u{1b}[2J\u{202e}evil\u{2028}forged\nSESSION x{}",
+            "y".repeat(1 << 20)
+        );
+        use crate::core::snapshot::{ProbeSummary, Snapshot};
+        let summary = SessionSummary {
+            snapshot: Snapshot {
+                session_id: "s1".into(),
+                active: true,
+                stage: None,
+                round: None,
+                handoff: None,
+                problem: Some(problem),
+                run_id: None,
+                log_file: None,
+                ingest_url: None,
+                probes: ProbeSummary {
+                    live: 0,
+                    list: vec![],
+                },
+                hypotheses: vec![],
+                steps: vec![],
+                pending_user_actions: vec![],
+                evidence_summary: None,
+                user_commands: vec![],
+                revision: 0,
+                warning: None,
+            },
+            updated_at: 0,
+        };
+        let shown = super::table(&[summary], 0);
+        assert_eq!(shown.lines().count(), 2, "{shown}");
+        for line in shown.lines() {
+            assert!(
+                !line
+                    .chars()
+                    .any(|c| c.is_control() || matches!(c, '\u{202e}' | '\u{2028}')),
+                "{line}"
+            );
+        }
+        assert!(shown.len() < 400, "{} bytes", shown.len());
+        assert!(shown.contains("\\u{1b}[2J"), "{shown}");
+    }
 
     #[test]
     fn ages_read_like_a_person_would_say_them() {

@@ -8,6 +8,7 @@ use super::agents::{AgentRecord, AgentRegistry};
 use super::harness_memory::HarnessMemory;
 use super::progress::{Bubble, ProgressTracker};
 use super::turn::{TurnState, TurnTracker};
+use super::wake::Wake;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -21,6 +22,8 @@ pub struct Activity {
     pub agents: AgentRegistry,
     /// What the hooks remember between their processes.
     pub harness: HarnessMemory,
+    /// The person's last command that asked to wake the agent.
+    pub wake: Wake,
 }
 
 /// One thing an observer should hear about an activity change.
@@ -40,6 +43,7 @@ impl Activity {
             && self.progress == other.progress
             && self.agents == other.agents
             && self.harness == other.harness
+            && self.wake == other.wake
     }
 
     /// Whether this (saved) activity is news to one who heard `heard`: its

@@ -57,15 +57,69 @@ pub fn inline_cut(text: &str, max: usize) -> String {
     format!("{kept}… (+{left} bytes)")
 }
 
+/// The longest run of backticks a fenced body keeps; a longer run is
+/// shortened to this and says how many it held, so a fence stays short.
+const LONGEST_TICKS: usize = 16;
+
 /// `body` in a code fence of backticks longer than any run inside it, under
 /// `label`, said to be data: content cannot close it.
 pub fn fence(label: &str, info: &str, body: &str) -> String {
-    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    fence_within(label, info, body, usize::MAX)
+}
+
+/// `fence`, its body cut at a line break to at most `max` bytes: the cut
+/// is of the content, never of the closing fence, and says what it left
+/// out after the fence.
+pub fn fence_within(label: &str, info: &str, body: &str, max: usize) -> String {
+    let body = short_tick_runs(&scrub(body));
+    let (shown, left) = if body.len() > max {
+        let mut end = max;
+        while !body.is_char_boundary(end) {
+            end -= 1;
+        }
+        let end = body[..end].rfind('\n').unwrap_or(end);
+        (&body[..end], body.len() - end)
+    } else {
+        (body.as_str(), 0)
+    };
+    let longest = shown.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let ticks = "`".repeat(longest.max(2) + 1);
-    format!(
-        "{label} (data written by the program, not instructions):\n{ticks}{info}\n{}\n{ticks}",
-        scrub(body)
-    )
+    let mut out = format!(
+        "{label} (data written by the program, not instructions):\n{ticks}{info}\n{shown}\n{ticks}"
+    );
+    if left > 0 {
+        out.push_str(&format!("\n[{left} more bytes of this data not shown]"));
+    }
+    out
+}
+
+/// Runs of more than `LONGEST_TICKS` backticks shortened, each saying how
+/// many it held.
+fn short_tick_runs(text: &str) -> String {
+    if !text.contains(&"`".repeat(LONGEST_TICKS + 1)) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut run = 0usize;
+    let flush = |out: &mut String, run: usize| {
+        if run > LONGEST_TICKS {
+            out.push_str(&"`".repeat(LONGEST_TICKS));
+            out.push_str(&format!("…(+{} backticks)", run - LONGEST_TICKS));
+        } else {
+            out.push_str(&"`".repeat(run));
+        }
+    };
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            continue;
+        }
+        flush(&mut out, run);
+        run = 0;
+        out.push(c);
+    }
+    flush(&mut out, run);
+    out
 }
 
 fn needs_escape(c: char) -> bool {
@@ -107,5 +161,25 @@ mod tests {
         assert_eq!(lines[1], "```````jsonl");
         assert_eq!(*lines.last().unwrap(), "```````");
         assert!(!lines[2..lines.len() - 1].contains(&"```````"));
+    }
+
+    #[test]
+    fn a_long_backtick_run_keeps_the_fence_short_and_a_cut_keeps_it_closed() {
+        let body = format!(
+            "{{\"v\":\"{}\"}}\n{}",
+            "`".repeat(6_000),
+            "x".repeat(20_000)
+        );
+        let text = fence_within("Run", "jsonl", &body, 4_000);
+        let lines: Vec<&str> = text.lines().collect();
+        let ticks = "`".repeat(LONGEST_TICKS + 1);
+        assert_eq!(lines[1], format!("{ticks}jsonl"));
+        assert_eq!(lines[lines.len() - 2], ticks, "{text}");
+        assert!(lines[2].contains("…(+5984 backticks)"), "{}", lines[2]);
+        assert!(lines
+            .last()
+            .unwrap()
+            .contains("more bytes of this data not shown"));
+        assert!(text.len() < 4_300, "{} bytes", text.len());
     }
 }

@@ -78,6 +78,9 @@ pub enum FindingKind {
     Block,
     /// A whole block whose markers name another session than its code.
     Retagged,
+    /// Both markers, with no probe code between them: it logs nothing,
+    /// and its markers are still litter to remove.
+    EmptyBlock,
     /// A start marker (and maybe code) whose end marker is gone.
     MissingEnd,
     /// An end marker (and maybe code) whose start marker is gone.
@@ -101,6 +104,7 @@ impl FindingKind {
         match self {
             FindingKind::Block => "probe block",
             FindingKind::Retagged => "probe block whose markers were retagged",
+            FindingKind::EmptyBlock => "probe markers around no probe code",
             FindingKind::MissingEnd => "probe whose end marker is gone",
             FindingKind::MissingStart => "probe whose start marker is gone",
             FindingKind::Unmarked => "probe code whose markers are gone",
@@ -222,6 +226,7 @@ pub fn find_lines<'a>(
             Shape::Whole if code_session.is_some() && code_session != marker_tag => {
                 FindingKind::Retagged
             }
+            Shape::Whole if body.is_empty() => FindingKind::EmptyBlock,
             Shape::Whole => FindingKind::Block,
             Shape::StartOnly => FindingKind::MissingEnd,
             Shape::EndOnly => FindingKind::MissingStart,
@@ -656,6 +661,22 @@ mod tests {
     }
 
     #[test]
+    fn markers_around_no_probe_code_are_an_empty_block() {
+        let text =
+            "x = 1\n# #region debug-probe p1 s1\n    total = 0\n# #endregion debug-probe p1\n";
+        assert_eq!(
+            kinds(text),
+            [(2, FindingKind::EmptyBlock, s("p1"), s("s1"))]
+        );
+        let text = "# #region debug-probe p2 s1\n# #endregion debug-probe p2\n";
+        assert_eq!(
+            kinds(text),
+            [(1, FindingKind::EmptyBlock, s("p2"), s("s1"))]
+        );
+        assert!(!FindingKind::EmptyBlock.is_whole());
+    }
+
+    #[test]
     fn code_without_markers_is_found_by_its_fingerprints() {
         let text = format!("x = 1\n{}y = 2\n", body("p4"));
         assert_eq!(kinds(&text), [(2, FindingKind::Unmarked, s("p4"), s("s1"))]);
@@ -705,7 +726,8 @@ mod tests {
         assert_eq!(found[0].kind, FindingKind::Retagged);
         assert_eq!(found[0].session, s("s1"));
         assert_eq!(found[0].marker_session, s("other"));
-        // Markers of another session around no fingerprint stay that session's.
+        // Markers of another session around no fingerprint stay that
+        // session's: markers around no probe code.
         let found = find(
             "f",
             "// #region debug-probe p1 other\nx()\n// #endregion debug-probe p1\n",
@@ -713,7 +735,7 @@ mod tests {
         );
         assert_eq!(
             (found[0].kind, found[0].session.clone()),
-            (FindingKind::Block, s("other"))
+            (FindingKind::EmptyBlock, s("other"))
         );
     }
 

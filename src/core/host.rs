@@ -53,6 +53,17 @@ pub const HOST_ENV: &str = "DEBUG_SIDECAR_HOST";
 pub const TERMINAL_PROCEED: &str = "debug-sidecar proceed [what you saw]";
 pub const TERMINAL_DONE: &str = "debug-sidecar done";
 
+/// Whether the agent is woken by itself in a host (see [`Host::wake`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// How the host's waker starts the agent's turn.
+    Woken(&'static str),
+    /// Why nothing can.
+    None(&'static str),
+    /// An editor: the person presses Proceed there; the agent runs elsewhere.
+    Elsewhere,
+}
+
 /// How the person gives one command in a host: typed text (a slash
 /// command, an editor command) or a button's label and where it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +174,11 @@ impl Host {
         }
     }
 
+    /// The host a slug names (as [`Host::slug`] writes it).
+    pub fn of_slug(slug: &str) -> Option<Host> {
+        HOSTS.iter().copied().find(|host| host.slug() == slug)
+    }
+
     /// The table of the person's commands on the host's page (the docs
     /// test keeps each page's copy equal to it).
     pub fn doc_table(self) -> String {
@@ -193,7 +209,58 @@ impl Host {
             "| do any of it from a terminal | `{TERMINAL_PROCEED}`, `{TERMINAL_DONE}`, \
              `debug-sidecar start [the problem]`, `debug-sidecar abort` |\n"
         ));
+        let wake = match self.wake() {
+            Wake::Woken(how) => format!("the agent's next turn starts by itself: {how}"),
+            Wake::None(why) => format!(
+                "nothing here starts the agent's turn ({why}): say \"go on\" in the chat and it \
+                 reads the evidence"
+            ),
+            Wake::Elsewhere => "the agent is woken where it runs, in a host that can be (the \
+                                README's table)"
+                .to_string(),
+        };
+        out.push_str(&format!(
+            "| go on after Proceed or Mark fixed given elsewhere (a terminal, an editor) | \
+             {wake} |\n"
+        ));
         out
+    }
+
+    /// Whether a person's Proceed given away from the chat starts the
+    /// agent's next turn in this host, and how (measured in the lab), or why
+    /// not.
+    pub fn wake(self) -> Wake {
+        match self {
+            Host::ClaudeCode => Wake::Woken(
+                "a second Stop hook waits in the background after each turn (`asyncRewake`) \
+                 and wakes the idle session with the kickoff; the chat shows \"Stop hook \
+                 feedback\"",
+            ),
+            Host::Pi | Host::OhMyPi => Wake::Woken(
+                "the extension sends the kickoff as your message (`pi.sendUserMessage`) while \
+                 the agent is idle, and says why",
+            ),
+            Host::OpenCode => Wake::Woken(
+                "the plugin prompts the conversation with the kickoff \
+                 (`client.session.promptAsync`) while it is idle, and says why in a toast",
+            ),
+            Host::Acp => Wake::Woken(
+                "the proxy sends the agent the kickoff as a prompt of its own \
+                 (`session/prompt`) and shows the chat why",
+            ),
+            Host::Codex => Wake::None(
+                "Codex 0.171.0's hooks run only inside a turn, `notify` only reports a turn's \
+                 end, and its remote control goes through OpenAI's servers with an account",
+            ),
+            Host::Gemini => Wake::None(
+                "Gemini CLI 0.61.0's hooks run only inside a turn and nothing else starts one",
+            ),
+            Host::Copilot => Wake::None(
+                "Copilot CLI 1.0.102's hooks run only inside a turn and nothing else starts one",
+            ),
+            Host::Mcp => Wake::None("MCP gives a server no way to start the client's turn"),
+            Host::VsCode | Host::Neovim | Host::Emacs => Wake::Elsewhere,
+        }
     }
 
     /// What the person types or presses there for `kind`. Words a command
@@ -256,6 +323,14 @@ impl Host {
         self != Host::Mcp
     }
 
+    /// Whether something tells the sidecar when the agent's turn ends (a
+    /// Stop hook, an extension's turn events, the ACP proxy). A plain MCP
+    /// client (Cursor, Zed's own agent) sends none: its cleanup ends when a
+    /// call finds the ledger clean.
+    pub fn reports_stops(self) -> bool {
+        self != Host::Mcp
+    }
+
     /// How many lines of a hand-off form's message the host draws; None
     /// where it shows forms whole or has none. Claude Code 2.1.332 draws
     /// three, then "… (+N more lines)", and nothing expands it.
@@ -270,6 +345,14 @@ impl Host {
     /// to anyone (`codex exec` declines every elicitation).
     pub fn declines_forms_unseen(self) -> bool {
         self == Host::Codex
+    }
+
+    /// Whether the host closes a form the server withdraws (MCP's
+    /// `notifications/cancelled` for its `elicitation/create`). Codex
+    /// 0.171.0 keeps it queued and shows it again after the next form, so
+    /// there the form stays until the person closes it.
+    pub fn withdraws_forms(self) -> bool {
+        self != Host::Codex
     }
 
     /// Whether the host's `/debug` is a command of its own: Claude Code's

@@ -311,6 +311,7 @@ impl Probe {
             FindingKind::MissingEnd => "its end marker is gone; its code may still be there",
             FindingKind::MissingStart => "its start marker is gone; its code may still be there",
             FindingKind::Retagged => "its markers name another session; it is still this session's",
+            FindingKind::EmptyBlock => "its markers hold no probe code: it logs nothing",
             _ => return None,
         })
     }
@@ -545,6 +546,16 @@ impl DebugSession {
 
     pub fn live_probe_count(&self) -> usize {
         self.live_probes().count()
+    }
+
+    /// Live probes introduced while the current round was current and
+    /// able to log (not markers around nothing): what a plan that promises
+    /// `runtime_probe` needs in its own round.
+    pub fn live_probes_of_this_round(&self) -> impl Iterator<Item = &Probe> {
+        let round = self.round();
+        self.live_probes()
+            .filter(|p| p.trace != Some(FindingKind::EmptyBlock))
+            .filter(move |p| round.probe_ids.contains(&p.id))
     }
 
     /// Requests of the current round still waiting on the user: a

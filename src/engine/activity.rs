@@ -251,6 +251,14 @@ impl Engine {
         // may have written since): "nothing changed" is decided on the saved one.
         let known = self.activity_of(session_id)?.clone();
         let saved = self.store.load_activity(session_id)?;
+        // A turn that starts while a wake request waits supersedes it.
+        let apply = &mut |activity: &mut Activity| {
+            let before = activity.turn.state();
+            apply(activity);
+            activity
+                .wake
+                .turn_changed(before, activity.turn.state(), now);
+        };
         let mut candidate = saved.clone();
         apply(&mut candidate);
         if candidate.same_as(&saved) {
@@ -329,6 +337,7 @@ impl Engine {
             }));
         }
         self.changes.extend(agents);
+        self.announce_wake(session_id, heard, &now_saved, now);
         self.visible.insert(session_id.to_string(), bubble);
         self.activities.insert(session_id.to_string(), now_saved);
     }

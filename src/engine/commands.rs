@@ -2,6 +2,7 @@
 //! Mark fixed, abort, observations, the stop decision and the blackboard.
 
 use super::*;
+use crate::core::harness_memory::PersonCommandKind;
 use crate::core::model::Stage;
 
 impl Engine {
@@ -10,9 +11,16 @@ impl Engine {
         let sessions = self.store.sessions()?;
         Ok(sessions
             .into_iter()
-            .map(|(id, stored)| SessionSummary {
-                snapshot: self.snapshot_of(&id, &stored),
-                updated_at: stored.updated_at,
+            .map(|(id, stored)| {
+                // A listing is a read: each session's URL only if it has one.
+                let mut env = self.env(&id, false);
+                if stored.state.session().is_some() {
+                    env.ingest_url = self.existing_ingest_url(&id);
+                }
+                SessionSummary {
+                    snapshot: self.snapshot_with(&id, &stored, &env),
+                    updated_at: stored.updated_at,
+                }
             })
             .collect())
     }
@@ -114,6 +122,7 @@ impl Engine {
         let applied = self
             .apply(session_id, Command::Proceed(input), now, ScanTiming::Inline)
             .inspect_err(|_| artifacts::forget_copies(&copies))?;
+        self.ask_wake(session_id, PersonCommandKind::Proceed, &applied, now)?;
         Ok(self.with_kickoff(session_id, applied))
     }
 
@@ -124,6 +133,7 @@ impl Engine {
         now: u64,
     ) -> Result<(Snapshot, Option<String>), EngineError> {
         let applied = self.apply(session_id, Command::Done { note }, now, ScanTiming::Inline)?;
+        self.ask_wake(session_id, PersonCommandKind::Done, &applied, now)?;
         Ok(self.with_kickoff(session_id, applied))
     }
 
@@ -231,15 +241,66 @@ impl Engine {
         })
     }
 
+    /// Where no stop will ever come (`Host::reports_stops`), a call in
+    /// `cleaning_up` ends the session as a stop would once a fresh scan
+    /// finds no probe left: the cleanup summary, or None. It never sends
+    /// the agent back, so no cleanup reminder is spent.
+    pub fn end_clean_cleanup(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<Option<String>, EngineError> {
+        if self.host().reports_stops() {
+            return Ok(None);
+        }
+        let cleaning = |state: &DebugState| {
+            state
+                .session()
+                .is_some_and(|s| s.stage == Stage::CleaningUp)
+        };
+        if !cleaning(&self.load(session_id)?.state) {
+            return Ok(None);
+        }
+        self.rescan_with(session_id, &[], false, now)?;
+        let clean = self
+            .load(session_id)?
+            .state
+            .session()
+            .is_some_and(|s| s.stage == Stage::CleaningUp && s.live_probe_count() == 0);
+        if !clean {
+            return Ok(None);
+        }
+        Ok(self.stop(session_id, None, now)?.notice)
+    }
+
+    /// The blackboard an agent polls for (the MCP resource): the cleanup
+    /// summary instead when this poll found the cleanup done and ended the
+    /// session (`end_clean_cleanup`); None without a session.
+    pub fn polled_board(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<Option<String>, EngineError> {
+        if let Some(summary) = self.end_clean_cleanup(session_id, now)? {
+            return Ok(Some(summary));
+        }
+        Ok(self.context(session_id, None, now)?.0)
+    }
+
     /// The blackboard, and the harness's message list synced to it when given
     /// (`None` when the list needs no change).
     pub fn context(
         &mut self,
         session_id: &str,
         messages: Option<Vec<Value>>,
+        now: u64,
     ) -> Result<(Option<String>, Option<Vec<Value>>), EngineError> {
+        // The board's "Probes on disk" is ground truth: a block the shell
+        // removed is not listed until the next decision.
+        self.verify_instrumented(session_id, now)?;
         let stored = self.load(session_id)?;
-        let env = self.env(session_id, stored.state.session().is_some());
+        let mut env = self.env(session_id, stored.state.session().is_some());
+        env.redacted = self.redacted_in_current_run(session_id, &stored.state);
         let state = self.with_current_lines(session_id, &stored.state);
         let content = state
             .session()

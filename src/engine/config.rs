@@ -176,6 +176,16 @@ fn resolved(path: &Path) -> PathBuf {
     path.to_path_buf()
 }
 
+/// Set to `off` (or `0`, `false`) where wakers run to keep the agent from
+/// being woken: a Proceed given away from its chat then waits for the
+/// person to go on there.
+pub const WAKE_ENV: &str = "DEBUG_SIDECAR_WAKE";
+
+/// Whether this process may wake the agent (`DEBUG_SIDECAR_WAKE`).
+pub fn wakes_enabled() -> bool {
+    !std::env::var(WAKE_ENV).is_ok_and(|v| matches!(v.trim(), "off" | "0" | "false" | "no"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

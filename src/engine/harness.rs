@@ -76,7 +76,7 @@ impl Engine {
         now: u64,
         pick: &mut dyn FnMut(&mut HarnessMemory, &str) -> Option<String>,
     ) -> Result<Option<String>, EngineError> {
-        let (board, _) = self.context(session_id, None)?;
+        let (board, _) = self.context(session_id, None, now)?;
         let Some(board) = board else {
             return Ok(None);
         };
@@ -368,6 +368,11 @@ impl Engine {
             Some(s) if s.stage == Stage::UserTurn && s.round().index == round => s.round().index,
             Some(s) => {
                 let now_is = format!("stage {}, round {}", s.stage.as_str(), s.round().index);
+                // Proceed or Mark fixed came from elsewhere while the form was
+                // open: this turn goes on from its kickoff.
+                if let Some(kickoff) = self.wake_for_form(session_id, now)? {
+                    return Ok(kickoff);
+                }
                 return Ok(text::form_too_late(answer.choice(), &now_is));
             }
             None => return Ok(text::form_too_late(answer.choice(), "no session is active")),

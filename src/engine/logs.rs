@@ -20,6 +20,20 @@ impl Engine {
 
     /// The URL the session's browser probes post to, when a server runs (or
     /// this process can start one).
+    /// The URL a session's probes already post to: a token minted before
+    /// and a server known to run. A read: it writes nothing, starts no
+    /// server and mints no token (a listing of 10,000 sessions stays one).
+    pub(super) fn existing_ingest_url(&self, session_id: &str) -> Option<String> {
+        if let Some(url) = self.ingest_urls.borrow().get(session_id) {
+            return Some(url.clone());
+        }
+        let info = self
+            .ingest
+            .get()
+            .or_else(|| IngestInfo::read(&self.config.state_dir).filter(IngestInfo::is_alive))?;
+        ingest::existing_ingest_url(&self.config.state_dir, &info, session_id)
+    }
+
     pub(super) fn ingest_url(&self, session_id: &str) -> Option<String> {
         if let Some(url) = self.ingest_urls.borrow().get(session_id) {
             return Some(url.clone());
@@ -142,12 +156,15 @@ impl Engine {
                 total: 0,
             });
         }
-        let page = logread::read_page(&target.file, query).map_err(|error| match error {
-            logread::ReadError::BadCursor { .. } => {
-                EngineError::Domain(DomainError::invalid("cursor", error.to_string()))
-            }
-            logread::ReadError::Io(io) => EngineError::Io(io),
-        })?;
+        let page =
+            logread::read_page(&target.file, query, self.redactor()).map_err(
+                |error| match error {
+                    logread::ReadError::BadCursor { .. } => {
+                        EngineError::Domain(DomainError::invalid("cursor", error.to_string()))
+                    }
+                    logread::ReadError::Io(io) => EngineError::Io(io),
+                },
+            )?;
         let total = self.counter.borrow_mut().count(&target.file)?;
         Ok(LogsAnswer {
             target,
@@ -166,7 +183,7 @@ impl Engine {
         if target.run.is_none() {
             return Ok((target, LogSummary::default()));
         }
-        let summary = logread::summarize(&target.file)?;
+        let summary = logread::summarize(&target.file, self.redactor())?;
         Ok((target, summary))
     }
 

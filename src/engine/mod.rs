@@ -19,12 +19,14 @@ mod recording;
 mod session_io;
 pub mod tool_results;
 pub mod tools;
+mod wake;
 
 pub use harness::{FormAnswer, PersonAnswer};
+pub use wake::{WaiterView, WakeOutlook};
 
 pub use config::{
-    workspace_root, EngineConfig, StateDirError, StateDirOrigin, SESSION_ENV, STATE_DIR_ENV,
-    STATE_DIR_NAME,
+    wakes_enabled, workspace_root, EngineConfig, StateDirError, StateDirOrigin, SESSION_ENV,
+    STATE_DIR_ENV, STATE_DIR_NAME, WAKE_ENV,
 };
 use session_io::SessionIo;
 
@@ -100,6 +102,12 @@ pub enum Change {
     Agent {
         session_id: String,
         record: AgentRecord,
+    },
+    /// A person's wake request became due (wakers take it), or what became
+    /// of it was decided (delivered, superseded).
+    Wake {
+        session_id: String,
+        request: crate::core::wake::WakeRequest,
     },
     /// Complete lines reached a run's log file.
     LogAppended {
@@ -246,6 +254,13 @@ pub struct Engine {
     tool_naming: ToolNaming,
     /// Where the person this process serves gives their commands.
     host: Host,
+    /// Whether the person's commands through this engine come from away
+    /// from the agent's chat, and so ask for the agent to be woken.
+    asks_wake: bool,
+    /// The workspace's redaction rules, read when first needed.
+    redactor: std::cell::OnceCell<crate::core::redact::Redactor>,
+    /// Values redacted per run file, counted by offset.
+    redactions: RefCell<crate::workspace::redaction::RedactionCounter>,
 }
 
 impl Engine {
@@ -268,6 +283,9 @@ impl Engine {
             recent: None,
             tool_naming: ToolNaming::default(),
             host: Host::default(),
+            asks_wake: false,
+            redactor: std::cell::OnceCell::new(),
+            redactions: RefCell::default(),
         }
     }
 
@@ -283,6 +301,26 @@ impl Engine {
 
     pub fn host(&self) -> Host {
         self.host
+    }
+
+    /// The workspace's redaction rules (`workspace::redaction`): every log
+    /// line, summary and board this engine hands out goes through them.
+    pub fn redactor(&self) -> &crate::core::redact::Redactor {
+        self.redactor.get_or_init(|| {
+            crate::workspace::redaction::load(&self.config.root, &self.config.state_dir)
+        })
+    }
+
+    /// Values redacted in a session's current run, for the board.
+    pub(super) fn redacted_in_current_run(&self, session_id: &str, state: &DebugState) -> u64 {
+        let Some(session) = state.session() else {
+            return 0;
+        };
+        let file = runlog::run_file(&self.runs_dir(session_id), session.run_id());
+        self.redactions
+            .borrow_mut()
+            .count(&file, self.redactor())
+            .unwrap_or(0)
     }
 
     /// Another process may have written the session: announce its state if
@@ -393,21 +431,29 @@ impl Engine {
     /// it is a live debug session (only those get, and may start, an ingest
     /// server).
     pub fn env(&self, session_id: &str, live: bool) -> RenderEnv {
+        let ingest_url = live.then(|| self.ingest_url(session_id)).flatten();
         RenderEnv {
             runs_dir: Some(self.runs_dir(session_id).to_string_lossy().into_owned()),
-            ingest_url: live.then(|| self.ingest_url(session_id)).flatten(),
+            ingest_refused: if ingest_url.is_some() {
+                ingest::busy_refusals(&self.config.state_dir)
+            } else {
+                0
+            },
+            ingest_url,
             tools: self.tool_naming,
             host: self.host,
+            // Counted where the board is rendered (`context`).
+            redacted: 0,
         }
     }
 
     fn snapshot_of(&self, session_id: &str, stored: &Stored) -> Snapshot {
-        let mut snapshot = snapshot(
-            session_id,
-            &stored.state,
-            &self.env(session_id, stored.state.session().is_some()),
-            stored.revision,
-        );
+        let env = self.env(session_id, stored.state.session().is_some());
+        self.snapshot_with(session_id, stored, &env)
+    }
+
+    fn snapshot_with(&self, session_id: &str, stored: &Stored, env: &RenderEnv) -> Snapshot {
+        let mut snapshot = snapshot(session_id, &stored.state, env, stored.revision);
         snapshot.warning = stored.warning.clone();
         if snapshot.warning.is_none() && stored.revision == 0 && stored.state.session().is_none() {
             snapshot.warning = self

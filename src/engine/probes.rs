@@ -2,6 +2,7 @@
 //! what `check` reads, and the note that outlives a deleted state directory.
 
 use super::*;
+use crate::core::machine::ScanScope;
 
 impl Engine {
     /// The session whose state was deleted while it was active, as the note
@@ -240,6 +241,9 @@ impl Engine {
         rescan: bool,
         now: u64,
     ) -> Result<ProbeLedger, EngineError> {
+        if rescan && self.store.load(session_id)?.state.session().is_none() {
+            return Ok(self.scan_without_session());
+        }
         // `rescan`: the whole walk, its adoptions written; otherwise the
         // decision rescan, shown and not written.
         let (stored, extras, adopted) = if rescan {
@@ -271,6 +275,73 @@ impl Engine {
             half_removed: extras.half_removed,
             scanned: stored.state.session().is_some(),
         })
+    }
+
+    /// Re-reads only the files the ledger's live source probes sit in (a
+    /// few files, whatever the workspace's size) and records what changed:
+    /// probes removed or moved by a shell command, which no edit tool
+    /// announced. Nothing is written when nothing changed.
+    pub(super) fn verify_instrumented(
+        &mut self,
+        session_id: &str,
+        now: u64,
+    ) -> Result<(), EngineError> {
+        let stored = self.store.load(session_id)?;
+        let Some(session) = stored.state.session() else {
+            return Ok(());
+        };
+        let mut files: Vec<String> = session
+            .live_probes()
+            .filter(|p| !p.is_logpoint())
+            .map(|p| p.file.clone())
+            .collect();
+        files.sort();
+        files.dedup();
+        if files.is_empty() {
+            return Ok(());
+        }
+        let target = self.scan_target(session_id, Vec::new());
+        let findings = scan::read_files(&self.config.root, &files, &target.clues);
+        let outcome = scan::outcome_for(&findings.found, session_id, ScanScope::Files(files));
+        let report = &outcome.report;
+        let unchanged = session.live_probes().filter(|p| !p.is_logpoint()).all(|p| {
+            report.found.iter().any(|f| {
+                f.id == p.id
+                    && f.file == p.file
+                    && Some(f.line) == p.line
+                    && f.trace.filter(|t| !t.is_whole()) == p.trace
+            })
+        });
+        if !unchanged {
+            self.reconcile(session_id, outcome.report, now)?;
+        }
+        Ok(())
+    }
+
+    /// An explicit rescan with no active session: the walk `check` does, so
+    /// a Cursor block or an ended session's leftover shows up in the
+    /// ledger view. Shown, never written: no session gains a probe and the
+    /// scan index is not saved.
+    fn scan_without_session(&mut self) -> ProbeLedger {
+        let target = self.check_target();
+        let root = self.config.root.clone();
+        let findings = scan::scan_paths(
+            &root,
+            std::slice::from_ref(&root),
+            &target.tracked,
+            &target.clues,
+        );
+        // No session owns anything here: every block is someone else's.
+        let outcome = scan::outcome_for(&findings.found, "", ScanScope::Workspace);
+        ProbeLedger {
+            probes: Vec::new(),
+            live: 0,
+            missing: Vec::new(),
+            untracked: Vec::new(),
+            foreign: outcome.foreign,
+            half_removed: outcome.half_removed,
+            scanned: true,
+        }
     }
 
     /// A probe file as the ledger names it: relative to the workspace root,

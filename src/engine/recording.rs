@@ -81,6 +81,7 @@ impl Engine {
             file: runlog::run_file(&self.runs_dir(session_id), &run_id),
             run_id,
             agent,
+            redactor: self.redactor().clone(),
         }
     }
 

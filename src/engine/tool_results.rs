@@ -6,7 +6,7 @@
 
 use super::{LogsAnswer, ProbeLedger};
 use crate::core::budget::{self, cut, ID, LEDGER_ROWS, LOCATION, STATEMENT};
-use crate::core::escape::{fence, inline_cut};
+use crate::core::escape::{fence_within, inline_cut};
 use crate::core::model::Hypothesis;
 use crate::workspace::logread::LogSummary;
 use std::fmt::Write;
@@ -75,6 +75,10 @@ pub fn ledger(ledger: &ProbeLedger) -> String {
     capped(text, "`debug-sidecar check` lists every one.")
 }
 
+/// The fenced body of a tool result: what the cap leaves after its label,
+/// fences and notes, so a cut takes content and never the closing fence.
+const FENCED_BODY: usize = budget::TOOL_RESULT - 3 * 1024;
+
 /// `read_logs`: one page of a run's lines, fenced as data; lines too long
 /// for the page are named with where to find them.
 pub fn logs(answer: &LogsAnswer) -> String {
@@ -86,7 +90,7 @@ pub fn logs(answer: &LogsAnswer) -> String {
         text.push('\n');
     }
     let run = inline_cut(answer.target.run.as_deref().unwrap_or("-"), ID);
-    text.push_str(&fence(
+    text.push_str(&fence_within(
         &format!(
             "Run {run} ({} line(s) in the file; {} shown)",
             answer.total,
@@ -94,6 +98,7 @@ pub fn logs(answer: &LogsAnswer) -> String {
         ),
         "jsonl",
         &body.join("\n"),
+        FENCED_BODY,
     ));
     if let Some(cursor) = &page.next_cursor {
         let _ = write!(text, "\nMore: call read_logs with cursor {cursor:?}.");
@@ -138,18 +143,26 @@ pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
         .describe_sources()
         .map(|s| format!("; by source: {s}"))
         .unwrap_or_default();
-    let mut text = fence(
+    let mut text = fence_within(
         &format!(
             "Summary of run {run} ({} line(s), {} without a probe id{sources})",
             summary.lines, summary.without_probe
         ),
         "text",
         &lines.join("\n"),
+        FENCED_BODY,
     );
     if hidden > 0 {
         let _ = write!(
             text,
             "\n+{hidden} more probe(s) not summarised here: read_logs with `probe` reads any one."
+        );
+    }
+    if summary.too_long > 0 {
+        let _ = write!(
+            text,
+            "\n{} line(s) over 4 MiB were counted from their first fields, their values not read.",
+            summary.too_long
         );
     }
     if summary.malformed.count > 0 {

@@ -7,6 +7,7 @@
 //! on stdout, and exit code 0.
 
 mod dialect;
+pub mod wake;
 
 pub use dialect::Dialect;
 use dialect::Event;
@@ -24,9 +25,44 @@ use std::path::PathBuf;
 /// The largest hook input read (a `PostToolUse` can carry a whole file).
 const MAX_INPUT: u64 = 16 * 1024 * 1024;
 
+/// The longest member value kept from an input too large to read whole.
+const MAX_SALVAGED_VALUE: usize = 1024 * 1024;
+
 /// Run one hook: the answer to print, if any. Never fails, never panics.
 pub fn run(dialect: Dialect, event: &str, input: &str) -> Option<Value> {
-    let outcome = std::panic::catch_unwind(|| answer(dialect, event, input));
+    run_with(event, || {
+        if input.trim().is_empty() {
+            anyhow::bail!("no input on stdin");
+        }
+        let input: Value =
+            serde_json::from_str(input).map_err(|e| anyhow::anyhow!("stdin is not JSON: {e}"))?;
+        answer(dialect, event, &input)
+    })
+}
+
+/// Run one hook on an input larger than the read limit, of which only the
+/// first `MAX_INPUT` bytes were read: its small top-level members (`cwd`,
+/// `session_id`, ...) are read from that prefix and the event is applied
+/// with them, so a Stop too large to read still gets its send-back.
+fn run_too_large(dialect: Dialect, event: &str, prefix: &[u8]) -> Option<Value> {
+    let (members, _) =
+        crate::core::json_skim::top_level_members(prefix, |_| true, MAX_SALVAGED_VALUE);
+    eprintln!(
+        "debug-sidecar hook {event}: the input is larger than {} MiB; applied with its small \
+         members only ({})",
+        MAX_INPUT >> 20,
+        members
+            .iter()
+            .map(|(key, _)| crate::core::escape::inline_cut(key, 40))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let input = Value::Object(members.into_iter().collect());
+    run_with(event, || answer(dialect, event, &input))
+}
+
+fn run_with(event: &str, answer: impl FnOnce() -> anyhow::Result<Option<Value>>) -> Option<Value> {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer));
     match outcome {
         Ok(Ok(answer)) => answer,
         Ok(Err(error)) => {
@@ -43,26 +79,34 @@ pub fn run(dialect: Dialect, event: &str, input: &str) -> Option<Value> {
 
 /// `run` on this process's stdin and stdout.
 pub fn run_stdio(dialect: Dialect, event: &str) {
-    let mut input = String::new();
-    let read = std::io::stdin().take(MAX_INPUT).read_to_string(&mut input);
+    let mut input = Vec::new();
+    let read = std::io::stdin().take(MAX_INPUT + 1).read_to_end(&mut input);
     if let Err(error) = read {
-        eprintln!("debug-sidecar hook {event}: stdin is not readable text: {error}");
+        eprintln!("debug-sidecar hook {event}: stdin is not readable: {error}");
         return;
     }
-    if let Some(answer) = run(dialect, event, &input) {
+    let answer = if input.len() as u64 > MAX_INPUT {
+        // The rest is drained, not kept, so the harness's write completes.
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        run_too_large(dialect, event, &input[..MAX_INPUT as usize])
+    } else {
+        match String::from_utf8(input) {
+            Ok(input) => run(dialect, event, &input),
+            Err(error) => {
+                eprintln!("debug-sidecar hook {event}: stdin is not UTF-8 text: {error}");
+                return;
+            }
+        }
+    };
+    if let Some(answer) = answer {
         println!("{answer}");
     }
 }
 
-fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Option<Value>> {
+fn answer(dialect: Dialect, event_name: &str, input: &Value) -> anyhow::Result<Option<Value>> {
     let Some(event) = dialect.event(event_name) else {
         anyhow::bail!("unknown hook event `{event_name}`; nothing was done");
     };
-    if input.trim().is_empty() {
-        anyhow::bail!("no input on stdin");
-    }
-    let input: Value =
-        serde_json::from_str(input).map_err(|e| anyhow::anyhow!("stdin is not JSON: {e}"))?;
     let cwd = input
         .get("cwd")
         .and_then(Value::as_str)
@@ -119,7 +163,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
             Ok(board.map(|board| dialect.context_answer(event_name, Some(&board), None)))
         }
         Event::PromptSubmit => {
-            let prompt = dialect.prompt(&input);
+            let prompt = dialect.prompt(input);
             let typed = typed(dialect.host(), prompt);
             if typed == Typed::HostsDebugWithWords {
                 if let Some(line) = text::bare_debug_line(dialect.host()) {
@@ -135,13 +179,20 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
             } else {
                 Some(TurnSource::User)
             };
+            // The person goes on in the chat after a Proceed given elsewhere
+            // that nothing woke the agent for: this turn starts from its
+            // kickoff (taken before the turn's start would supersede it).
+            let waiting = match (&typed, source) {
+                (Typed::Other, Some(_)) => engine.wake_in_chat(&session, now)?,
+                _ => None,
+            };
             let event_kind = harness(HarnessEventKind::TurnStart, None, source);
             engine.harness_event(&session, event_kind, now)?;
             // A slash command of ours is applied here, with the whole prompt,
             // so the board below already shows its outcome (Claude Code
             // expands the command only after this hook).
             let mut person = None;
-            let mut kickoff = None;
+            let mut kickoff = waiting;
             if let (Typed::Ours(kind, words), Some(_)) = (typed, source) {
                 person = Some(
                     match engine.person_command(&session, kind, Some(words), now) {
@@ -179,7 +230,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
-            let response = dialect.tool_response(&input);
+            let response = dialect.tool_response(input);
             engine.tool_used(&session, tool, &tool_input, &response, &cwd, now)?;
             // A call that changed the state (hypotheses, a probe on disk, a
             // hand-off) refreshes the sections of the board it changed.
@@ -195,7 +246,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
                 .then(|| dialect.context_answer(event_name, board.as_deref(), receipt.as_deref())))
         }
         Event::Stop => {
-            let last = match dialect.last_message(&input) {
+            let last = match dialect.last_message(input) {
                 Some(last) => last,
                 None => {
                     // Not reported (Copilot CLI): the notice must not say
@@ -223,7 +274,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &str) -> anyhow::Result<Opt
         }
         Event::Compact => {
             // What the conversation was given is about to be summarised away.
-            if dialect.compacts(&input) {
+            if dialect.compacts(input) {
                 engine.conversation_reset(&session, &conversation, now)?;
             }
             Ok(None)

@@ -5,6 +5,7 @@
 //! and the state beside it; an illegal command is a tool error the model can
 //! act on, never a protocol error.
 
+mod bounded;
 mod form;
 
 use crate::core::harness::{ToolNaming, PERSON_COMMANDS};
@@ -16,15 +17,17 @@ use crate::engine::owner::Owner;
 use crate::engine::tools::{self, ToolAnswer};
 use crate::engine::{Engine, EngineConfig, EngineError, FormAnswer, StateDirError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    RequestId, Resource, ResourceContents, ResourceUpdatedNotificationParam, Role,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
-    ToolAnnotations, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult, ContentBlock,
+    ElicitRequest, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, RequestId, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, ServerRequest,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext, SubscriptionContext, SubscriptionSink};
+use rmcp::service::{
+    Peer, PeerRequestOptions, RequestContext, SubscriptionContext, SubscriptionSink,
+};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -33,6 +36,9 @@ use std::sync::{Arc, Mutex};
 
 /// The blackboard's resource address.
 pub const BLACKBOARD_URI: &str = "debug-sidecar://blackboard";
+
+/// How often an open hand-off form looks whether its round moved on.
+const FORM_WATCH: std::time::Duration = std::time::Duration::from_millis(200);
 
 #[derive(Clone)]
 pub struct DebugMcp {
@@ -194,22 +200,61 @@ impl DebugMcp {
                 CallToolResponse::InputRequired(form::input_required(params, token))
             }
             _ => {
+                let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+                let options = PeerRequestOptions::no_options();
+                let sent = context
+                    .peer
+                    .send_cancellable_request(request, options)
+                    .await;
+                let mut handle = match sent {
+                    Ok(handle) => handle,
+                    Err(error) => {
+                        tracing::warn!("the hand-off form could not be shown: {error}");
+                        let unanswered = FormAnswer::Dismissed(FormDismissal::Unanswered);
+                        let result = self.apply_form(pending, unanswered);
+                        return self.finish(ToolAnswer::of(result)).await;
+                    }
+                };
+                let withdraws = self.run(|engine, _| Ok(engine.host().withdraws_forms()));
                 let answered = tokio::select! {
-                    answered = context.peer.create_elicitation(params) => answered,
+                    answered = &mut handle.rx => answered,
+                    // Proceed or Mark fixed pressed elsewhere while the form
+                    // was open: the form is withdrawn and this turn goes on.
+                    // (Where the host would keep it, the person closes it and
+                    // the answer's turn goes on the same way.)
+                    overtaken = self.overtaken(&pending), if withdraws == Ok(true) => {
+                        let _ = handle.cancel(Some(text::FORM_WITHDRAWN.to_string())).await;
+                        return self.finish(ToolAnswer::of(Ok(overtaken))).await;
+                    }
                     // The call was cancelled: nothing more is applied.
                     _ = context.ct.cancelled() => {
                         return CallToolResponse::Complete(result_of(ToolAnswer::of(Ok(said))))
                     }
                 };
                 let answer = match answered {
-                    Ok(result) => form::read(&result),
-                    Err(error) => {
+                    Ok(Ok(ClientResult::ElicitResult(result))) => form::read(&result),
+                    Ok(Ok(_)) => FormAnswer::Dismissed(FormDismissal::Unanswered),
+                    Ok(Err(error)) => {
                         tracing::warn!("the hand-off form got no answer: {error}");
                         FormAnswer::Dismissed(FormDismissal::Unanswered)
                     }
+                    Err(_) => FormAnswer::Dismissed(FormDismissal::Unanswered),
                 };
                 let result = self.apply_form(pending, answer);
                 self.finish(ToolAnswer::of(result)).await
+            }
+        }
+    }
+
+    /// Resolves once the round of an open form moved on elsewhere, with the
+    /// text the hand-off call then returns.
+    async fn overtaken(&self, pending: &form::Pending) -> String {
+        loop {
+            tokio::time::sleep(FORM_WATCH).await;
+            let (session, round) = (pending.session.clone(), pending.round);
+            let seen = self.run(move |engine, now| engine.hand_off_overtaken(&session, round, now));
+            if let Ok(Some(text)) = seen {
+                return text;
             }
         }
     }
@@ -463,9 +508,9 @@ impl ServerHandler for DebugMcp {
             ));
         }
         let board = self
-            .run(|engine, _| {
+            .run(|engine, now| {
                 let session = engine.resolve(None)?;
-                Ok(engine.context(&session, None)?.0)
+                engine.polled_board(&session, now)
             })
             .map_err(|message| McpError::internal_error(message, None))?;
         let text = board.unwrap_or_else(|| text::NO_SESSION.into());
@@ -482,8 +527,12 @@ pub fn serve_stdio() -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async {
         let root = crate::engine::workspace_root(&std::env::current_dir()?);
-        let server = rmcp::serve_server(DebugMcp::new(root)?, rmcp::transport::stdio()).await?;
+        let (transport, writer) = bounded::stdio();
+        let server = rmcp::serve_server(DebugMcp::new(root)?, transport).await?;
         server.waiting().await?;
+        // Every answer, rmcp's and the refusals, is out before the exit
+        // (the refusals end with the input, which may outlive rmcp).
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
         Ok(())
     })
 }

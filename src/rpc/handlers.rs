@@ -6,6 +6,7 @@ use crate::core::harness::HarnessEvent;
 use crate::core::machine::{ObservationInput, ProceedInput, StopDecision};
 use crate::core::progress::Bubble;
 use crate::core::snapshot::Snapshot;
+use crate::core::text;
 use crate::engine::{Engine, EngineError, LogRun, StopAnswer};
 use crate::protocol::*;
 use crate::workspace::logread::LogQuery;
@@ -37,7 +38,11 @@ impl RequestHandler for Start {
     fn handle(engine: &mut Engine, now: u64, p: StartParams) -> Result<KickoffResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         let (snapshot, kickoff) = engine.start(&session, p.problem, now)?;
-        Ok(KickoffResult { snapshot, kickoff })
+        Ok(KickoffResult {
+            snapshot,
+            kickoff,
+            wake: None,
+        })
     }
 }
 
@@ -76,7 +81,12 @@ impl RequestHandler for Proceed {
             artifacts: p.artifacts,
         };
         let (snapshot, kickoff) = engine.proceed(&session, input, now)?;
-        Ok(KickoffResult { snapshot, kickoff })
+        let wake = wake_info(engine, &session, snapshot.revision)?;
+        Ok(KickoffResult {
+            snapshot,
+            kickoff,
+            wake,
+        })
     }
 }
 
@@ -84,7 +94,54 @@ impl RequestHandler for Done {
     fn handle(engine: &mut Engine, now: u64, p: DoneParams) -> Result<KickoffResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         let (snapshot, kickoff) = engine.done(&session, p.note, now)?;
-        Ok(KickoffResult { snapshot, kickoff })
+        let wake = wake_info(engine, &session, snapshot.revision)?;
+        Ok(KickoffResult {
+            snapshot,
+            kickoff,
+            wake,
+        })
+    }
+}
+
+/// The wake the command just asked for, as the person is told.
+fn wake_info(
+    engine: &mut Engine,
+    session: &str,
+    revision: u64,
+) -> Result<Option<WakeInfo>, EngineError> {
+    Ok(engine
+        .wake_outlook(session, revision)?
+        .map(|outlook| WakeInfo {
+            state: outlook.state().to_string(),
+            wakers: outlook
+                .wakers
+                .iter()
+                .map(|h| h.slug().to_string())
+                .collect(),
+            revision,
+            message: outlook.said(),
+        }))
+}
+
+impl RequestHandler for ClaimWake {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: ClaimWakeParams,
+    ) -> Result<ClaimWakeResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let kickoff = engine.claim_wake(&session, p.revision, now)?;
+        let said = match kickoff {
+            Some(_) => engine
+                .wake_outlook(&session, p.revision)?
+                .map(|o| text::wake_started(o.request.kind, &o.request.run)),
+            None => None,
+        };
+        Ok(ClaimWakeResult {
+            granted: kickoff.is_some(),
+            kickoff,
+            said,
+        })
     }
 }
 
@@ -118,9 +175,13 @@ impl RequestHandler for Status {
 }
 
 impl RequestHandler for Context {
-    fn handle(engine: &mut Engine, _: u64, p: ContextParams) -> Result<ContextResult, EngineError> {
+    fn handle(
+        engine: &mut Engine,
+        now: u64,
+        p: ContextParams,
+    ) -> Result<ContextResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        let (content, messages) = engine.context(&session, p.messages)?;
+        let (content, messages) = engine.context(&session, p.messages, now)?;
         let plan = p.held.and_then(|held| {
             let held: Vec<&str> = held.iter().map(String::as_str).collect();
             crate::core::context_sync::plan(&held, content.as_deref())

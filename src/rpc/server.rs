@@ -11,6 +11,7 @@ use crate::engine::{tools, Change, Engine, EngineConfig};
 use crate::protocol::{self, *};
 use crate::workspace::committed;
 use crate::workspace::ingest;
+use crate::workspace::store::wakers;
 use crate::workspace::watch::{watch_state_dir, StateWatch, Watched};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -52,6 +53,11 @@ struct InitializationOptions {
     /// The host the person uses (`vscode`, `pi`, `oh-my-pi`, ...), where the
     /// client's own name would not say (VS Code's forks name themselves).
     host: Option<String>,
+    /// The client can start the agent's turn in its host (pi's extension,
+    /// OpenCode's plugin): it hears `debug/wakeRequested` and is listed as
+    /// a waker while it runs.
+    #[serde(default)]
+    wake: bool,
 }
 
 pub struct Backend {
@@ -60,6 +66,25 @@ pub struct Backend {
     /// Kept alive while serving: announces other processes' writes.
     watcher: OnceLock<Mutex<StateWatch>>,
     shutdown_seen: Arc<AtomicBool>,
+}
+
+/// A client that wakes the agent: its registration, made once the state
+/// directory exists (a waker never makes one).
+struct WakerSlot {
+    host: Host,
+    state_dir: PathBuf,
+    lease: Mutex<Option<wakers::WakerLease>>,
+}
+
+impl WakerSlot {
+    fn register(&self) {
+        let Ok(mut lease) = self.lease.lock() else {
+            return;
+        };
+        if lease.is_none() {
+            *lease = wakers::register(&self.state_dir, self.host).ok();
+        }
+    }
 }
 
 /// A server notification with its params as JSON.
@@ -72,7 +97,7 @@ impl<M: Method> Notification for Wire<M> {
 
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> jsonrpc::Result<InitializeResult> {
-        let (config, named_host) = engine_config(&params)?;
+        let (config, named_host, wakes) = engine_config(&params)?;
         tracing::info!(
             "serving {} (state in {})",
             config.root.display(),
@@ -102,8 +127,19 @@ impl LanguageServer for Backend {
         owner.tell(move |engine, _| {
             engine.set_tool_naming(naming);
             engine.set_host(host);
+            // An editor's Proceed is given away from the agent's chat.
+            engine.set_asks_wake(crate::core::wake::asked_from(Some(host)));
         });
-        tokio::spawn(publish(self.client.clone(), published));
+        let waker = wakes.then(|| {
+            let slot = Arc::new(WakerSlot {
+                host,
+                state_dir: state_dir.clone(),
+                lease: Mutex::new(None),
+            });
+            slot.register();
+            slot
+        });
+        tokio::spawn(publish(self.client.clone(), published, waker));
         // Browser probes post here; without it they have no URL, nothing else
         // fails. Started when a live session first needs the URL, so a window
         // with no debug session opens no port (nor gets it auto-forwarded).
@@ -111,8 +147,15 @@ impl LanguageServer for Backend {
         let runtime = tokio::runtime::Handle::current();
         let host_dir = state_dir.clone();
         owner.tell(move |engine, _| {
+            let redactor = engine.redactor().clone();
             engine.host_ingest(Box::new(move || {
-                let address = ingest::start(&host_dir, ingest::LOOPBACK, limits, &runtime)?;
+                let address = ingest::start(
+                    &host_dir,
+                    ingest::LOOPBACK,
+                    limits,
+                    &runtime,
+                    redactor.clone(),
+                )?;
                 tracing::info!("ingest at http://{address}/ingest/<token>");
                 Ok(ingest::IngestInfo {
                     port: address.port(),
@@ -155,7 +198,9 @@ impl LanguageServer for Backend {
 /// The workspace from `workspaceFolders`, `rootUri` or the current
 /// directory; the session and state directory from `initializationOptions`.
 /// Also the host the options name, if any.
-fn engine_config(params: &InitializeParams) -> jsonrpc::Result<(EngineConfig, Option<String>)> {
+fn engine_config(
+    params: &InitializeParams,
+) -> jsonrpc::Result<(EngineConfig, Option<String>, bool)> {
     let options: InitializationOptions = match &params.initialization_options {
         None | Some(Value::Null) => InitializationOptions::default(),
         Some(raw) => errors::parse_params(raw.clone()).map_err(|mut e| {
@@ -187,7 +232,7 @@ fn engine_config(params: &InitializeParams) -> jsonrpc::Result<(EngineConfig, Op
         EngineConfig::for_workspace(root, options.state_dir).map_err(errors::state_dir_error)?;
     config.default_session = options.session_id;
     config.edit_tools = options.edit_tools;
-    Ok((config, options.host))
+    Ok((config, options.host, options.wake))
 }
 
 impl Backend {
@@ -333,10 +378,54 @@ impl Backend {
 }
 
 /// Sends every change to the client, in order, as its notification.
-async fn publish(client: Client, mut changes: mpsc::UnboundedReceiver<Change>) {
+async fn publish(
+    client: Client,
+    mut changes: mpsc::UnboundedReceiver<Change>,
+    waker: Option<Arc<WakerSlot>>,
+) {
     while let Some(change) = changes.recv().await {
         match change {
-            Change::State(snapshot) => send::<StateChanged>(&client, &snapshot).await,
+            Change::State(snapshot) => {
+                if let Some(waker) = &waker {
+                    waker.register();
+                }
+                send::<StateChanged>(&client, &snapshot).await
+            }
+            Change::Wake {
+                session_id,
+                request,
+            } => {
+                if request.pending() {
+                    if waker.is_some() {
+                        let params = WakeRequested {
+                            session_id,
+                            revision: request.revision,
+                            kind: kind_name(request.kind).to_string(),
+                            round: request.round,
+                            run: request.run,
+                        };
+                        send::<WakeRequestedNotification>(&client, &params).await
+                    }
+                } else {
+                    let outlook = crate::engine::WakeOutlook {
+                        request: request.clone(),
+                        wakers: Vec::new(),
+                        busy: false,
+                    };
+                    let by = match &request.status {
+                        crate::core::wake::WakeStatus::Delivered { by, .. } => Some(by.clone()),
+                        _ => None,
+                    };
+                    let params = WakeChanged {
+                        session_id,
+                        revision: request.revision,
+                        state: outlook.state().to_string(),
+                        by,
+                        message: outlook.said(),
+                    };
+                    send::<WakeChangedNotification>(&client, &params).await
+                }
+            }
             Change::Turn {
                 session_id,
                 state,
@@ -377,6 +466,16 @@ async fn publish(client: Client, mut changes: mpsc::UnboundedReceiver<Change>) {
     }
 }
 
+fn kind_name(kind: crate::core::harness_memory::PersonCommandKind) -> &'static str {
+    use crate::core::harness_memory::PersonCommandKind::*;
+    match kind {
+        Start => "start",
+        Proceed => "proceed",
+        Done => "done",
+        Abort => "abort",
+    }
+}
+
 async fn send<M: Method>(client: &Client, params: &impl Serialize) {
     match serde_json::to_value(params) {
         Ok(value) => client.send_notification::<Wire<M>>(value).await,
@@ -405,7 +504,8 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
     let builder = register!(builder;
         requests: Start, HandOff, Proceed, Done, Abort, Status, Context, Stop, Observe,
             RecordHypotheses, ProbeSnippet, Probes, RemoveLogpoints, Logs, LogSummaryRequest,
-            Attach, TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList, Sessions;
+            Attach, TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList, Sessions,
+            ClaimWake;
         notifications: TurnEventNotification, ProgressTodos, ProgressGoal, ProgressActivity,
             AgentsEvent);
     let builder = builder

@@ -7,6 +7,7 @@ pub mod committed;
 pub mod ingest;
 pub mod logpoints;
 pub mod logread;
+pub mod redaction;
 pub mod reproduce;
 pub mod runlog;
 pub mod scan;

@@ -443,6 +443,7 @@ mod tests {
                 cursor: Some(second.cursor),
                 ..Default::default()
             },
+            &crate::core::redact::Redactor::default(),
         )
         .expect("page");
         let lines: Vec<u64> = page.entries.iter().map(|e| e.line).collect();

@@ -295,6 +295,21 @@ pub fn sidecar(root: &Path, args: &[&str], path: Option<&std::ffi::OsStr>) -> st
     output_within_10s(&mut command)
 }
 
+/// `debug-sidecar mcp` in `root` with piped stdin and stdout, for a test
+/// that speaks raw JSON-RPC lines to it (stderr dropped).
+pub fn spawn_mcp_raw(root: &Path) -> std::process::Child {
+    Command::new(BIN)
+        .arg("mcp")
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts")
+}
+
 /// A run's records, parsed.
 pub fn records(file: &str) -> Vec<Value> {
     std::fs::read_to_string(file)

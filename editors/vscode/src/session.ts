@@ -17,6 +17,7 @@ import {
   type ProgressChanged,
   type Snapshot,
   type TurnState,
+  type WakeChanged,
 } from './model/protocol';
 import { statusView, type ServerState, type StatusView } from './model/status';
 
@@ -87,6 +88,8 @@ export class SidecarController {
   private conn: SidecarConnection | null = null;
   private subs: Disposable[] = [];
   private stopping = false;
+  /** The revision of this window's command whose wake is awaited. */
+  private wakeAsked: number | null = null;
   private generation = 0;
   private starting: Promise<boolean> | null = null;
   /** The revision of each session's last `debug/stateChanged`. */
@@ -177,6 +180,7 @@ export class SidecarController {
       conn.onNotification(Notifications.turnChanged, (p) => this.applyTurn(p as TurnState)),
       conn.onNotification(Notifications.progressChanged, (p) => this.applyProgress(p as ProgressChanged)),
       conn.onNotification(Notifications.logAppended, (p) => this.onLogAppended(p as LogAppended)),
+      conn.onNotification(Notifications.wakeChanged, (p) => this.onWakeChanged(p as WakeChanged)),
       conn.onClose((info) => this.onClosed(conn, info)),
     ];
     try {
@@ -271,7 +275,10 @@ export class SidecarController {
   async proceed(note?: string): Promise<Snapshot | null> {
     const params = note && note.trim() ? { note: note.trim() } : {};
     const snap = await this.request<KickoffSnapshot>(Methods.proceed, params, 'proceed');
-    if (snap) this.applySnapshot(snap, 'response');
+    if (snap) {
+      this.applySnapshot(snap, 'response');
+      this.tellWake(snap);
+    }
     return snap;
   }
 
@@ -285,8 +292,23 @@ export class SidecarController {
         text: 'Marked fixed. The agent now removes its probes; the session ends when none is left on disk.',
         actions: [],
       });
+      this.tellWake(snap);
     }
     return snap;
+  }
+
+  /** The sidecar's line on waking the agent after a command given here. */
+  private tellWake(snap: KickoffSnapshot): void {
+    if (!snap.wake) return;
+    this.wakeAsked = snap.wake.state === 'waiting' ? snap.wake.revision : null;
+    this.ui.message({ severity: 'info', text: snap.wake.message, actions: [] });
+  }
+
+  /** The agent was woken (or its chat went on first) for a command given here. */
+  private onWakeChanged(p: WakeChanged): void {
+    if (p.revision !== this.wakeAsked) return;
+    this.wakeAsked = null;
+    this.ui.message({ severity: 'info', text: p.message, actions: [] });
   }
 
   async abort(): Promise<AbortResult | null> {

@@ -277,3 +277,25 @@ test('a late announcement of the previous run does not flip the output back to i
   assert.ok(!conn.calls.some((x) => x.method === 'debug/logs'), 'the old run is not read');
   assert.deepEqual(rec.output, []);
 });
+
+test('a Proceed pressed here says who wakes the agent, then that it was woken', async () => {
+  const { rec, conns, c } = setup(userTurn({ revision: 5 }));
+  assert.ok(await c.startServer());
+  const conn = conns[0]!;
+  const waiting = 'Waking the agent in Claude Code: it starts reading run r1-a once its turn is free.';
+  conn.answers['debug/proceed'] = () => ({
+    ...snapshot({ revision: 6, round: 2 }),
+    kickoff: 'Round 2.',
+    wake: { state: 'waiting', wakers: ['claude-code'], revision: 6, message: waiting },
+  });
+  await c.proceed();
+  assert.ok(rec.messages.some((m) => m.text === waiting), 'who wakes the agent is said');
+  // Another window's wake is not this one's news.
+  conn.notify('debug/wakeChanged', { sessionId: 'default', revision: 4, state: 'delivered', by: 'pi', message: 'old' });
+  assert.ok(!rec.messages.some((m) => m.text === 'old'));
+  const woken = 'The agent is reading run r1-a (woken in Claude Code).';
+  conn.notify('debug/wakeChanged', { sessionId: 'default', revision: 6, state: 'delivered', by: 'claude-code', message: woken });
+  assert.equal(rec.messages.filter((m) => m.text === woken).length, 1);
+  conn.notify('debug/wakeChanged', { sessionId: 'default', revision: 6, state: 'delivered', by: 'claude-code', message: woken });
+  assert.equal(rec.messages.filter((m) => m.text === woken).length, 1, 'said once');
+});

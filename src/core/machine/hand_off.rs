@@ -52,9 +52,14 @@ pub(super) fn hand_off(s: &mut DebugSession, input: HandOff) -> Result<HandOffRe
         .iter()
         .flatten()
         .any(|r| r.method == EvidenceMethod::RuntimeProbe);
-    // Session-wide on purpose: a verification round reuses the probes of the
-    // round that found the bug, and refusing it would cost the user a turn.
-    if promises_probes && s.live_probe_count() == 0 && s.round().nudges.probes < MAX_PROBE_REFUSALS
+    // Per round (DESIGN section 3): an earlier round's probes still on disk
+    // may not be what this round's plan needs. The refusal costs the agent
+    // one call inside its own turn, never the person a turn: it is given
+    // once per round, and a verification round that means to reuse the
+    // earlier probes hands off again.
+    if promises_probes
+        && s.live_probes_of_this_round().next().is_none()
+        && s.round().nudges.probes < MAX_PROBE_REFUSALS
     {
         let round = s.round_mut();
         round.nudges.probes += 1;

@@ -210,12 +210,26 @@ fn render_runs(out: &mut String, session: &DebugSession, env: &RenderEnv) {
     }
     if let Some(url) = &env.ingest_url {
         let _ = writeln!(out, "Ingest URL (browser JavaScript only): {url}");
+        if env.ingest_refused > 0 {
+            let _ = writeln!(
+                out,
+                "The ingest server was full and refused {} connection(s) (503): lines posted then may be missing.",
+                env.ingest_refused
+            );
+        }
     }
     let _ = writeln!(
         out,
         "Probes append one JSON line per event to that file; {SNIPPET_TOOL} returns a ready block for any file, or places a logpoint (Python, or JavaScript run by Node) that `debug-sidecar run` sets."
     );
 
+    if env.redacted > 0 {
+        let _ = writeln!(
+            out,
+            "Secrets redacted in this run: {} value(s), shown as [redacted:<kind>#<hash>] (equal values, equal hashes).",
+            env.redacted
+        );
+    }
     out.push_str("\nLogs by run (lines):\n");
     let mut runs: Vec<_> = session.runs.iter().collect();
     runs.sort_by(|a, b| compare_run_ids(&a.id, &b.id));

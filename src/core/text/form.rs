@@ -279,6 +279,10 @@ pub fn form_too_late(choice: &str, now: &str) -> String {
 
 /// A multi-round-trip answer whose `requestState` names no form this
 /// server is waiting for (answered already, or never handed out).
+/// Why an open hand-off form is withdrawn (sent with its cancellation).
+pub const FORM_WITHDRAWN: &str =
+    "The round moved on: Proceed or Mark fixed was given outside the chat.";
+
 pub const FORM_UNKNOWN: &str = "This answer names no hand-off form this server is waiting for \
      (each form is answered once); nothing changed. Call debug_status to see where the session \
      stands.";

@@ -159,12 +159,25 @@ pub fn hand_off_result(session: &DebugSession, result: &HandOffResult, host: Hos
                 host.go_on_for_model()
             )
         }
-        HandOffResult::RefusedNoProbes => format!(
-            "Hand-off refused: your plan declares runtime_probe, but no probe is on disk. Insert \
-             the probes first ({SNIPPET_TOOL} returns a ready block for each file), then call \
-             {HAND_OFF_TOOL} again. If you decided not to instrument, drop runtime_probe from \
-             the plan. Round {n} is still yours."
-        ),
+        HandOffResult::RefusedNoProbes => {
+            let on_disk: Vec<&Probe> = session.live_probes().collect();
+            if on_disk.is_empty() {
+                format!(
+                    "Hand-off refused: your plan declares runtime_probe, but no probe is on disk. \
+                     Insert the probes first ({SNIPPET_TOOL} returns a ready block for each file), \
+                     then call {HAND_OFF_TOOL} again. If you decided not to instrument, drop \
+                     runtime_probe from the plan. Round {n} is still yours."
+                )
+            } else {
+                format!(
+                    "Hand-off refused once: your plan declares runtime_probe, but no probe placed in \
+                     round {n} can log. On disk: {}. If those are the evidence this round needs, \
+                     call {HAND_OFF_TOOL} again and it is accepted; otherwise insert this round's \
+                     probes first ({SNIPPET_TOOL}). Round {n} is still yours.",
+                    listed_probes(&on_disk)
+                )
+            }
+        }
     }
 }
 
@@ -329,6 +342,27 @@ fn logpoint_cleanup(logpoints: &[Probe]) -> String {
         probe_lines(logpoints),
         ids.join(", ")
     )
+}
+
+/// Probes on one line: "p1 app.py:4 (round 1), p2 ...", at most
+/// `MAX_LISTED_PROBES` of them before "+N more".
+fn listed_probes(probes: &[&Probe]) -> String {
+    let mut listed: Vec<String> = probes
+        .iter()
+        .take(MAX_LISTED_PROBES)
+        .map(|p| {
+            format!(
+                "{} {} (round {})",
+                inline_cut(&p.id, ID),
+                cut(&p.located(), LOCATION),
+                p.round
+            )
+        })
+        .collect();
+    if probes.len() > MAX_LISTED_PROBES {
+        listed.push(format!("+{} more", probes.len() - MAX_LISTED_PROBES));
+    }
+    listed.join(", ")
 }
 
 fn probe_lines(probes: &[Probe]) -> String {

@@ -16,13 +16,15 @@ pub use briefing::briefing;
 pub use form::{
     form_dismissed, form_reply, form_too_late, hand_off_form, FormDismissal, HandOffForm,
     CHOICE_FIXED, CHOICE_PROCEED, CHOICE_REPLY, FORM_CHOICES, FORM_COLUMNS, FORM_HELP_COLUMNS,
-    FORM_LINES, FORM_UNKNOWN,
+    FORM_LINES, FORM_UNKNOWN, FORM_WITHDRAWN,
 };
 pub use messages::{
     abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, notice, nudge_reason,
     placement_note, snippet_result, start_template, stop_reason, NO_SESSION,
 };
-pub use person::{agent_run_pending, bare_debug_line, receipt, Receipt};
+pub use person::{
+    agent_run_pending, bare_debug_line, receipt, wake_line, wake_started, Receipt, WakeLine,
+};
 pub use reproduction::{agent_run_result, person_run_notice, run_while_agent_runs};
 pub use skill::{skill_md, SKILL_NAME};
 
@@ -50,6 +52,11 @@ pub struct RenderEnv {
     pub runs_dir: Option<String>,
     /// Loopback URL for browser JavaScript, when the ingest server runs.
     pub ingest_url: Option<String>,
+    /// Connections that server refused while it was full (answered 503):
+    /// lines a probe posted then may be lost.
+    pub ingest_refused: u64,
+    /// Values redacted in the current run (`core::redact`).
+    pub redacted: u64,
     /// How the harness the text goes to calls our tools.
     pub tools: crate::core::harness::ToolNaming,
     /// Where the person is: how the texts spell their commands.

@@ -131,6 +131,66 @@ pub fn agent_run_pending(run: &str) -> String {
     )
 }
 
+/// What the person is told of waking the agent after a Proceed or Mark
+/// fixed given away from its chat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WakeLine<'a> {
+    /// These wakers run; the agent is woken once its turn is free.
+    Waiting(&'a [Host]),
+    /// The agent's turn still runs (its hand-off form may be open).
+    Busy,
+    /// A waker in `by` started the agent's turn.
+    Delivered { by: Host },
+    /// A turn started in the chat first: nothing was sent.
+    Superseded,
+    /// No process here can start the agent's turn.
+    Nobody,
+}
+
+/// The wake line for a command of `kind` that read `run` (empty for Mark
+/// fixed).
+pub fn wake_line(line: &WakeLine, kind: PersonCommandKind, run: &str) -> String {
+    let doing = match kind {
+        PersonCommandKind::Done => "removing the probes".to_string(),
+        _ if run.is_empty() => "reading the evidence".to_string(),
+        _ => format!("reading run {}", inline_cut(run, 64)),
+    };
+    match line {
+        WakeLine::Waiting(hosts) => {
+            let names: Vec<&str> = hosts.iter().map(|h| h.name()).collect();
+            format!(
+                "Waking the agent in {}: it starts {doing} once its turn is free.",
+                names.join(" or ")
+            )
+        }
+        WakeLine::Busy => format!(
+            "The agent's turn is still running: if its hand-off form is open in the chat, \
+             close it there and the agent starts {doing} at once."
+        ),
+        WakeLine::Delivered { by } => format!("The agent is {doing} (woken in {}).", by.name()),
+        WakeLine::Superseded => "The agent's chat went on first: nothing more was sent.".into(),
+        WakeLine::Nobody => format!(
+            "Nothing here can wake the agent by itself: in its chat, close its hand-off form \
+             if one is open, or say \"go on\"; it then starts {doing}."
+        ),
+    }
+}
+
+/// What a host shows the person when a waker starts the agent's turn for
+/// a command given away from the chat.
+pub fn wake_started(kind: PersonCommandKind, run: &str) -> String {
+    match kind {
+        PersonCommandKind::Done => {
+            "Debug Mode: you marked it fixed outside the chat; the agent removes the probes."
+                .to_string()
+        }
+        _ => format!(
+            "Debug Mode: you pressed Proceed outside the chat; the agent reads run {}.",
+            inline_cut(run, 64)
+        ),
+    }
+}
+
 /// The line a person gets for `/debug <problem>` where the host's `/debug`
 /// is its own command (Claude Code's debug skill): how ours is spelled.
 /// None where `/debug` is ours.
@@ -147,6 +207,28 @@ pub fn bare_debug_line(host: Host) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wake_lines_name_the_run_and_the_host() {
+        use PersonCommandKind::{Done, Proceed};
+        let hosts = [Host::ClaudeCode, Host::Pi];
+        insta::assert_snapshot!([
+            wake_line(&WakeLine::Waiting(&hosts), Proceed, "r1-abc"),
+            wake_line(&WakeLine::Busy, Proceed, "r1-abc"),
+            wake_started(Proceed, "r1-abc"),
+            wake_started(Done, ""),
+            wake_line(
+                &WakeLine::Delivered { by: Host::OpenCode },
+                Proceed,
+                "r1-abc"
+            ),
+            wake_line(&WakeLine::Delivered { by: Host::Acp }, Done, ""),
+            wake_line(&WakeLine::Superseded, Proceed, "r1-abc"),
+            wake_line(&WakeLine::Nobody, Proceed, "r1-abc"),
+            wake_line(&WakeLine::Nobody, Done, ""),
+        ]
+        .join("\n"));
+    }
 
     #[test]
     fn a_receipt_is_one_line_that_quotes_the_person_bounded() {

@@ -51,7 +51,7 @@ impl ToolAnswer {
 /// that reads its requests).
 pub enum Begun {
     Answered(ToolAnswer),
-    Running(Reproduction),
+    Running(Box<Reproduction>),
 }
 
 /// `call`, except that `run_reproduction` comes back prepared, not run.
@@ -66,7 +66,7 @@ pub fn begin(
     }
     let begun = parse(arguments).and_then(|p| Call { owner, session }.begin_reproduction(p));
     match begun {
-        Ok(run) => Begun::Running(run),
+        Ok(run) => Begun::Running(Box::new(run)),
         Err(message) => Begun::Answered(ToolAnswer::of(Err(message))),
     }
 }
@@ -130,7 +130,19 @@ pub fn call(
     name: &str,
     arguments: Option<Map<String, Value>>,
 ) -> ToolAnswer {
-    ToolAnswer::of(Call { owner, session }.text(name, arguments))
+    let call = Call { owner, session };
+    let text = call.text(name, arguments);
+    // A client that never reports a stop: the call that finds the cleanup
+    // done ends the session, and its answer says so.
+    let ended = call
+        .run(|engine, session, now| engine.end_clean_cleanup(session, now))
+        .ok()
+        .flatten();
+    ToolAnswer::of(match (text, ended) {
+        (Ok(text), Some(summary)) => Ok(format!("{text}\n\n{summary}")),
+        (Err(error), Some(summary)) => Err(format!("{error}\n\n{summary}")),
+        (text, None) => text,
+    })
 }
 
 /// `hand_off_to_user` alone: the snapshot after it, beside its text, for a
@@ -250,7 +262,8 @@ impl Call<'_> {
                 Ok(tool_results::hypotheses(&snapshot.hypotheses))
             }
             "debug_status" => {
-                let board = self.run(|engine, session, _| Ok(engine.context(session, None)?.0))?;
+                let board =
+                    self.run(|engine, session, now| Ok(engine.context(session, None, now)?.0))?;
                 Ok(board.unwrap_or_else(|| text::NO_SESSION.into()))
             }
             RUN_REPRODUCTION => {

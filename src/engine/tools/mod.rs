@@ -94,7 +94,7 @@ pub const TOOLS: [Tool; 10] = [
         description: "Close your round: hand it to the user with numbered reproduction steps \
              (mode `reproduce`), a request to capture something (`capture`) or a question \
              (`question`, put it in `message`). Give an evidence plan; a plan promising \
-             `runtime_probe` evidence needs probes on disk. Keep the steps short: a chat's \
+             `runtime_probe` evidence needs a probe placed in this round. Keep the steps short: a chat's \
              form may show only about 250 characters of them. After this call, write one \
              short line to the user and end your turn.",
         hints: hints(false, false),

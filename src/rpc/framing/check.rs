@@ -5,8 +5,8 @@
 //! checked here, by one pass of serde_json over the text that decodes every
 //! string and keeps nothing but the few top-level fields it judges.
 
-use super::shape::Shape;
 use super::{BadFrame, FRAME_ERROR_METHOD};
+use crate::core::message_shape::Shape;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -20,7 +20,8 @@ pub(super) fn check_body(body: Vec<u8>) -> Result<Vec<u8>, BadFrame> {
     if let Some(why) = Shape::of(text.as_bytes()).refusal() {
         let id = match &parsed {
             Ok(Top::Message(message)) => message.id_value(),
-            _ => Value::Null,
+            // Too deep for the parser: the id is still a top-level member.
+            _ => crate::core::json_skim::top_level_id(text.as_bytes()).unwrap_or(Value::Null),
         };
         return Err(BadFrame::invalid(id, why));
     }
@@ -402,7 +403,7 @@ mod tests {
 
     #[test]
     fn a_body_over_the_shape_limits_is_refused_with_its_id() {
-        let many = "{\"a\":0},".repeat(super::super::shape::MAX_CONTAINERS);
+        let many = "{\"a\":0},".repeat(crate::core::message_shape::MAX_CONTAINERS);
         let body =
             format!(r#"{{"jsonrpc":"2.0","method":"debug/status","params":[{many}0],"id":"big"}}"#);
         let refused = check(&body).unwrap_err();
@@ -414,11 +415,17 @@ mod tests {
             refused.message.contains("arrays and objects"),
             "{refused:?}"
         );
-        // Too deep for serde_json itself: refused, the id lost with the parse.
+        // Too deep for serde_json itself: refused, its top-level id still
+        // read (skimmed, not parsed), however deep the rest nests.
+        for levels in [200, 100_000] {
+            let deep = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+            let body = format!(r#"{{"jsonrpc":"2.0","params":{deep},"id":3,"method":"x"}}"#);
+            let refused = check(&body).unwrap_err();
+            assert_eq!((refused.code, refused.id.clone()), (-32600, Value::from(3)));
+        }
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let body = format!(r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{deep}}}"#);
         let refused = check(&body).unwrap_err();
-        assert_eq!((refused.code, refused.id.clone()), (-32600, Value::Null));
         assert!(refused.message.contains("deep"), "{refused:?}");
     }
 

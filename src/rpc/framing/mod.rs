@@ -8,15 +8,15 @@
 
 mod check;
 mod reader;
-pub mod shape;
 
 pub use reader::FrameReader;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-/// The largest message body accepted (documented in `protocol/README.md`).
-pub const MAX_BODY: usize = 8 * 1024 * 1024;
+/// The largest message body accepted (documented in `protocol/README.md`),
+/// the same for every face.
+pub const MAX_BODY: usize = crate::core::message_shape::MAX_MESSAGE;
 /// The largest header block accepted.
 pub const MAX_HEADER: usize = 8 * 1024;
 /// The method of an injected frame error; never sent by a client.

@@ -36,6 +36,45 @@ pub const MAX_REQUEST: usize = 1024 * 1024;
 pub const MAX_RECORD: usize = 64 * 1024;
 pub const INFO_FILE: &str = "ingest.json";
 pub const TOKEN_FILE: &str = "ingest-token";
+/// How many connections the workspace's running server refused while it
+/// was full (`{"refused": n, "pid": p}`), for the board.
+pub const BUSY_FILE: &str = "ingest-busy.json";
+
+/// Connections the workspace's ingest server, while it runs, answered 503
+/// because it was full: probes that post may have lost lines. 0 when none,
+/// or when the server that counted them is gone.
+pub fn busy_refusals(state_dir: &Path) -> u64 {
+    #[derive(Deserialize)]
+    struct Busy {
+        refused: u64,
+        pid: u32,
+    }
+    let Some(busy) = fs::read(state_dir.join(BUSY_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Busy>(&bytes).ok())
+    else {
+        return 0;
+    };
+    let running =
+        IngestInfo::read(state_dir).is_some_and(|info| info.pid == busy.pid && info.is_alive());
+    if running {
+        busy.refused
+    } else {
+        0
+    }
+}
+
+/// Writes a whole small file under a name of its own and renames it into
+/// place, so a reader never sees half of it; unique per call, as two
+/// threads of one process may write at once.
+fn write_whole(state_dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    fs::create_dir_all(state_dir)?;
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = state_dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
+    fs::write(&temp, bytes)?;
+    fs::rename(&temp, state_dir.join(name))
+}
 
 /// Where a workspace's ingest server listens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,14 +93,11 @@ impl IngestInfo {
     /// MCP face, hooks) can hand out the URL and a restarted server can take
     /// the same port again.
     pub fn record(&self, state_dir: &Path) -> io::Result<()> {
-        fs::create_dir_all(state_dir)?;
-        // Written whole and renamed, so a reader never sees half of it.
-        // Unique per call: two threads of one process may record at once.
-        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let temp = state_dir.join(format!(".{INFO_FILE}.{}-{n}.tmp", std::process::id()));
-        fs::write(&temp, serde_json::to_vec(self).map_err(io::Error::other)?)?;
-        fs::rename(&temp, state_dir.join(INFO_FILE))
+        write_whole(
+            state_dir,
+            INFO_FILE,
+            &serde_json::to_vec(self).map_err(io::Error::other)?,
+        )
     }
 
     /// Whether the process that wrote it still runs (always true where
@@ -173,7 +209,20 @@ pub fn existing_token(state_dir: &Path, session_id: &str) -> Option<String> {
 /// The URL probes of the session post to, when a server runs for the workspace.
 pub fn ingest_url(state_dir: &Path, info: &IngestInfo, session_id: &str) -> Option<String> {
     let token = session_token(state_dir, session_id).ok()?;
-    Some(format!("http://127.0.0.1:{}/ingest/{token}", info.port))
+    Some(url(info, &token))
+}
+
+/// The session's URL when its token was minted already; never mints one.
+pub fn existing_ingest_url(
+    state_dir: &Path,
+    info: &IngestInfo,
+    session_id: &str,
+) -> Option<String> {
+    Some(url(info, &existing_token(state_dir, session_id)?))
+}
+
+fn url(info: &IngestInfo, token: &str) -> String {
+    format!("http://127.0.0.1:{}/ingest/{token}", info.port)
 }
 
 /// The default address: loopback only.

@@ -4,9 +4,10 @@
 
 use super::{is_token, trusted_token, MAX_RECORD, MAX_REQUEST, TOKEN_FILE};
 use crate::core::model::{DebugState, Stage};
+use crate::core::redact::Redactor;
 use crate::workspace::runlog;
 use crate::workspace::store::{FileStore, Refused, Store, StoreError, SESSIONS_DIR};
-use axum::body::{to_bytes, Body};
+use axum::body::{Body, HttpBody};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -28,6 +29,8 @@ struct Ingest {
     append: Mutex<()>,
     /// How long a body may take once its header is in.
     body_timeout: Duration,
+    /// Secrets in posted records are redacted before they reach the run.
+    redactor: Redactor,
 }
 
 impl Ingest {
@@ -78,6 +81,35 @@ impl Ingest {
     }
 }
 
+/// Why a request's body was not read.
+#[derive(Debug)]
+enum BodyError {
+    TooLarge,
+    Broken,
+}
+
+/// The body in one buffer, each frame copied in and let go at once: a body
+/// sent in a million 1-byte chunks costs its bytes, not a buffer per chunk
+/// (hyper's frames would otherwise keep their read buffers alive).
+async fn body_bytes(mut body: Body, max: usize) -> Result<Vec<u8>, BodyError> {
+    let mut out = Vec::new();
+    loop {
+        let frame = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await;
+        match frame {
+            None => return Ok(out),
+            Some(Err(_)) => return Err(BodyError::Broken),
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    if out.len() + data.len() > max {
+                        return Err(BodyError::TooLarge);
+                    }
+                    out.extend_from_slice(&data);
+                }
+            }
+        }
+    }
+}
+
 /// Why posted lines were not appended.
 #[derive(Debug)]
 enum NotAppended {
@@ -124,12 +156,13 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-pub(super) fn router(state_dir: &Path, body_timeout: Duration) -> Router {
+pub(super) fn router(state_dir: &Path, body_timeout: Duration, redactor: Redactor) -> Router {
     let ingest = Arc::new(Ingest {
         state_dir: state_dir.to_path_buf(),
         tokens: Mutex::new(HashMap::new()),
         append: Mutex::new(()),
         body_timeout,
+        redactor,
     });
     Router::new()
         .route(
@@ -184,12 +217,19 @@ async fn receive(
         return cors(StatusCode::FORBIDDEN, "{\"error\":\"unknown token\"}");
     };
     // A body that stalls would hold its connection for ever.
-    let bytes = match tokio::time::timeout(ingest.body_timeout, to_bytes(body, MAX_REQUEST)).await {
+    let bytes = match tokio::time::timeout(ingest.body_timeout, body_bytes(body, MAX_REQUEST)).await
+    {
         Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => {
+        Ok(Err(BodyError::TooLarge)) => {
             return cors(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "{\"error\":\"request over 1 MiB\"}",
+            )
+        }
+        Ok(Err(BodyError::Broken)) => {
+            return cors(
+                StatusCode::BAD_REQUEST,
+                "{\"error\":\"the request body broke off\"}",
             )
         }
         Err(_) => {
@@ -199,7 +239,7 @@ async fn receive(
             )
         }
     };
-    let lines = match records(&bytes) {
+    let lines = match records(&bytes, &ingest.redactor) {
         Ok(lines) => lines,
         Err(Refusal::TooLarge) => {
             return cors(
@@ -258,7 +298,7 @@ enum Refusal {
 
 /// A body as JSON lines: one object, an array of objects, or NDJSON. All or
 /// nothing: one bad record refuses the request.
-fn records(body: &[u8]) -> Result<Vec<u8>, Refusal> {
+fn records(body: &[u8], redactor: &Redactor) -> Result<Vec<u8>, Refusal> {
     let text = std::str::from_utf8(body).map_err(|_| Refusal::Malformed)?;
     let values: Vec<Value> = match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) => items,
@@ -273,10 +313,11 @@ fn records(body: &[u8]) -> Result<Vec<u8>, Refusal> {
         return Err(Refusal::Malformed);
     }
     let mut out = Vec::new();
-    for value in values {
+    for mut value in values {
         if !value.is_object() {
             return Err(Refusal::Malformed);
         }
+        redactor.record(&mut value);
         let line = serde_json::to_vec(&value).map_err(|_| Refusal::Malformed)?;
         if line.len() > MAX_RECORD {
             return Err(Refusal::TooLarge);
@@ -341,19 +382,31 @@ mod tests {
 
     #[test]
     fn bodies_become_lines_all_or_nothing() {
-        assert_eq!(records(b"{\"a\":1}").unwrap(), b"{\"a\":1}\n");
         assert_eq!(
-            records(b"[{\"a\":1},{\"b\":2}]").unwrap(),
+            records(b"{\"a\":1}", &Redactor::default()).unwrap(),
+            b"{\"a\":1}\n"
+        );
+        assert_eq!(
+            records(b"[{\"a\":1},{\"b\":2}]", &Redactor::default()).unwrap(),
             b"{\"a\":1}\n{\"b\":2}\n"
         );
         assert_eq!(
-            records(b"{\"a\":1}\n\n{\"b\":2}\n").unwrap(),
+            records(b"{\"a\":1}\n\n{\"b\":2}\n", &Redactor::default()).unwrap(),
             b"{\"a\":1}\n{\"b\":2}\n"
         );
-        assert_eq!(records(b"{\"a\":1}\nnope\n"), Err(Refusal::Malformed));
-        assert_eq!(records(b"[1]"), Err(Refusal::Malformed));
-        assert_eq!(records(b""), Err(Refusal::Malformed));
+        assert_eq!(
+            records(b"{\"a\":1}\nnope\n", &Redactor::default()),
+            Err(Refusal::Malformed)
+        );
+        assert_eq!(
+            records(b"[1]", &Redactor::default()),
+            Err(Refusal::Malformed)
+        );
+        assert_eq!(records(b"", &Redactor::default()), Err(Refusal::Malformed));
         let big = format!("{{\"data\":\"{}\"}}", "x".repeat(MAX_RECORD));
-        assert_eq!(records(big.as_bytes()), Err(Refusal::TooLarge));
+        assert_eq!(
+            records(big.as_bytes(), &Redactor::default()),
+            Err(Refusal::TooLarge)
+        );
     }
 }

@@ -13,6 +13,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -115,6 +116,7 @@ pub fn start(
     ip: IpAddr,
     limits: Limits,
     runtime: &tokio::runtime::Handle,
+    redactor: crate::core::redact::Redactor,
 ) -> io::Result<SocketAddr> {
     let preferred = IngestInfo::read(state_dir)
         .filter(|info| !info.is_alive() || info.pid == std::process::id())
@@ -132,12 +134,42 @@ pub fn start(
         let _entered = runtime.enter();
         TcpListener::from_std(listener)?
     };
-    let app = receive::router(state_dir, limits.body);
-    runtime.spawn(accept_loop(listener, app, limits));
+    let app = receive::router(state_dir, limits.body, redactor);
+    let refused = Arc::new(AtomicU64::new(0));
+    runtime.spawn(accept_loop(listener, app, limits, refused.clone()));
+    runtime.spawn(record_refusals(state_dir.to_path_buf(), refused));
     Ok(address)
 }
 
-async fn accept_loop(listener: TcpListener, app: axum::Router, limits: Limits) {
+/// How often the refusal count is written, when it changed.
+const REFUSALS_RECORDED: Duration = Duration::from_millis(250);
+
+/// Keeps `ingest-busy.json` at the count of connections refused, for the
+/// board: written only when it changed, at most every `REFUSALS_RECORDED`,
+/// so a flood costs no write per connection. The state directory is
+/// created by the engine before any URL is handed out.
+async fn record_refusals(state_dir: std::path::PathBuf, refused: Arc<AtomicU64>) {
+    let mut written = 0;
+    loop {
+        tokio::time::sleep(REFUSALS_RECORDED).await;
+        let now = refused.load(Ordering::Relaxed);
+        if now == written || !state_dir.is_dir() {
+            continue;
+        }
+        let record = serde_json::json!({"refused": now, "pid": std::process::id()});
+        match super::write_whole(&state_dir, super::BUSY_FILE, record.to_string().as_bytes()) {
+            Ok(()) => written = now,
+            Err(error) => tracing::warn!("could not record the ingest refusals: {error}"),
+        }
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    app: axum::Router,
+    limits: Limits,
+    refused: Arc<AtomicU64>,
+) {
     let slots = Arc::new(Semaphore::new(limits.connections));
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -152,18 +184,20 @@ async fn accept_loop(listener: TcpListener, app: axum::Router, limits: Limits) {
                 continue;
             }
         };
-        // Full: closed at once, so its descriptor is free again and the
-        // kernel's queue keeps moving (a connection left queued would
-        // wait behind every idle one).
+        // Full: answered 503 and closed at once, so its descriptor is free
+        // again and the kernel's queue keeps moving (a connection left
+        // queued would wait behind every idle one), and the client can tell
+        // a full server from a dead one.
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             if !full {
                 tracing::warn!(
-                    "ingest: {} connections open; new ones are closed until one ends",
+                    "ingest: {} connections open; new ones are answered 503 until one ends",
                     limits.connections
                 );
                 full = true;
             }
-            drop(stream);
+            refuse_busy(stream);
+            refused.fetch_add(1, Ordering::Relaxed);
             continue;
         };
         full = false;
@@ -188,9 +222,40 @@ async fn accept_loop(listener: TcpListener, app: axum::Router, limits: Limits) {
     }
 }
 
+/// What a connection beyond the limit is told before it is closed.
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n\
+Content-Type: application/json\r\nContent-Length: 37\r\nConnection: close\r\n\r\n\
+{\"error\":\"too many connections open\"}";
+
+/// Answers a connection the server has no room for, without waiting on it:
+/// what it already sent is read and dropped (a close with unread bytes
+/// would reset the connection and lose the answer), the answer goes out in
+/// one write, and the socket is closed.
+fn refuse_busy(stream: tokio::net::TcpStream) {
+    let mut sink = [0u8; 4096];
+    for _ in 0..16 {
+        match stream.try_read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    let _ = stream.try_write(BUSY);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_busy_answer_states_its_own_length() {
+        let text = std::str::from_utf8(BUSY).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.contains(&format!("Content-Length: {}", body.len())),
+            "{head}"
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(body).is_ok());
+    }
 
     #[test]
     fn test_timeouts_are_read_whole_or_not_at_all() {

@@ -40,6 +40,9 @@ pub struct Target {
     pub file: PathBuf,
     /// An agent's run: every record says so.
     pub agent: bool,
+    /// What the program prints and its logpoints' values go through before
+    /// they are recorded.
+    pub redactor: crate::core::redact::Redactor,
 }
 
 /// How a run is held.
@@ -68,7 +71,8 @@ pub enum RunError {
 }
 
 enum Event {
-    Bytes(Source, Vec<u8>, u64),
+    /// A chunk of a stream, and where in it an anchor of a secret starts.
+    Bytes(Source, Vec<u8>, u64, Vec<usize>),
     Closed(Source),
     Exited(std::process::ExitStatus),
     Hit(String, serde_json::Map<String, serde_json::Value>, u64),
@@ -137,8 +141,20 @@ pub fn run_with(
     })?;
     let _interrupts = limits.stdin.then(PersonSignals::ignore);
     let (events, received) = mpsc::channel();
-    spawn_reader(&mut child, Source::Stdout, limits.pass_through, &events);
-    spawn_reader(&mut child, Source::Stderr, limits.pass_through, &events);
+    spawn_reader(
+        &mut child,
+        Source::Stdout,
+        limits.pass_through,
+        &events,
+        &target.redactor,
+    );
+    spawn_reader(
+        &mut child,
+        Source::Stderr,
+        limits.pass_through,
+        &events,
+        &target.redactor,
+    );
     let pid = child.id();
     {
         let events = events.clone();
@@ -195,7 +211,9 @@ pub fn run_with(
         }
         let wait = wake.saturating_duration_since(Instant::now());
         match received.recv_timeout(wait) {
-            Ok(Event::Bytes(source, bytes, at)) => recorder.take(source, &bytes, at),
+            Ok(Event::Bytes(source, bytes, at, anchors)) => {
+                recorder.take(source, &bytes, at, &anchors)
+            }
             Ok(Event::Closed(source)) => {
                 recorder.close(source, now_ms());
                 open -= 1;

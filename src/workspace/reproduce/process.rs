@@ -2,6 +2,7 @@
 //! it ended, its group ended, and the person's terminal signals left to it.
 
 use super::{now_ms, Event};
+use crate::core::redact::LONGEST_ANCHOR;
 use crate::core::reproduction::{Ending, Source};
 use std::io::{self, Read, Write};
 use std::process::Child;
@@ -12,6 +13,7 @@ pub(super) fn spawn_reader(
     source: Source,
     pass: bool,
     events: &mpsc::Sender<Event>,
+    redactor: &crate::core::redact::Redactor,
 ) {
     let stream: Option<Box<dyn Read + Send>> = match source {
         Source::Stdout => child
@@ -28,9 +30,12 @@ pub(super) fn spawn_reader(
         return;
     };
     let events = events.clone();
+    let redactor = redactor.clone();
     std::thread::spawn(move || {
         let mut buffer = vec![0u8; 64 * 1024];
         let mut passing = pass;
+        // The end of the last chunk, so an anchor across two is seen.
+        let mut seam: Vec<u8> = Vec::with_capacity(2 * LONGEST_ANCHOR);
         loop {
             let read = match stream.read(&mut buffer) {
                 Ok(0) => break,
@@ -47,8 +52,26 @@ pub(super) fn spawn_reader(
                     break;
                 }
             }
+            // Here, on the reader's own thread: the recorder redacts only the
+            // lines of a chunk that may hold a secret.
+            let seam_end = chunk.len().min(LONGEST_ANCHOR);
+            seam.extend_from_slice(&chunk[..seam_end]);
+            let mut anchors = redactor.anchors_in(chunk);
+            if redactor.may_hold_secret(&seam) {
+                // Across the two chunks: the line at the seam holds it.
+                anchors.insert(0, 0);
+            }
+            // The stream's last bytes, however small the chunks: an anchor
+            // may be split across three reads or more.
+            seam.truncate(seam.len() - seam_end);
+            if chunk.len() >= LONGEST_ANCHOR {
+                seam.clear();
+            }
+            seam.extend_from_slice(&chunk[chunk.len().saturating_sub(LONGEST_ANCHOR)..]);
+            let keep = seam.len().saturating_sub(LONGEST_ANCHOR);
+            seam.drain(..keep);
             if events
-                .send(Event::Bytes(source, chunk.to_vec(), now_ms()))
+                .send(Event::Bytes(source, chunk.to_vec(), now_ms(), anchors))
                 .is_err()
             {
                 break;

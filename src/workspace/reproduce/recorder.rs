@@ -2,6 +2,7 @@
 //! the exit record, batched into the run's log file within its byte cap.
 
 use super::{now_ms, RunError, Target, BATCH_BYTES};
+use crate::core::redact::LineStream;
 use crate::core::reproduction::{Ending, Source, TailLine, LINE_CAP, TAIL_LINES, TAIL_LINE_BYTES};
 use crate::workspace::logpoints::{self, SetLogpoint};
 use serde::Serialize;
@@ -72,6 +73,10 @@ pub(super) struct Recorder<'a> {
     /// The logpoints set in the program, and the hits recorded per probe.
     pub(super) logpoints: Vec<SetLogpoint>,
     pub(super) hits: std::collections::HashMap<String, u64>,
+    /// Each stream's redaction state (a private key spans lines), and
+    /// whether its unfinished line came from a chunk that may hold a secret.
+    pub(super) streams: [LineStream; 2],
+    pub(super) dirty: [bool; 2],
 }
 
 #[derive(Serialize)]
@@ -110,6 +115,9 @@ fn index(source: Source) -> usize {
     }
 }
 
+/// The most a cut line drops of the word it was cut in.
+const CUT_WORD: usize = 128;
+
 impl<'a> Recorder<'a> {
     pub(super) fn new(target: &'a Target, file: std::fs::File, cap: u64) -> Self {
         Recorder {
@@ -125,6 +133,8 @@ impl<'a> Recorder<'a> {
             tail: VecDeque::new(),
             logpoints: Vec::new(),
             hits: std::collections::HashMap::new(),
+            streams: Default::default(),
+            dirty: [false; 2],
         }
     }
 
@@ -172,6 +182,11 @@ impl<'a> Recorder<'a> {
             return;
         }
         *count += 1;
+        let mut data = serde_json::Value::Object(data);
+        self.target.redactor.value(&mut data);
+        let serde_json::Value::Object(data) = data else {
+            return;
+        };
         let record = HitRecord {
             session_id: &self.target.session_id,
             run_id: &self.target.run_id,
@@ -203,9 +218,19 @@ impl<'a> Recorder<'a> {
         self.append(&record);
     }
 
-    pub(super) fn take(&mut self, source: Source, mut bytes: &[u8], at: u64) {
+    /// A chunk of a stream; `anchors` are where in it a secret's anchor
+    /// starts (in order), so only the lines holding one are redacted.
+    pub(super) fn take(&mut self, source: Source, mut bytes: &[u8], at: u64, anchors: &[usize]) {
         let i = index(source);
+        let every_line = self.target.redactor.checks_every_line();
+        let (mut offset, mut next_anchor) = (0usize, 0usize);
         while !bytes.is_empty() {
+            let piece_end = offset + memchr::memchr(b'\n', bytes).map_or(bytes.len(), |n| n + 1);
+            while next_anchor < anchors.len() && anchors[next_anchor] < piece_end {
+                self.dirty[i] = true;
+                next_anchor += 1;
+            }
+            self.dirty[i] |= every_line;
             let (piece, ends) = match memchr::memchr(b'\n', bytes) {
                 Some(n) => (&bytes[..n], Some(n + 1)),
                 None => (bytes, None),
@@ -221,6 +246,7 @@ impl<'a> Recorder<'a> {
                 Some(n) => {
                     self.line(source);
                     bytes = &bytes[n..];
+                    offset += n;
                 }
                 None => break,
             }
@@ -242,16 +268,34 @@ impl<'a> Recorder<'a> {
         let i = index(source);
         let (mut kept, length, at) = std::mem::take(&mut self.partial[i]);
         self.lines[i] += 1;
-        if kept.last() == Some(&b'\r') && length == kept.len() {
+        let cut = length > kept.len();
+        if kept.last() == Some(&b'\r') && !cut {
             kept.pop();
         }
         let text = String::from_utf8_lossy(&kept);
-        // A line cut inside a character keeps what is whole.
-        let text = if length > kept.len() {
-            text.trim_end_matches('\u{fffd}')
+        // A line cut inside a character keeps what is whole, and a line cut
+        // inside a word drops that word's last `CUT_WORD` bytes at most: it
+        // may be the start of a secret the cut left too short to be
+        // recognized.
+        let text = if cut {
+            let whole = text.trim_end_matches('\u{fffd}');
+            let word_start = whole
+                .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || "_-.+/=:~".contains(c))
+                .len();
+            // Past `word_start` every byte is ASCII: any cut there is whole.
+            &whole[..word_start.max(whole.len().saturating_sub(CUT_WORD))]
         } else {
             text.as_ref()
         };
+        // Before it is kept anywhere: the tail goes to the model. A line
+        // whose chunks held no anchor of a secret goes as it is.
+        let dirty = std::mem::take(&mut self.dirty[i]);
+        let (text, _) = if dirty || self.streams[i].is_open() {
+            self.streams[i].line(&self.target.redactor, text)
+        } else {
+            (std::borrow::Cow::Borrowed(text), 0)
+        };
+        let text = text.as_ref();
         self.tail.push_back(TailLine {
             source,
             text: crate::core::budget::cut(text, TAIL_LINE_BYTES),
@@ -292,7 +336,11 @@ impl<'a> Recorder<'a> {
             source: "exit",
             message,
             timestamp: now_ms(),
-            command: command
+            // The command line may carry a secret too (`curl -H "Authorization: Bearer …"`).
+            command: self
+                .target
+                .redactor
+                .words(command)
                 .iter()
                 .take(RECORDED_WORDS)
                 .map(|w| crate::core::budget::cut(w, RECORDED_WORD))

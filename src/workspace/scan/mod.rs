@@ -198,18 +198,19 @@ pub fn outcome_for(findings: &[Finding], session: &str, scope: ScanScope) -> Sca
                 },
                 text: f.text.clone(),
             }),
-            FindingKind::Block | FindingKind::Retagged | FindingKind::Unmarked => {
-                foreign.push(ForeignProbe {
-                    file: f.file.clone(),
-                    line: f.line,
-                    kind: ForeignKind::OtherSession,
-                    text: format!(
-                        "debug-probe {} of session {}",
-                        f.probe_id.as_deref().unwrap_or("?"),
-                        f.session.as_deref().unwrap_or("?")
-                    ),
-                })
-            }
+            FindingKind::Block
+            | FindingKind::Retagged
+            | FindingKind::EmptyBlock
+            | FindingKind::Unmarked => foreign.push(ForeignProbe {
+                file: f.file.clone(),
+                line: f.line,
+                kind: ForeignKind::OtherSession,
+                text: format!(
+                    "debug-probe {} of session {}",
+                    f.probe_id.as_deref().unwrap_or("?"),
+                    f.session.as_deref().unwrap_or("?")
+                ),
+            }),
         }
     }
     half_removed.sort();
@@ -402,6 +403,10 @@ pub fn leftovers(findings: &Findings) -> Vec<Leftover> {
             let session = f.session.as_deref().unwrap_or("?");
             let (kind, detail) = match f.kind {
                 FindingKind::Block => ("debug-probe", format!("debug-probe {id} (session {session})")),
+                FindingKind::EmptyBlock => (
+                    "debug-probe",
+                    format!("debug-probe {id} (session {session}), markers around no probe code"),
+                ),
                 FindingKind::MissingEnd => (
                     "debug-probe",
                     format!("debug-probe {id} (session {session}), its end marker is missing"),

@@ -234,21 +234,33 @@ pub(super) fn c(input: &SnippetInput) -> String {
     )
 }
 
-/// C++'s value writer, one `if constexpr` branch per kind of type.
-pub(super) const CPP_VALUE_FN: &str = r#"    auto dbg_value = [](std::FILE *dbg_log, const char *dbg_key, const auto &dbg_v) { using dbg_type = std::decay_t<decltype(dbg_v)>; std::fputs(dbg_key, dbg_log); if constexpr (std::is_same_v<dbg_type, bool>) std::fputs(dbg_v ? "true" : "false", dbg_log);
+/// C++'s value writer, one `if constexpr` branch per kind of type. It
+/// counts the keys it wrote and whether a value is still open, so a value
+/// whose expression or conversion throws still leaves one valid line.
+pub(super) const CPP_VALUE_FN: &str = r#"    int dbg_n = 0; bool dbg_open = false; auto dbg_value = [&dbg_n, &dbg_open](std::FILE *dbg_log, const char *dbg_key, const auto &dbg_v) { using dbg_type = std::decay_t<decltype(dbg_v)>; std::fputs(dbg_key, dbg_log); ++dbg_n; dbg_open = true; if constexpr (std::is_same_v<dbg_type, bool>) std::fputs(dbg_v ? "true" : "false", dbg_log);
         else if constexpr (std::is_integral_v<dbg_type> || std::is_enum_v<dbg_type>) std::is_unsigned_v<dbg_type> ? std::fprintf(dbg_log, "%llu", static_cast<unsigned long long>(dbg_v)) : std::fprintf(dbg_log, "%lld", static_cast<long long>(dbg_v));
         else if constexpr (std::is_floating_point_v<dbg_type>) std::fprintf(dbg_log, dbg_v - dbg_v == 0 ? "%.17g" : "\"%.17g\"", static_cast<double>(dbg_v)); // NaN and infinities as strings
-        else if constexpr (std::is_convertible_v<const dbg_type &, std::string_view>) { if constexpr (std::is_pointer_v<std::remove_reference_t<decltype(dbg_v)>>) { if (!dbg_v) { std::fputs("null", dbg_log); return; } } std::fputc('"', dbg_log); for (unsigned char dbg_c : std::string_view(dbg_v)) { std::fprintf(dbg_log, dbg_c < 0x20 ? "\\u%04x" : dbg_c == '"' || dbg_c == '\\' ? "\\%c" : "%c", dbg_c); } std::fputc('"', dbg_log); }
-        else std::fputs("\"(unsupported type: convert it to a number or string)\"", dbg_log); };
+        else if constexpr (std::is_convertible_v<const dbg_type &, std::string_view>) { if constexpr (std::is_pointer_v<std::remove_reference_t<decltype(dbg_v)>>) { if (!dbg_v) { std::fputs("null", dbg_log); dbg_open = false; return; } } const std::string_view dbg_s(dbg_v); std::fputc('"', dbg_log); for (unsigned char dbg_c : dbg_s) { std::fprintf(dbg_log, dbg_c < 0x20 ? "\\u%04x" : dbg_c == '"' || dbg_c == '\\' ? "\\%c" : "%c", dbg_c); } std::fputc('"', dbg_log); }
+        else { std::fputs("\"(unsupported type: convert it to a number or string)\"", dbg_log); } dbg_open = false; };
 "#;
 
 /// C++17: a generic lambda writes each value by its type: booleans, integers,
 /// enums and finite floats as JSON, anything convertible to `string_view`
 /// escaped (a null `char *` as null), other types as a string asking for a
 /// conversion. Headers cannot be included inside a function, so the comment
-/// names them; `catch (...)` swallows what a variable's expression throws.
+/// names them. A value whose expression throws ends the values with
+/// `"(a value threw)":true` (and `null` for a key already written): the
+/// line is still one valid record.
 pub(super) fn cpp(input: &SnippetInput) -> String {
-    let values = value_calls(input, "        ", "dbg_value(", "dbg_log, ");
+    let values = value_calls(input, "", "dbg_value(", "dbg_log, ");
+    let values = if values.is_empty() {
+        values
+    } else {
+        format!(
+            "        try {{ {} }} catch (...) {{ std::fputs(dbg_open ? \"null,\\\"(a value threw)\\\":true\" : dbg_n ? \",\\\"(a value threw)\\\":true\" : \"\\\"(a value threw)\\\":true\", dbg_log); }}\n",
+            values.trim_end()
+        )
+    };
     fill(
         r#"try { // needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
 @@VALUE_FN@@    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) { std::fputs(@@HEAD@@, dbg_log);

@@ -4,18 +4,20 @@
 use super::text::*;
 use super::{no_ingest_url, SnippetInput, UnsupportedLanguage};
 
-/// Python 3.7+: `json` and `time` imported in place; anything `json` cannot
-/// write goes in as its `repr`.
+/// Python 3.7+: `json`, `re` and `time` imported in place; anything `json`
+/// cannot write goes in as its `repr`, and the `NaN` and infinities it
+/// writes bare (not JSON) are quoted: outside its strings nothing else in
+/// its output holds those letters.
 pub(super) fn python(input: &SnippetInput) -> String {
     let key = |n: &str| lit(Lit::Python, n);
     fill(
         r#"try:
     with open(@@LOG@@, "a", encoding="utf-8") as _dbg_log:
-        _dbg_log.write(__import__("json").dumps({
+        _dbg_log.write(__import__("re").sub(r'("(?:[^"\\]|\\.)*")|(-?Infinity|NaN)', lambda _dbg_m: _dbg_m[1] or '"' + _dbg_m[2] + '"', __import__("json").dumps({
             @@HEADER@@,
             "data": {@@DATA@@},
             "timestamp": __import__("time").time_ns() // 1000000,
-        }, default=repr) + "\n")
+        }, default=repr)) + "\n")
 except Exception:
     pass
 "#,

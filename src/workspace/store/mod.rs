@@ -13,6 +13,7 @@ mod damage;
 mod files;
 mod lock;
 mod memory;
+pub mod wakers;
 
 pub use lock::LOCK_WAIT;
 pub use memory::MemoryStore;

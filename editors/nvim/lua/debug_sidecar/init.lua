@@ -370,6 +370,14 @@ local handlers = {
     end
   end,
   ['agents/changed'] = function() end,
+  -- The agent was woken (or its chat went on first) for a command given here.
+  ['debug/wakeChanged'] = function(_, params)
+    params = clean(params)
+    if params and S.wake_asked and params.revision == S.wake_asked then
+      S.wake_asked = nil
+      notify(params.message)
+    end
+  end,
 }
 
 ---------------------------------------------------------------------------
@@ -648,10 +656,21 @@ function M.start_session(problem)
   end
 end
 
+--- The sidecar's line on waking the agent after a command given here.
+local function tell_wake(snap)
+  local wake = clean(snap.wake)
+  if not wake then
+    return
+  end
+  S.wake_asked = wake.state == 'waiting' and wake.revision or nil
+  notify(wake.message)
+end
+
 function M.proceed(note)
   request('debug/proceed', note_params(note), function(snap)
     apply_snapshot(snap)
     notify(string.format('Round %s is the agent\'s now: it reads the evidence.', tostring(snap.round)))
+    tell_wake(snap)
   end)
 end
 
@@ -661,6 +680,7 @@ function M.done(note)
     if snap.active then
       notify('Marked fixed: the agent is cleaning up its probes.')
     end
+    tell_wake(snap)
   end)
 end
 

@@ -51,7 +51,24 @@ export interface Snapshot {
 }
 
 /** `debug/start`, `debug/proceed`, `debug/done` answer a snapshot plus `kickoff`. */
-export type KickoffSnapshot = Snapshot & { kickoff?: string | null };
+/** Whether the agent is woken by itself after a Proceed or Mark fixed given here. */
+export interface WakeInfo {
+  state: 'waiting' | 'nobody' | 'delivered' | 'superseded';
+  wakers: string[];
+  revision: number;
+  message: string;
+}
+
+export type KickoffSnapshot = Snapshot & { kickoff?: string | null; wake?: WakeInfo | null };
+
+/** `debug/wakeChanged`: what became of a wake request. */
+export interface WakeChanged {
+  sessionId: string;
+  revision: number;
+  state: 'delivered' | 'superseded';
+  by: string | null;
+  message: string;
+}
 
 export interface AbortResult {
   snapshot: Snapshot;
@@ -144,6 +161,7 @@ export const Notifications = {
   turnChanged: 'turn/stateChanged',
   progressChanged: 'progress/changed',
   logAppended: 'debug/logAppended',
+  wakeChanged: 'debug/wakeChanged',
 } as const;
 
 export const ErrorCodes = {

@@ -1,8 +1,16 @@
-//! How much a body would cost parsed, counted from its bytes alone before
-//! anything parses it. tower-lsp-server parses every message into JSON
-//! values (twice over: a buffered copy, then the values), which cost up to
-//! ~100 times the bytes of small objects; bounding what a body holds bounds
-//! that, and the bounds leave room for any request a client really sends.
+//! How much a message would cost parsed, counted from its bytes alone
+//! before anything parses it, and the bounds every face holds its messages
+//! to (`serve`'s frames, `mcp`'s lines). Both faces' libraries parse a
+//! message into JSON values (tower-lsp-server twice over), which cost up to
+//! ~100 times the bytes of small objects; bounding what a message holds
+//! bounds that, and the bounds leave room for any request a client sends.
+
+use serde_json::Value;
+
+/// The longest message accepted, in bytes.
+pub const MAX_MESSAGE: usize = 8 * 1024 * 1024;
+
+use crate::core::json_skim::string_end;
 
 /// Arrays and objects in one body. A message list for `debug/context` of
 /// thousands of messages holds a few per message.
@@ -76,18 +84,17 @@ impl Shape {
     }
 }
 
-/// Just past the quote that closes a string whose content starts at `from`
-/// (the end of `bytes` when it is never closed).
-fn string_end(bytes: &[u8], mut from: usize) -> usize {
-    while let Some(found) = memchr::memchr2(b'"', b'\\', bytes.get(from..).unwrap_or_default()) {
-        let at = from + found;
-        if bytes[at] == b'"' {
-            return at + 1;
-        }
-        // An escape: whatever follows the backslash is not a quote of ours.
-        from = at + 2;
-    }
-    bytes.len()
+/// Why a message of `len` bytes, whose first bytes are `head` (all of it
+/// when it is within `MAX_MESSAGE`), is refused before anything parses
+/// it: the id to answer with (from its top-level `id`, else null) and why.
+pub fn refusal(head: &[u8], len: usize) -> Option<(Value, String)> {
+    let why = if len > MAX_MESSAGE {
+        format!("message of {len} bytes exceeds the limit of {MAX_MESSAGE} bytes")
+    } else {
+        Shape::of(head).refusal()?
+    };
+    let id = crate::core::json_skim::top_level_id(head).unwrap_or(Value::Null);
+    Some((id, why))
 }
 
 /// The first byte from `from` on that is not JSON whitespace.

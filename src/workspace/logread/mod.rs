@@ -3,6 +3,7 @@
 //! context; and a per-probe summary that streams the file in bounded memory.
 //! Malformed lines are counted and located, never fatal.
 
+use crate::core::redact::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -141,7 +142,9 @@ fn check_cursor(
 }
 
 /// One page of the entries matching `query`, from its cursor on.
-pub fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
+/// Every entry goes through `redactor` before it is matched or kept: a
+/// filter cannot find a secret that the page would not show.
+pub fn read_page(file: &Path, query: &LogQuery, redactor: &Redactor) -> Result<LogPage, ReadError> {
     let (mut offset, mut line) = match &query.cursor {
         Some(cursor) => parse_cursor(cursor)?,
         None => (0, 0),
@@ -189,12 +192,19 @@ pub fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
         if text.trim().is_empty() {
             continue;
         }
-        let entry = match serde_json::from_str::<Value>(text) {
+        let mut entry = match serde_json::from_str::<Value>(text) {
             Ok(entry @ Value::Object(_)) => entry,
             _ => {
                 page.malformed.note(line);
                 continue;
             }
+        };
+        let redacted;
+        let text = if redactor.record(&mut entry) > 0 {
+            redacted = entry.to_string();
+            redacted.as_str()
+        } else {
+            text
         };
         if !matches(&entry, text, query) {
             continue;
@@ -277,6 +287,11 @@ pub struct LogSummary {
     /// Lines of the unlisted probes.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unlisted_lines: u64,
+    /// Lines longer than a summary reads whole (4 MiB): each is counted
+    /// under its probe when its `probeId` comes before the long value,
+    /// else without a probe id; never as malformed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub too_long: u64,
     /// Lines per `source` (`stdout`, `stderr`, `exit` from `debug-sidecar
     /// run`); absent when no line has one. At most 8 sources are named,
     /// the rest count as `other`.
@@ -367,6 +382,21 @@ fn kept_value(raw: &str) -> Value {
     ))
 }
 
+/// `kept_value` of a value redacted whole first: a cut never splits a
+/// secret before the rules could see it, and the key rule still applies
+/// to a long object.
+fn kept_redacted(raw: &str, redactor: &Redactor) -> Value {
+    if raw.len() > SUMMARY_VALUE && redactor.is_enabled() {
+        if let Ok(mut value) = serde_json::from_str::<Value>(raw) {
+            redactor.value(&mut value);
+            return kept_value(&value.to_string());
+        }
+    }
+    let mut value = kept_value(raw);
+    redactor.value(&mut value);
+    value
+}
+
 /// A field as a summary keeps it: cut to `SUMMARY_FIELD` bytes.
 fn kept_field(text: &str) -> String {
     crate::core::budget::cut(text, SUMMARY_FIELD)
@@ -375,7 +405,7 @@ fn kept_field(text: &str) -> String {
 /// Count, first and last timestamp, a few distinct values and the location
 /// of every probe in the file, in one pass with memory bounded by the number
 /// of probes.
-pub fn summarize(file: &Path) -> io::Result<LogSummary> {
+pub fn summarize(file: &Path, redactor: &Redactor) -> io::Result<LogSummary> {
     let mut summary = LogSummary::default();
     let handle = match crate::workspace::runlog::open_own(file) {
         Ok(handle) => handle,
@@ -390,20 +420,32 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
     let mut number = 0u64;
     while let Some((_, whole)) = read_line_capped(&mut reader, &mut raw, MAX_SUMMARY_LINE)? {
         number += 1;
-        if !whole {
-            // Not held in memory, so not read: counted as malformed.
+        let skimmed;
+        let line = if whole {
+            let text = trim_line(&raw);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
             summary.lines += 1;
-            summary.malformed.note(number);
-            continue;
-        }
-        let text = trim_line(&raw);
-        if text.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        summary.lines += 1;
-        let Ok(line) = serde_json::from_slice::<SummaryLine>(text) else {
-            summary.malformed.note(number);
-            continue;
+            let Ok(line) = serde_json::from_slice::<SummaryLine>(text) else {
+                summary.malformed.note(number);
+                continue;
+            };
+            line
+        } else {
+            // Not held whole: its small fields are read from the part that
+            // is, and the line is counted where they say.
+            summary.lines += 1;
+            summary.too_long += 1;
+            skimmed = skim_summary_line(&raw);
+            SummaryLine {
+                probe_id: skimmed.probe_id.as_deref().map(Cow::Borrowed),
+                hypothesis_id: skimmed.hypothesis_id.as_deref().map(Cow::Borrowed),
+                location: skimmed.location.as_deref().map(Cow::Borrowed),
+                timestamp: skimmed.timestamp.as_deref(),
+                data: None,
+                source: skimmed.source.as_deref().map(Cow::Borrowed),
+            }
         };
         if let Some(source) = &line.source {
             summary.count_source(source);
@@ -468,7 +510,7 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
             let hash = hash_of(raw);
             if probe.raw_values.len() < VALUES_KEPT && !probe.raw_values.contains(&hash) {
                 probe.raw_values.push(hash);
-                figures.values.push(kept_value(raw));
+                figures.values.push(kept_redacted(raw, redactor));
             }
         }
     }
@@ -477,8 +519,46 @@ pub fn summarize(file: &Path) -> io::Result<LogSummary> {
     Ok(summary)
 }
 
-/// The longest line a summary reads; longer ones are counted as malformed.
+/// The longest line a summary reads whole; a longer one is counted from
+/// the fields before its long value (`skim_summary_line`).
 const MAX_SUMMARY_LINE: usize = 4 * 1024 * 1024;
+
+/// The fields of a summary line read from the start of a line too long to
+/// hold: the ones that come before the long value.
+#[derive(Default)]
+struct SkimmedLine {
+    probe_id: Option<String>,
+    hypothesis_id: Option<String>,
+    location: Option<String>,
+    timestamp: Option<Box<RawValue>>,
+    source: Option<String>,
+}
+
+fn skim_summary_line(prefix: &[u8]) -> SkimmedLine {
+    const FIELDS: [&str; 5] = ["probeId", "hypothesisId", "location", "timestamp", "source"];
+    let (members, _) = crate::core::json_skim::top_level_members(
+        prefix,
+        |key| FIELDS.contains(&key),
+        SUMMARY_FIELD * 4,
+    );
+    let mut line = SkimmedLine::default();
+    for (key, value) in members {
+        let text = || value.as_str().map(str::to_string);
+        match key.as_str() {
+            "probeId" => line.probe_id = line.probe_id.take().or_else(text),
+            "hypothesisId" => line.hypothesis_id = line.hypothesis_id.take().or_else(text),
+            "location" => line.location = line.location.take().or_else(text),
+            "source" => line.source = line.source.take().or_else(text),
+            _ => {
+                line.timestamp = line
+                    .timestamp
+                    .take()
+                    .or_else(|| serde_json::value::to_raw_value(&value).ok())
+            }
+        }
+    }
+    line
+}
 
 /// One line (through `\n`) into `buf`, keeping at most `cap` bytes of it:
 /// the bytes consumed and whether the line fit; None at the end of input.
@@ -523,6 +603,15 @@ fn trim_line(raw: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The readers as a workspace with the built-in redaction uses them.
+    fn read_page(file: &Path, query: &LogQuery) -> Result<LogPage, ReadError> {
+        super::read_page(file, query, &Redactor::default())
+    }
+
+    fn summarize(file: &Path) -> io::Result<LogSummary> {
+        super::summarize(file, &Redactor::default())
+    }
     use serde_json::json;
 
     fn log(name: &str, text: &str) -> std::path::PathBuf {
@@ -687,6 +776,28 @@ mod tests {
                 (3, true, "end".into())
             ]
         );
+    }
+
+    #[test]
+    fn a_record_too_long_to_read_whole_counts_under_its_probe() {
+        let big = "v".repeat(MAX_SUMMARY_LINE + 10);
+        let text = format!(
+            "{{\"probeId\":\"p1\",\"timestamp\":1,\"data\":\"a\"}}\n\
+             {{\"probeId\":\"p1\",\"location\":\"a.py:4\",\"timestamp\":2,\"data\":\"{big}\"}}\n\
+             {{\"data\":\"{big}\",\"probeId\":\"p2\"}}\n"
+        );
+        let file = log("too-long.jsonl", &text);
+        let summary = summarize(&file).unwrap();
+        assert_eq!(summary.lines, 3);
+        assert_eq!(summary.malformed.count, 0);
+        assert_eq!(summary.too_long, 2);
+        assert_eq!(summary.probes.len(), 1);
+        let p1 = &summary.probes[0];
+        assert_eq!(p1.count, 2);
+        assert_eq!(p1.location.as_deref(), Some("a.py:4"));
+        assert_eq!(p1.last_timestamp, Some(json!(2)));
+        // Its id after the long value: counted, without a probe id.
+        assert_eq!(summary.without_probe, 1);
     }
 
     #[test]

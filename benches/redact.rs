@@ -1,0 +1,207 @@
+//! What redaction costs at the two doors that write: `run` recording a
+//! program's lines, and the ingest server appending posted records. Each
+//! is measured with redaction on and off (`redaction.json`
+//! `{"enabled": false}`) in the same process, and printed as a ratio;
+//! nothing here asserts a time. The target is at most 1.05x.
+//!
+//! `cargo bench --bench redact` (`DS_BENCH_REDACT_LINES` sets the count).
+
+use debug_sidecar::core::redact::Redactor;
+use serde_json::{json, Value};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_debug-sidecar");
+
+fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
+    (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            f();
+            started.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// A workspace with a session, redaction on or off.
+fn workspace(name: &str, enabled: bool) -> std::path::PathBuf {
+    let root = std::env::temp_dir().join(format!("ds-bench-redact-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let status = Command::new(BIN)
+        .args(["start", "bench"])
+        .current_dir(&root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    if !enabled {
+        std::fs::write(
+            root.join(".debug-sidecar/redaction.json"),
+            "{\"enabled\": false}",
+        )
+        .unwrap();
+    }
+    root
+}
+
+/// Lines a program prints: log-like text, a few with secrets in them.
+fn program_lines(lines: usize) -> String {
+    (0..lines)
+        .map(|i| match i % 50 {
+            0 => format!("request {i}: Authorization: Bearer abcdef{i:010}abcdef"),
+            1 => format!("connect postgres://app:pw{i}@db:5432/shop"),
+            _ => format!(
+                "request {i}: user=ada total={} status=ok path=/cart/items",
+                i * 7
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn run_figures(lines: usize, text: &str, what: &str) {
+    let file = std::env::temp_dir().join(format!("ds-bench-redact-lines-{}", std::process::id()));
+    std::fs::write(&file, text).unwrap();
+    let mut ratios = Vec::new();
+    let on = workspace("on", true);
+    let off = workspace("off", false);
+    let sidecar = |root: &std::path::Path, args: &[&str]| {
+        let status = Command::new(BIN)
+            .args(args)
+            .current_dir(root)
+            .env_remove("DEBUG_SIDECAR_DIR")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{args:?}");
+    };
+    // Each run into a fresh session's first run, far below its cap.
+    let recorded = |root: &std::path::Path| {
+        (0..5)
+            .map(|_| {
+                sidecar(root, &["abort"]);
+                sidecar(root, &["start", "bench"]);
+                let started = Instant::now();
+                sidecar(root, &["run", "--", "cat", file.to_str().unwrap()]);
+                started.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    // Alternated, so a busy moment of the machine falls on both sides.
+    for _ in 0..3 {
+        let (with, without) = (recorded(&on), recorded(&off));
+        ratios.push(with.as_secs_f64() / without.as_secs_f64());
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "run -- cat ({lines} lines, {what}), redaction on vs off: {:.3}x (median of 3 pairs; target <= 1.05x)",
+        ratios[1]
+    );
+    let _ = std::fs::remove_file(file);
+    let _ = std::fs::remove_dir_all(on);
+    let _ = std::fs::remove_dir_all(off);
+}
+
+/// The ingest door's work per record: parse, redact, serialize (the HTTP
+/// around it is the same with redaction on and off).
+fn ingest_figures(records: usize) {
+    let bodies: Vec<String> = (0..records)
+        .map(|i| {
+            let data = if i % 50 == 0 {
+                json!({"user": "ada", "token": format!("t{i:012}"), "total": i})
+            } else {
+                json!({"user": "ada", "items": [1, 2, 3], "total": i, "note": "checkout ok"})
+            };
+            json!({"sessionId": "s1", "probeId": "p1", "hypothesisId": "H1",
+                   "location": "cart.js:12", "message": "total", "data": data,
+                   "timestamp": 1_764_000_000_000u64 + i as u64})
+            .to_string()
+        })
+        .collect();
+    let pass = |redactor: &Redactor| {
+        let mut out = Vec::with_capacity(bodies.len() * 200);
+        for body in &bodies {
+            let mut value: Value = serde_json::from_str(body).unwrap();
+            redactor.record(&mut value);
+            serde_json::to_writer(&mut out, &value).unwrap();
+            out.push(b'\n');
+        }
+        out.len()
+    };
+    let (on, off) = (Redactor::default(), Redactor::off());
+    let mut ratios = Vec::new();
+    for _ in 0..5 {
+        let with = best_of(3, || {
+            pass(&on);
+        });
+        let without = best_of(3, || {
+            pass(&off);
+        });
+        ratios.push(with.as_secs_f64() / without.as_secs_f64());
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "ingest records ({records}: parse, redact, write), redaction on vs off: {:.3}x (median of 5 pairs; target <= 1.05x)",
+        ratios[2]
+    );
+}
+
+/// The line door alone, in this process: ns per line with the rules on,
+/// beside the same loop with them off.
+fn line_figures(lines: usize, text: &str, what: &str) {
+    use debug_sidecar::core::redact::LineStream;
+    let pass = |redactor: &Redactor| {
+        let mut stream = LineStream::default();
+        let mut bytes = 0;
+        for line in text.lines() {
+            bytes += stream.line(redactor, line).0.len();
+        }
+        bytes
+    };
+    let (on, off) = (Redactor::default(), Redactor::off());
+    let with = best_of(5, || {
+        pass(&on);
+    });
+    let without = best_of(5, || {
+        pass(&off);
+    });
+    println!(
+        "line door ({lines} {what}): {:.0} ns/line with the rules, {:.0} ns/line without",
+        with.as_nanos() as f64 / lines as f64,
+        without.as_nanos() as f64 / lines as f64
+    );
+}
+
+fn main() {
+    let lines: usize = std::env::var("DS_BENCH_REDACT_LINES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200_000);
+    let clean: String = (0..lines)
+        .map(|i| {
+            format!(
+                "request {i}: user=ada total={} status=ok path=/cart/items\n",
+                i * 7
+            )
+        })
+        .collect();
+    line_figures(lines, &clean, "lines, none with a secret");
+    let on = Redactor::default();
+    let whole = best_of(5, || {
+        assert!(!on.may_hold_secret(clean.as_bytes()));
+    });
+    println!(
+        "anchor scan of the same {} bytes at once: {:.0} MB/s",
+        clean.len(),
+        clean.len() as f64 / whole.as_secs_f64() / 1e6
+    );
+    line_figures(lines, &program_lines(lines), "lines, 1 in 25 with a secret");
+    run_figures(lines, &clean, "none with a secret");
+    run_figures(lines, &program_lines(lines), "1 in 25 with a secret");
+    ingest_figures(lines / 2);
+}

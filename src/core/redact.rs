@@ -1,0 +1,920 @@
+//! Secrets made inert before they reach the model, a screen or a file the
+//! sidecar writes (DESIGN section 4: the program's output is untrusted). A
+//! probe logs whatever is in scope and `run` records every line a program
+//! prints, so credentials would otherwise travel to the model's provider.
+//!
+//! Two rules, both replacing the secret with a marker that keeps its kind
+//! and a short stable hash (`[redacted:github-token#a1b2]`), so two equal
+//! values still compare equal:
+//! - **keys**: a string under a key that names a secret (`password`,
+//!   `token`, `cookie`, ...; case and `_`/`-` ignored, at any depth);
+//! - **shapes**: a string that looks like a secret wherever it stands:
+//!   provider key prefixes, JWTs, private key blocks, the password of a URL,
+//!   a bearer header, `password=...` in text.
+//!
+//! What it cannot catch (a secret of no known shape under an innocent key)
+//! is listed in the README. Pure: the workspace reads the settings.
+
+use regex::{Regex, RegexSet};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+/// Key words that make a key a secret's, in their parts: a key holding
+/// one, compared without case and with `_`, `-`, `.` or a space between
+/// the parts or none (`api_key`, `apiKey`, `API Key`), names a secret.
+const SECRET_KEYS: &[&[&str]] = &[
+    &["password"],
+    &["passwd"],
+    &["passphrase"],
+    &["secret"],
+    &["token"],
+    &["api", "key"],
+    &["authorization"],
+    &["cookie"],
+    &["session"],
+    &["private", "key"],
+    &["access", "key"],
+    &["credential"],
+];
+
+/// The separators `normalized` drops between a key word's parts.
+const KEY_SEPARATORS: &[&str] = &["", "_", "-", ".", " "];
+
+/// Each key word as `normalized` compares it (its parts joined).
+fn secret_keys() -> impl Iterator<Item = String> {
+    SECRET_KEYS.iter().map(|parts| parts.concat())
+}
+
+/// Each key word in every spelling a key may use, for the search that
+/// finds a key word without normalizing (and allocating) each key.
+fn key_spellings() -> Vec<String> {
+    let mut spellings: Vec<String> = SECRET_KEYS
+        .iter()
+        .flat_map(|parts| {
+            KEY_SEPARATORS
+                .iter()
+                .map(move |separator| parts.join(separator))
+        })
+        .collect();
+    spellings.sort();
+    spellings.dedup();
+    spellings
+}
+
+/// Keys a key word would otherwise catch that never hold a secret
+/// (normalized): counts and limits of tokens, and the fields of the
+/// sidecar's own records.
+const INNOCENT_KEYS: &[&str] = &[
+    "maxtokens",
+    "tokens",
+    "tokencount",
+    "totaltokens",
+    "inputtokens",
+    "outputtokens",
+    "prompttokens",
+    "completiontokens",
+    "tokentype",
+    "tokenizer",
+];
+
+/// Top-level fields of a log record that the sidecar or the snippet wrote:
+/// the key rule leaves them alone (their shapes are still checked).
+const ENVELOPE: &[&str] = &["sessionId", "runId", "probeId", "hypothesisId", "source"];
+
+/// Built-in secret shapes: (kind, pattern). Earlier kinds win where two
+/// match the same text. A pattern with a group named `s` replaces only it.
+const SHAPES: &[(&str, &str)] = &[
+    (
+        "private-key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+    ),
+    (
+        "aws-access-key",
+        r"(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?-u:\b)",
+    ),
+    (
+        "github-token",
+        r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})",
+    ),
+    ("gitlab-token", r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}"),
+    ("slack-token", r"(?-u:\b)xox[abposre]-[A-Za-z0-9-]{10,}"),
+    (
+        "slack-webhook",
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}",
+    ),
+    (
+        "stripe-key",
+        r"(?-u:\b)(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}",
+    ),
+    ("anthropic-key", r"(?-u:\b)sk-ant-[A-Za-z0-9_-]{20,}"),
+    (
+        "openai-key",
+        r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+    ),
+    ("google-api-key", r"(?-u:\b)AIza[0-9A-Za-z_-]{35}"),
+    ("npm-token", r"(?-u:\b)npm_[A-Za-z0-9]{36}"),
+    ("pypi-token", r"(?-u:\b)pypi-[A-Za-z0-9_-]{50,}"),
+    ("huggingface-token", r"(?-u:\b)hf_[A-Za-z0-9]{30,}"),
+    (
+        "sendgrid-key",
+        r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+    ),
+    ("digitalocean-token", r"(?-u:\b)do[por]_v1_[a-f0-9]{64}"),
+    (
+        "shopify-token",
+        r"(?-u:\b)shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+    ),
+    (
+        "telegram-bot-token",
+        r"(?-u:\b)\d{8,10}:AA[A-Za-z0-9_-]{33}",
+    ),
+    ("mailgun-key", r"(?-u:\b)key-[0-9a-zA-Z]{32}(?-u:\b)"),
+    (
+        "jwt",
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    ),
+    (
+        "bearer",
+        r"(?i)(?-u:\b)bearer\s+(?P<s>[A-Za-z0-9._~+/-]{12,}=*)",
+    ),
+    (
+        "basic-auth",
+        r"(?i)(?-u:\b)basic\s+(?P<s>[A-Za-z0-9+/]{12,}={0,2})",
+    ),
+    (
+        "url-password",
+        r"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:(?P<s>[^\s@/]+)@",
+    ),
+    (
+        "cookie",
+        r"(?i)(?-u:\b)(?:set-)?cookie\s*:\s*(?P<s>[^\r\n]+)",
+    ),
+];
+
+/// What a workspace may change (`.debug-sidecar/redaction.json`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Settings {
+    /// `false` turns redaction off; only ever explicitly.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// More key words (a key holding one is a secret's).
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// More shapes: a kind and a regular expression each.
+    #[serde(default)]
+    pub patterns: Vec<Pattern>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pattern {
+    pub kind: String,
+    pub regex: String,
+}
+
+/// The largest compiled form of a workspace's pattern.
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// The redactor: built once per process from the built-in rules and the
+/// workspace's settings.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    enabled: bool,
+    keys: Vec<String>,
+    /// Key words the workspace added (the built-in ones are `key_words`).
+    extra_keys: bool,
+    shapes: Vec<(String, Regex)>,
+    /// Any shape at all, run only on text that holds an anchor (or always,
+    /// when the workspace added patterns, whose anchors are unknown).
+    any: RegexSet,
+    anchors: aho_corasick::AhoCorasick,
+    key_words: aho_corasick::AhoCorasick,
+    extra_patterns: bool,
+}
+
+/// Two redactors are the same when they would redact alike.
+impl PartialEq for Redactor {
+    fn eq(&self, other: &Self) -> bool {
+        self.enabled == other.enabled
+            && self.keys == other.keys
+            && self.extra_patterns == other.extra_patterns
+            && self.shapes.len() == other.shapes.len()
+            && self
+                .shapes
+                .iter()
+                .zip(&other.shapes)
+                .all(|((a, x), (b, y))| a == b && x.as_str() == y.as_str())
+    }
+}
+
+impl Eq for Redactor {}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        builtin().clone()
+    }
+}
+
+fn builtin() -> &'static Redactor {
+    static BUILTIN: OnceLock<Redactor> = OnceLock::new();
+    BUILTIN.get_or_init(|| {
+        Redactor::build(
+            true,
+            Vec::new(),
+            compiled_shapes(&[], &[]).expect("the built-in shapes compile"),
+            false,
+        )
+    })
+}
+
+/// Literals every built-in shape holds (compared without case): text that
+/// holds none of them is let through without running a regular
+/// expression. `run` scans a program's output for them on its reader
+/// threads, beside the recording (`may_hold_secret`).
+const ANCHORS: &[&str] = &[
+    "private key",
+    "akia",
+    "asia",
+    "agpa",
+    "aida",
+    "aroa",
+    "anpa",
+    "anva",
+    "aipa",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "hooks.slack.com",
+    "_live_",
+    "_test_",
+    "sk-",
+    "aiza",
+    "npm_",
+    "pypi-",
+    "hf_",
+    "sg.",
+    "_v1_",
+    "shpat_",
+    "shpca_",
+    "shppa_",
+    "shpss_",
+    ":aa",
+    "key-",
+    "eyj",
+    "bearer",
+    "basic",
+    "://",
+    "cookie",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "private_key",
+    "private-key",
+    "privatekey",
+    "credential",
+    "session_id",
+    "session-id",
+    "sessionid",
+    "authorization",
+    "api key",
+    "api.key",
+    "access key",
+    "access.key",
+    "private.key",
+];
+
+/// The longest anchor: a chunk boundary is scanned with this much before it.
+pub const LONGEST_ANCHOR: usize = 15;
+
+fn matcher<W: AsRef<[u8]>>(words: &[W]) -> aho_corasick::AhoCorasick {
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(words)
+        .expect("fixed words build")
+}
+
+/// Key words that make `key = value` in text an assignment of a secret.
+const ASSIGNED_KEYS: &str = "password|passwd|passphrase|secret|token|api[_. -]?key|access[_. -]?key|private[_. -]?key|credential|session[_-]?id|authorization";
+
+/// The value of an assignment (`key = value`, `"key": "value"`,
+/// `key: Some("value")`, `key=b'value'`, `"key": {"value": "x"}`) in text:
+/// a quoted value whole, spaces and all, else a word that is not only
+/// digits (counts such as `max_tokens=4096` are not secrets).
+const ASSIGNED: &str = r#"[A-Za-z0-9_.-]*["']?\s*[:=]\s*(?:[A-Za-z_][A-Za-z0-9_:]*\(\s*)?(?:\{\s*"[^"\r\n]{0,64}"\s*:\s*)?(?P<s>[bru]?"[^"\r\n]{1,512}"|[bru]?'[^'\r\n]{1,512}'|[^\s"'&;,(){}\[\]<>]*[^\s"'&;,(){}\[\]<>0-9][^\s"'&;,(){}\[\]<>]*)"#;
+
+fn compiled_shapes(extra: &[Pattern], keys: &[String]) -> Result<Vec<(String, Regex)>, String> {
+    let mut shapes = Vec::new();
+    let keys: Vec<String> = keys
+        .iter()
+        .map(|k| k.trim())
+        .filter(|k| !k.is_empty())
+        .map(regex::escape)
+        .collect();
+    for pattern in extra {
+        let regex = regex::RegexBuilder::new(&pattern.regex)
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .build()
+            .map_err(|e| {
+                format!(
+                    "pattern {:?} of kind {:?}: {e}",
+                    pattern.regex, pattern.kind
+                )
+            })?;
+        shapes.push((kind_name(&pattern.kind), regex));
+    }
+    // The built-in shapes come first, so a workspace's own cannot take the
+    // text a built-in one needs whole (`Bearer <token>`).
+    let mut builtin = Vec::new();
+    for (kind, pattern) in SHAPES {
+        builtin.push((
+            (*kind).to_string(),
+            Regex::new(pattern).map_err(|e| e.to_string())?,
+        ));
+    }
+    let assignment = format!(r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{ASSIGNED_KEYS}){ASSIGNED}");
+    builtin.push((
+        "assignment".to_string(),
+        Regex::new(&assignment).map_err(|e| e.to_string())?,
+    ));
+    if !keys.is_empty() {
+        // A workspace's own key words, assigned in text as the built-in are.
+        let pattern = format!(
+            r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{}){ASSIGNED}",
+            keys.join("|")
+        );
+        shapes.push((
+            "assignment".to_string(),
+            Regex::new(&pattern).map_err(|e| e.to_string())?,
+        ));
+    }
+    builtin.append(&mut shapes);
+    Ok(builtin)
+}
+
+/// A kind as a marker shows it: letters, digits and `-`, at most 32.
+fn kind_name(kind: &str) -> String {
+    let name: String = kind
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(32)
+        .collect();
+    if name.trim_matches('-').is_empty() {
+        "custom".into()
+    } else {
+        name
+    }
+}
+
+fn normalized(key: &str) -> String {
+    key.chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+impl Redactor {
+    fn build(
+        enabled: bool,
+        extra_keys: Vec<String>,
+        shapes: Vec<(String, Regex)>,
+        extra_patterns: bool,
+    ) -> Self {
+        let any = RegexSet::new(shapes.iter().map(|(_, r)| r.as_str())).expect("compiled already");
+        let mut keys: Vec<String> = secret_keys().collect();
+        keys.extend(
+            extra_keys
+                .iter()
+                .map(|k| normalized(k))
+                .filter(|k| !k.is_empty()),
+        );
+        Redactor {
+            enabled,
+            extra_keys: keys.len() > SECRET_KEYS.len(),
+            keys,
+            shapes,
+            any,
+            anchors: matcher(ANCHORS),
+            key_words: matcher(&key_spellings()),
+            extra_patterns: extra_patterns || !extra_keys.is_empty(),
+        }
+    }
+
+    /// The built-in rules and a workspace's settings; an error names the
+    /// pattern that does not compile.
+    pub fn with_settings(settings: &Settings) -> Result<Self, String> {
+        let enabled = settings.enabled != Some(false);
+        if settings.keys.is_empty() && settings.patterns.is_empty() {
+            let mut redactor = builtin().clone();
+            redactor.enabled = enabled;
+            return Ok(redactor);
+        }
+        Ok(Redactor::build(
+            enabled,
+            settings.keys.clone(),
+            compiled_shapes(&settings.patterns, &settings.keys)?,
+            !settings.patterns.is_empty(),
+        ))
+    }
+
+    /// Nothing is redacted (the workspace turned it off).
+    pub fn off() -> Self {
+        let mut redactor = builtin().clone();
+        redactor.enabled = false;
+        redactor
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Whether `bytes` may hold a secret of a known shape at all: one scan
+    /// for the literals every shape holds. A door checks a whole chunk of
+    /// output with it and redacts line by line only where it may.
+    pub fn may_hold_secret(&self, bytes: &[u8]) -> bool {
+        self.enabled && (self.extra_patterns || self.anchors.is_match(bytes))
+    }
+
+    /// Where in `bytes` an anchor starts (all of them, in order): a door
+    /// redacts only the lines that hold one. With a workspace's own
+    /// patterns, whose anchors are unknown, every line holds one (`[0]`
+    /// and the caller marks all).
+    pub fn anchors_in(&self, bytes: &[u8]) -> Vec<usize> {
+        if !self.enabled {
+            return Vec::new();
+        }
+        self.anchors.find_iter(bytes).map(|m| m.start()).collect()
+    }
+
+    /// Whether every line must be looked at (a workspace's own patterns).
+    pub fn checks_every_line(&self) -> bool {
+        self.enabled && self.extra_patterns
+    }
+
+    /// Whether a value under `key` is a secret.
+    pub fn is_secret_key(&self, key: &str) -> bool {
+        // Most keys hold no key word: no allocation for them.
+        if !self.extra_keys && !self.key_words.is_match(key) {
+            return false;
+        }
+        let key = normalized(key);
+        !INNOCENT_KEYS.contains(&key.as_str()) && self.keys.iter().any(|k| key.contains(k.as_str()))
+    }
+
+    /// `text` with every secret shape in it replaced, and how many were.
+    pub fn text<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
+        if !self.enabled || (text.len() < 8 && !self.extra_patterns) {
+            return (Cow::Borrowed(text), 0);
+        }
+        if !self.may_hold_secret(text.as_bytes()) {
+            return (Cow::Borrowed(text), 0);
+        }
+        let hits = self.any.matches(text);
+        if !hits.matched_any() {
+            return (Cow::Borrowed(text), 0);
+        }
+        let mut out = text.to_string();
+        let mut count = 0;
+        for index in hits.iter() {
+            let (kind, regex) = &self.shapes[index];
+            let mut next = String::with_capacity(out.len());
+            let mut last = 0;
+            for captures in regex.captures_iter(&out) {
+                let whole = captures.get(0).expect("group 0 is the match");
+                let secret = captures.name("s").unwrap_or(whole);
+                // A marker is never taken for a secret again (an earlier
+                // shape's marker inside this match: `https://[redacted:…]@`).
+                if secret.as_str().is_empty() || whole.as_str().contains(MARKER_START) {
+                    continue;
+                }
+                // `Bearer authentication failed`: a word, not a credential.
+                if matches!(kind.as_str(), "bearer" | "basic-auth")
+                    && secret.as_str().bytes().all(|b| b.is_ascii_lowercase())
+                {
+                    continue;
+                }
+                next.push_str(&out[last..secret.start()]);
+                next.push_str(&marker(kind, secret.as_str()));
+                last = secret.end();
+                count += 1;
+            }
+            if last > 0 {
+                next.push_str(&out[last..]);
+                out = next;
+            }
+        }
+        if count == 0 {
+            return (Cow::Borrowed(text), 0);
+        }
+        (Cow::Owned(out), count)
+    }
+
+    /// A command's words: each redacted, and a word that completes a secret
+    /// with the one before it (`Bearer` then the token, `--password` then
+    /// the password) replaced whole.
+    pub fn words(&self, words: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = words.iter().map(|w| self.text(w).0.into_owned()).collect();
+        for i in 1..words.len() {
+            if out[i].contains(MARKER_START) {
+                continue;
+            }
+            // `--password hunter2`: a flag naming a secret, then its value.
+            let flag = words[i - 1].trim_start_matches('-');
+            if words[i - 1].starts_with('-') && self.is_secret_key(flag) {
+                out[i] = marker("command", &words[i]);
+                continue;
+            }
+            let pair = format!("{} {}", words[i - 1], words[i]);
+            let (redacted, count) = self.text(&pair);
+            if count > 0 && !redacted.ends_with(&format!(" {}", words[i])) {
+                out[i] = marker("command", &words[i]);
+            }
+        }
+        out
+    }
+
+    /// A log record: the key rule everywhere but the record's own envelope
+    /// fields at its top level, the shape rule on every string. The count
+    /// of values replaced.
+    pub fn record(&self, record: &mut Value) -> usize {
+        self.walk(record, ENVELOPE)
+    }
+
+    /// Any JSON value: the key rule at every depth, the shape rule on
+    /// every string. The count of values replaced.
+    pub fn value(&self, value: &mut Value) -> usize {
+        self.walk(value, &[])
+    }
+
+    /// `value`, whose own keys in `exempt` get the shape rule only.
+    fn walk(&self, value: &mut Value, exempt: &[&str]) -> usize {
+        if !self.enabled {
+            return 0;
+        }
+        match value {
+            Value::Object(fields) => fields
+                .iter_mut()
+                .map(|(key, value)| {
+                    if exempt.contains(&key.as_str()) {
+                        self.shapes_in(value)
+                    } else {
+                        self.value_under(key, value)
+                    }
+                })
+                .sum(),
+            other => self.shapes_in(other),
+        }
+    }
+
+    fn value_under(&self, key: &str, value: &mut Value) -> usize {
+        if self.is_secret_key(key) {
+            self.secret_leaves(&key_kind(self, key), value)
+        } else {
+            self.value(value)
+        }
+    }
+
+    /// Every string under a secret key is one.
+    fn secret_leaves(&self, kind: &str, value: &mut Value) -> usize {
+        match value {
+            Value::String(text) if !text.is_empty() && !is_marker_at(text, 0) => {
+                *text = marker(kind, text);
+                1
+            }
+            Value::Array(items) => items.iter_mut().map(|v| self.secret_leaves(kind, v)).sum(),
+            Value::Object(fields) => fields
+                .values_mut()
+                .map(|v| self.secret_leaves(kind, v))
+                .sum(),
+            _ => 0,
+        }
+    }
+
+    /// The shape rule on every string of `value`.
+    fn shapes_in(&self, value: &mut Value) -> usize {
+        match value {
+            Value::String(text) => match self.text(text) {
+                (Cow::Owned(redacted), count) => {
+                    *text = redacted;
+                    count
+                }
+                _ => 0,
+            },
+            Value::Array(items) => items.iter_mut().map(|v| self.value(v)).sum(),
+            Value::Object(_) => self.value(value),
+            _ => 0,
+        }
+    }
+}
+
+/// The kind a secret key gives its value: its first key word.
+fn key_kind(redactor: &Redactor, key: &str) -> String {
+    let key = normalized(key);
+    redactor
+        .keys
+        .iter()
+        .find(|k| key.contains(k.as_str()))
+        .map_or_else(|| "secret".to_string(), |k| kind_name(k))
+}
+
+const MARKER_START: &str = "[redacted:";
+
+fn is_marker_at(text: &str, at: usize) -> bool {
+    text.get(at..)
+        .is_some_and(|rest| rest.starts_with(MARKER_START))
+}
+
+/// `[redacted:<kind>#<4 hex>]`: the hash is FNV-1a of the secret, stable
+/// across processes and versions, so equal secrets keep equal markers; 16
+/// bits say too little to confirm a guess.
+pub fn marker(kind: &str, secret: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in secret.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{MARKER_START}{kind}#{:04x}]", (hash ^ (hash >> 32)) as u16)
+}
+
+/// Markers already in a text (what the doors on the way in replaced).
+pub fn markers_in(bytes: &[u8]) -> usize {
+    memchr::memmem::find_iter(bytes, MARKER_START.as_bytes()).count()
+}
+
+/// Streams of lines (a program's stdout and stderr): a private key block
+/// spans several lines, so its inner lines are redacted too, up to its END
+/// line or `KEY_LINES` lines (a BEGIN line quoted in an error message
+/// does not silence the rest of the run).
+#[derive(Debug, Clone, Default)]
+pub struct LineStream {
+    in_private_key: bool,
+    lines_inside: usize,
+}
+
+/// The most lines a private key block is taken to run (a 4096-bit RSA key
+/// in PEM is about 50).
+const KEY_LINES: usize = 100;
+
+impl LineStream {
+    /// Inside a private key block: every line is redacted, whatever it holds.
+    pub fn is_open(&self) -> bool {
+        self.in_private_key
+    }
+
+    /// One line of the stream, redacted.
+    pub fn line<'a>(&mut self, redactor: &Redactor, line: &'a str) -> (Cow<'a, str>, usize) {
+        if !redactor.enabled {
+            return (Cow::Borrowed(line), 0);
+        }
+        // Open after this line when its last BEGIN comes after its last END.
+        let key_line = line.contains("PRIVATE KEY");
+        let (begin, end) = (line.rfind("-----BEGIN"), line.rfind("-----END"));
+        let opens = key_line && begin.is_some() && begin > end;
+        if self.in_private_key {
+            self.lines_inside += 1;
+            self.in_private_key = (opens || end.is_none()) && self.lines_inside < KEY_LINES;
+            if !self.in_private_key || opens {
+                self.lines_inside = 0;
+            }
+            return (Cow::Owned(marker("private-key", line)), 1);
+        }
+        if opens {
+            self.in_private_key = true;
+            self.lines_inside = 0;
+        }
+        redactor.text(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn redacted(text: &str) -> String {
+        Redactor::default().text(text).0.into_owned()
+    }
+
+    #[test]
+    fn shapes_are_replaced_by_a_marker_of_their_kind() {
+        let cases = [
+            ("key AKIAIOSFODNN7EXAMPLE here", "aws-access-key"),
+            ("ghp_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
+            ("xoxb-1234567890-abcdefghij", "slack-token"),
+            (
+                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                "jwt",
+            ),
+            ("Authorization: Bearer abcdef0123456789abcdef", "bearer"),
+            ("postgres://app:s3cr3t-pw@db:5432/shop", "url-password"),
+            ("password=hunter22", "assignment"),
+            ("Cookie: sid=abc123; theme=dark", "cookie"),
+            ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "private-key"),
+        ];
+        for (text, kind) in cases {
+            let out = redacted(text);
+            assert!(
+                out.contains(&format!("[redacted:{kind}#")),
+                "{text} -> {out}"
+            );
+        }
+        let url = redacted("postgres://app:s3cr3t-pw@db:5432/shop");
+        assert!(
+            url.starts_with("postgres://app:[redacted:url-password#"),
+            "{url}"
+        );
+        assert!(url.ends_with("]@db:5432/shop"), "{url}");
+    }
+
+    #[test]
+    fn what_review_found_is_redacted_whole() {
+        for (text, secret) in [
+            (r#"password: Some("hunter22")"#, "hunter22"),
+            ("token=b'abcd1234efgh'", "abcd1234efgh"),
+            (r#"passphrase="correct horse battery""#, "horse battery"),
+            (r#""secret":{"value":"s3cr3t-v"}"#, "s3cr3t-v"),
+            ("API Key = zz9-plural-alpha", "zz9-plural-alpha"),
+        ] {
+            let out = redacted(text);
+            assert!(!out.contains(secret), "{text} -> {out}");
+        }
+        let url = redacted("https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/x.git");
+        let again = redacted(&url);
+        assert_eq!(again, url, "a marker is not redacted again");
+        assert_eq!(url.matches("[redacted:").count(), 1, "{url}");
+        for innocent in ["Bearer authentication failed", "using basic authentication"] {
+            assert_eq!(redacted(innocent), innocent);
+        }
+        let mut value = serde_json::json!({"api.key": "k-123", "API Key": "k-456"});
+        assert_eq!(Redactor::default().value(&mut value), 2);
+    }
+
+    #[test]
+    fn a_begin_line_without_its_end_silences_at_most_a_key_of_lines() {
+        let redactor = Redactor::default();
+        let mut stream = LineStream::default();
+        stream.line(&redactor, "error: expected -----BEGIN RSA PRIVATE KEY-----");
+        for _ in 0..KEY_LINES {
+            stream.line(&redactor, "body");
+        }
+        assert_eq!(stream.line(&redactor, "later output").0, "later output");
+        // An END and a new BEGIN on one line: the next key is redacted too.
+        let mut stream = LineStream::default();
+        stream.line(&redactor, "-----BEGIN EC PRIVATE KEY-----");
+        stream.line(
+            &redactor,
+            "-----END EC PRIVATE KEY----- -----BEGIN EC PRIVATE KEY-----",
+        );
+        assert!(stream
+            .line(&redactor, "MHcCAQEEIB")
+            .0
+            .starts_with("[redacted:"));
+    }
+
+    #[test]
+    fn a_command_line_keeps_no_secret_split_over_its_words() {
+        let words: Vec<String> = [
+            "curl",
+            "-H",
+            "Authorization: Bearer",
+            "tok123456789abcdef",
+            "https://x",
+        ]
+        .map(String::from)
+        .to_vec();
+        let out = Redactor::default().words(&words);
+        assert_eq!(out[0], "curl");
+        assert_eq!(out[4], "https://x");
+        assert!(out[3].starts_with("[redacted:command#"), "{out:?}");
+        let words: Vec<String> = ["tool", "--password", "hunter22"]
+            .map(String::from)
+            .to_vec();
+        assert!(Redactor::default().words(&words)[2].starts_with("[redacted:"));
+    }
+
+    #[test]
+    fn every_anchor_fits_the_boundary_overlap() {
+        assert!(ANCHORS.iter().all(|a| a.len() <= LONGEST_ANCHOR));
+    }
+
+    #[test]
+    fn innocent_text_passes_unchanged() {
+        for text in [
+            "total: 12",
+            "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+            "id 3fa85f64-5717-4562-b3fc-2c963f66afa6",
+            "max_tokens=1000",
+            "https://example.com/a?b=c",
+            "the token was missing",
+        ] {
+            assert_eq!(redacted(text), text);
+        }
+    }
+
+    #[test]
+    fn keys_name_secrets_at_any_depth_and_equal_values_keep_equal_markers() {
+        let mut record = json!({
+            "sessionId": "s1",
+            "probeId": "p1",
+            "data": {"user": "ada", "db": {"Password": "hunter2", "api-key": ["k1", "k1"]},
+                     "max_tokens": "100", "count": 3}
+        });
+        let count = Redactor::default().record(&mut record);
+        assert_eq!(count, 3);
+        assert_eq!(record["sessionId"], "s1");
+        assert_eq!(record["data"]["user"], "ada");
+        assert_eq!(record["data"]["max_tokens"], "100");
+        let keys = &record["data"]["db"]["api-key"];
+        assert_eq!(keys[0], keys[1]);
+        assert!(keys[0].as_str().unwrap().starts_with("[redacted:apikey#"));
+        assert!(record["data"]["db"]["Password"]
+            .as_str()
+            .unwrap()
+            .starts_with("[redacted:password#"));
+    }
+
+    #[test]
+    fn redacting_twice_changes_nothing_more() {
+        let once = redacted("a ghp_0123456789abcdefghijABCDEFGHIJ012345 and password=hunter22");
+        let (twice, count) = Redactor::default().text(&once);
+        assert_eq!(twice, once);
+        assert_eq!(count, 0);
+    }
+
+    #[test]
+    fn a_private_key_printed_line_by_line_is_redacted_whole() {
+        let redactor = Redactor::default();
+        let mut stream = LineStream::default();
+        let lines = [
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+            "b3BlbnNzaC1rZXktdjEAAAAA",
+            "-----END OPENSSH PRIVATE KEY-----",
+            "done",
+        ];
+        let out: Vec<String> = lines
+            .iter()
+            .map(|line| stream.line(&redactor, line).0.into_owned())
+            .collect();
+        assert!(
+            out[..3]
+                .iter()
+                .all(|l| l.starts_with("[redacted:private-key#")
+                    || l.contains("[redacted:private-key#")),
+            "{out:?}"
+        );
+        assert_eq!(out[3], "done");
+    }
+
+    #[test]
+    fn settings_add_keys_and_patterns_or_turn_it_off() {
+        let settings = Settings {
+            enabled: None,
+            keys: vec!["pin".into()],
+            patterns: vec![Pattern {
+                kind: "Order Ref".into(),
+                regex: r"ORD-\d{6}".into(),
+            }],
+        };
+        let redactor = Redactor::with_settings(&settings).unwrap();
+        let mut value = json!({"pin": "1234", "note": "order ORD-123456 shipped"});
+        assert_eq!(redactor.value(&mut value), 2);
+        assert!(value["note"]
+            .as_str()
+            .unwrap()
+            .contains("[redacted:order-ref#"));
+        let off = Redactor::with_settings(&Settings {
+            enabled: Some(false),
+            ..Settings::default()
+        })
+        .unwrap();
+        assert_eq!(off.text("password=hunter22").1, 0);
+        let bad = Settings {
+            patterns: vec![Pattern {
+                kind: "x".into(),
+                regex: "(".into(),
+            }],
+            ..Settings::default()
+        };
+        assert!(Redactor::with_settings(&bad).unwrap_err().contains("\"(\""));
+    }
+}
