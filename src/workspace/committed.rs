@@ -6,10 +6,11 @@
 //! elsewhere: it is reported, not served. Sessions in it read as inactive
 //! with a warning naming the fix, and nothing is written there.
 //!
-//! Tracked files are asked of `git ls-files`; the answer "none" is kept in
-//! the state directory, stamped with the index it was read from, so the
-//! common case (an untracked state directory) costs one `stat`, not a git
-//! process, per hook. Without git installed nothing counts as tracked.
+//! Tracked files are read from git's index file (`git_index`), and asked of
+//! `git ls-files` only where that reader declines (a split or sparse
+//! index); the answer "none" is kept in the state directory, stamped with
+//! the index it was read from, so the common case (an untracked state
+//! directory) costs one `stat` per hook and never a process.
 
 use super::store::{Refused, Store, StoreError, Stored, Update};
 use crate::core::activity::Activity;
@@ -30,17 +31,25 @@ pub fn tracked_files(root: &Path, state_dir: &Path) -> (Vec<String>, usize) {
     let Ok(relative) = state_dir.strip_prefix(root) else {
         return (Vec::new(), 0);
     };
-    if relative.as_os_str().is_empty() || !root.join(".git").exists() || !state_dir.is_dir() {
+    if relative.as_os_str().is_empty() || !state_dir.is_dir() {
         return (Vec::new(), 0);
     }
-    let stamp = index_stamp(root);
+    let Some(index) = super::git_index::index_path(root) else {
+        return (Vec::new(), 0);
+    };
+    let stamp = index_stamp(&index);
     let cached = state_dir.join(STAMP_FILE);
     if let Some(stamp) = &stamp {
         if read_small(&cached).is_some_and(|text| text == *stamp) {
             return (Vec::new(), 0);
         }
     }
-    let Some(files) = git_ls_files(root, relative) else {
+    let folder = relative
+        .to_string_lossy()
+        .replace(std::path::MAIN_SEPARATOR, "/");
+    let Some(files) =
+        super::git_index::tracked_under(&index, &folder).or_else(|| git_ls_files(root, relative))
+    else {
         return (Vec::new(), 0);
     };
     if files.is_empty() {
@@ -62,11 +71,15 @@ fn read_small(file: &Path) -> Option<String> {
     Some(text)
 }
 
-/// `(mtime, size, inode)` of `.git/index`, or None when `.git` is not a
-/// directory (a worktree or submodule: asked every time).
-fn index_stamp(root: &Path) -> Option<String> {
+/// `(mtime, size, inode)` of the index, or `none` while there is none yet
+/// (a new repository); None when it cannot be read (asked every time).
+fn index_stamp(index: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    let index = fs::metadata(root.join(".git").join("index")).ok()?;
+    let index = match fs::metadata(index) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Some("none".into()),
+        Err(_) => return None,
+    };
     Some(format!(
         "{}.{} {} {}",
         index.mtime(),
