@@ -178,20 +178,67 @@ pub struct Pattern {
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
 /// The redactor: built once per process from the built-in rules and the
-/// workspace's settings.
+/// workspace's settings. Its regular expressions are compiled the first
+/// time text holds an anchor (issue 33: a hook whose texts hold none pays
+/// for no compilation, which took most of its time).
 #[derive(Debug, Clone)]
 pub struct Redactor {
     enabled: bool,
     keys: Vec<String>,
     /// Key words the workspace added (the built-in ones are `key_words`).
     extra_keys: bool,
+    shapes: std::sync::Arc<LazyShapes>,
+    extra_patterns: bool,
+}
+
+/// The shapes as written, and compiled once needed.
+#[derive(Debug)]
+struct LazyShapes {
+    patterns: Vec<Pattern>,
+    keys: Vec<String>,
+    compiled: OnceLock<Shapes>,
+}
+
+#[derive(Debug)]
+struct Shapes {
     shapes: Vec<(String, Regex)>,
     /// Any shape at all, run only on text that holds an anchor (or always,
     /// when the workspace added patterns, whose anchors are unknown).
     any: RegexSet,
-    anchors: aho_corasick::AhoCorasick,
-    key_words: aho_corasick::AhoCorasick,
-    extra_patterns: bool,
+}
+
+impl LazyShapes {
+    /// Compiled now: what a workspace wrote must fail where it is read.
+    fn compiled_now(patterns: &[Pattern], keys: &[String]) -> Result<Self, String> {
+        let shapes = compiled_shapes(patterns, keys)?;
+        let lazy = LazyShapes::later(patterns, keys);
+        let _ = lazy.compiled.set(Shapes::of(shapes));
+        Ok(lazy)
+    }
+
+    fn later(patterns: &[Pattern], keys: &[String]) -> Self {
+        LazyShapes {
+            patterns: patterns.to_vec(),
+            keys: keys.to_vec(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> &Shapes {
+        self.compiled.get_or_init(|| {
+            // Only the built-in shapes are compiled late, and they compile
+            // (a unit test builds them); a failure redacts by key alone.
+            Shapes::of(compiled_shapes(&self.patterns, &self.keys).unwrap_or_default())
+        })
+    }
+}
+
+impl Shapes {
+    fn of(shapes: Vec<(String, Regex)>) -> Self {
+        let any = RegexSet::new(shapes.iter().map(|(_, r)| r.as_str()))
+            .unwrap_or_else(|_| RegexSet::empty());
+        Shapes { shapes, any }
+    }
 }
 
 /// Two redactors are the same when they would redact alike.
@@ -200,12 +247,8 @@ impl PartialEq for Redactor {
         self.enabled == other.enabled
             && self.keys == other.keys
             && self.extra_patterns == other.extra_patterns
-            && self.shapes.len() == other.shapes.len()
-            && self
-                .shapes
-                .iter()
-                .zip(&other.shapes)
-                .all(|((a, x), (b, y))| a == b && x.as_str() == y.as_str())
+            && self.shapes.patterns == other.shapes.patterns
+            && self.shapes.keys == other.shapes.keys
     }
 }
 
@@ -219,14 +262,19 @@ impl Default for Redactor {
 
 fn builtin() -> &'static Redactor {
     static BUILTIN: OnceLock<Redactor> = OnceLock::new();
-    BUILTIN.get_or_init(|| {
-        Redactor::build(
-            true,
-            Vec::new(),
-            compiled_shapes(&[], &[]).expect("the built-in shapes compile"),
-            false,
-        )
-    })
+    BUILTIN.get_or_init(|| Redactor::build(true, Vec::new(), LazyShapes::later(&[], &[]), false))
+}
+
+/// The anchors' matcher, built once needed.
+fn anchors() -> &'static aho_corasick::AhoCorasick {
+    static ANCHORS_MATCHER: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    ANCHORS_MATCHER.get_or_init(|| matcher(ANCHORS))
+}
+
+/// The built-in key words' matcher, built once needed.
+fn key_words() -> &'static aho_corasick::AhoCorasick {
+    static KEY_WORDS: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    KEY_WORDS.get_or_init(|| matcher(&key_spellings()))
 }
 
 /// Literals every built-in shape holds (compared without case): text that
@@ -302,8 +350,11 @@ const ANCHORS: &[&str] = &[
 pub const LONGEST_ANCHOR: usize = 15;
 
 fn matcher<W: AsRef<[u8]>>(words: &[W]) -> aho_corasick::AhoCorasick {
+    // A DFA: it scans every byte a recorded program prints, where the
+    // default (an NFA) took a tenth of `run`'s time (issue 33).
     aho_corasick::AhoCorasick::builder()
         .ascii_case_insensitive(true)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(words)
         .expect("fixed words build")
 }
@@ -397,10 +448,9 @@ impl Redactor {
     fn build(
         enabled: bool,
         extra_keys: Vec<String>,
-        shapes: Vec<(String, Regex)>,
+        shapes: LazyShapes,
         extra_patterns: bool,
     ) -> Self {
-        let any = RegexSet::new(shapes.iter().map(|(_, r)| r.as_str())).expect("compiled already");
         let mut keys: Vec<String> = secret_keys().collect();
         keys.extend(
             extra_keys
@@ -412,10 +462,7 @@ impl Redactor {
             enabled,
             extra_keys: keys.len() > SECRET_KEYS.len(),
             keys,
-            shapes,
-            any,
-            anchors: matcher(ANCHORS),
-            key_words: matcher(&key_spellings()),
+            shapes: std::sync::Arc::new(shapes),
             extra_patterns: extra_patterns || !extra_keys.is_empty(),
         }
     }
@@ -432,7 +479,7 @@ impl Redactor {
         Ok(Redactor::build(
             enabled,
             settings.keys.clone(),
-            compiled_shapes(&settings.patterns, &settings.keys)?,
+            LazyShapes::compiled_now(&settings.patterns, &settings.keys)?,
             !settings.patterns.is_empty(),
         ))
     }
@@ -452,7 +499,7 @@ impl Redactor {
     /// for the literals every shape holds. A door checks a whole chunk of
     /// output with it and redacts line by line only where it may.
     pub fn may_hold_secret(&self, bytes: &[u8]) -> bool {
-        self.enabled && (self.extra_patterns || self.anchors.is_match(bytes))
+        self.enabled && (self.extra_patterns || anchors().is_match(bytes))
     }
 
     /// Where in `bytes` an anchor starts (all of them, in order): a door
@@ -463,7 +510,7 @@ impl Redactor {
         if !self.enabled {
             return Vec::new();
         }
-        self.anchors.find_iter(bytes).map(|m| m.start()).collect()
+        anchors().find_iter(bytes).map(|m| m.start()).collect()
     }
 
     /// Whether every line must be looked at (a workspace's own patterns).
@@ -474,7 +521,7 @@ impl Redactor {
     /// Whether a value under `key` is a secret.
     pub fn is_secret_key(&self, key: &str) -> bool {
         // Most keys hold no key word: no allocation for them.
-        if !self.extra_keys && !self.key_words.is_match(key) {
+        if !self.extra_keys && !key_words().is_match(key) {
             return false;
         }
         let key = normalized(key);
@@ -489,14 +536,15 @@ impl Redactor {
         if !self.may_hold_secret(text.as_bytes()) {
             return (Cow::Borrowed(text), 0);
         }
-        let hits = self.any.matches(text);
+        let compiled = self.shapes.get();
+        let hits = compiled.any.matches(text);
         if !hits.matched_any() {
             return (Cow::Borrowed(text), 0);
         }
         let mut out = text.to_string();
         let mut count = 0;
         for index in hits.iter() {
-            let (kind, regex) = &self.shapes[index];
+            let (kind, regex) = &compiled.shapes[index];
             let mut next = String::with_capacity(out.len());
             let mut last = 0;
             for captures in regex.captures_iter(&out) {
@@ -810,6 +858,16 @@ mod tests {
             .map(String::from)
             .to_vec();
         assert!(Redactor::default().words(&words)[2].starts_with("[redacted:"));
+    }
+
+    #[test]
+    fn the_built_in_shapes_compile_when_first_needed() {
+        let shapes = compiled_shapes(&[], &[]).expect("the built-in shapes compile");
+        assert_eq!(shapes.len(), SHAPES.len() + 1);
+        let redactor = Redactor::default();
+        assert_eq!(redactor.text("nothing to see").1, 0);
+        assert_eq!(redactor.text("token=abcdef123").1, 1);
+        assert!(redactor.shapes.compiled.get().is_some());
     }
 
     #[test]
