@@ -8,6 +8,10 @@ use crate::workspace::logpoints::{self, SetLogpoint};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::Write;
+
+/// A line of output as recorded (written by hand in `append_line`; this
+/// is the shape it must equal, checked in the tests).
+#[cfg(test)]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct LineRecord<'a> {
@@ -77,6 +81,8 @@ pub(super) struct Recorder<'a> {
     /// whether its unfinished line came from a chunk that may hold a secret.
     pub(super) streams: [LineStream; 2],
     pub(super) dirty: [bool; 2],
+    /// Each stream's line record up to its message, made once.
+    line_prefix: [Vec<u8>; 2],
 }
 
 #[derive(Serialize)]
@@ -135,6 +141,7 @@ impl<'a> Recorder<'a> {
             hits: std::collections::HashMap::new(),
             streams: Default::default(),
             dirty: [false; 2],
+            line_prefix: Default::default(),
         }
     }
 
@@ -235,8 +242,17 @@ impl<'a> Recorder<'a> {
                 Some(n) => (&bytes[..n], Some(n + 1)),
                 None => (bytes, None),
             };
+            let fresh = self.partial[i].0.is_empty() && self.partial[i].1 == 0;
+            if let (true, Some(n)) = (fresh, ends) {
+                // A whole line in the chunk: recorded from where it lies.
+                let whole = piece.len();
+                self.record_line(source, &piece[..whole.min(LINE_CAP)], whole, at);
+                bytes = &bytes[n..];
+                offset += n;
+                continue;
+            }
             let (kept, length, first_at) = &mut self.partial[i];
-            if kept.is_empty() && *length == 0 {
+            if fresh {
                 *first_at = at;
             }
             let room = LINE_CAP.saturating_sub(kept.len());
@@ -264,15 +280,30 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// The stream's unfinished line is whole: recorded, and its buffer
+    /// kept for the next one.
     pub(super) fn line(&mut self, source: Source) {
         let i = index(source);
-        let (mut kept, length, at) = std::mem::take(&mut self.partial[i]);
+        let mut kept = std::mem::take(&mut self.partial[i].0);
+        let (length, at) = (self.partial[i].1, self.partial[i].2);
+        self.partial[i].1 = 0;
+        self.partial[i].2 = 0;
+        self.record_line(source, &kept, length, at);
+        kept.clear();
+        self.partial[i].0 = kept;
+    }
+
+    /// One line of output: `kept` its first bytes (all of them unless it
+    /// was longer than `LINE_CAP`), `length` its whole length.
+    fn record_line(&mut self, source: Source, kept: &[u8], length: usize, at: u64) {
+        let i = index(source);
         self.lines[i] += 1;
         let cut = length > kept.len();
-        if kept.last() == Some(&b'\r') && !cut {
-            kept.pop();
-        }
-        let text = String::from_utf8_lossy(&kept);
+        let kept = match kept.split_last() {
+            Some((b'\r', rest)) if !cut => rest,
+            _ => kept,
+        };
+        let text = String::from_utf8_lossy(kept);
         // A line cut inside a character keeps what is whole, and a line cut
         // inside a word drops that word's last `CUT_WORD` bytes at most: it
         // may be the start of a secret the cut left too short to be
@@ -296,25 +327,68 @@ impl<'a> Recorder<'a> {
             (std::borrow::Cow::Borrowed(text), 0)
         };
         let text = text.as_ref();
-        self.tail.push_back(TailLine {
-            source,
-            text: crate::core::budget::cut(text, TAIL_LINE_BYTES),
-        });
-        if self.tail.len() > TAIL_LINES {
-            self.tail.pop_front();
+        // The oldest line's buffer is reused: no allocation per line.
+        let mut tail = match self.tail.len() >= TAIL_LINES {
+            true => self.tail.pop_front(),
+            false => None,
         }
-        // The target outlives the recorder: the record borrows it, not self.
-        let target = self.target;
-        let record = LineRecord {
-            session_id: &target.session_id,
-            run_id: &target.run_id,
-            source: source.as_str(),
-            message: text,
-            timestamp: at,
-            truncated_from: (length > kept.len()).then_some(length),
-            agent_run: target.agent,
-        };
-        self.append(&record);
+        .unwrap_or(TailLine {
+            source,
+            text: String::new(),
+        });
+        tail.source = source;
+        tail.text.clear();
+        if text.len() <= TAIL_LINE_BYTES {
+            tail.text.push_str(text);
+        } else {
+            tail.text = crate::core::budget::cut(text, TAIL_LINE_BYTES);
+        }
+        self.tail.push_back(tail);
+        if self.capped {
+            // Over the cap: counted, not written.
+            self.dropped += 1;
+            return;
+        }
+        self.append_line(source, text, at, cut.then_some(length));
+    }
+
+    /// A `LineRecord`, written field by field (the hottest path of `run`:
+    /// serde's map machinery cost more than the line's own escaping).
+    fn append_line(&mut self, source: Source, text: &str, at: u64, truncated_from: Option<usize>) {
+        let before = self.batch.len();
+        let prefix = &self.line_prefix[index(source)];
+        if prefix.is_empty() {
+            let target = self.target;
+            let prefix = format!(
+                "{{\"sessionId\":{},\"runId\":{},\"source\":\"{}\",\"message\":",
+                serde_json::Value::from(target.session_id.as_str()),
+                serde_json::Value::from(target.run_id.as_str()),
+                source.as_str()
+            );
+            self.line_prefix[index(source)] = prefix.into_bytes();
+        }
+        self.batch
+            .extend_from_slice(&self.line_prefix[index(source)]);
+        if serde_json::to_writer(&mut self.batch, text).is_err() {
+            self.batch.truncate(before);
+            return;
+        }
+        let _ = write!(self.batch, ",\"timestamp\":{at}");
+        if let Some(length) = truncated_from {
+            let _ = write!(self.batch, ",\"truncatedFrom\":{length}");
+        }
+        if self.target.agent {
+            self.batch.extend_from_slice(b",\"agentRun\":true");
+        }
+        self.batch.extend_from_slice(b"}\n");
+        let size = (self.batch.len() - before) as u64;
+        if self.written + size > self.cap {
+            self.batch.truncate(before);
+            self.capped = true;
+            self.dropped += 1;
+            return;
+        }
+        self.written += size;
     }
 
     pub(super) fn exit(&mut self, command: &[String], ending: Ending, duration_ms: u64) {
@@ -375,5 +449,87 @@ impl<'a> Recorder<'a> {
             file: self.target.file.clone(),
             error,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(agent: bool) -> Target {
+        Target {
+            session_id: "s\"1".into(),
+            run_id: "r1-\u{e9}".into(),
+            file: std::path::PathBuf::from("/dev/null"),
+            agent,
+            redactor: crate::core::redact::Redactor::off(),
+        }
+    }
+
+    #[test]
+    fn hand_written_line_records_are_what_serde_writes() {
+        for agent in [false, true] {
+            let target = target(agent);
+            let file = std::fs::File::open("/dev/null").unwrap();
+            let mut recorder = Recorder::new(&target, file, u64::MAX);
+            let texts = [
+                "plain",
+                "quote \" and \\ back",
+                "tab\tnul\u{0}bell\u{7}",
+                "\u{2028}é😀",
+                "",
+            ];
+            let mut expected = Vec::new();
+            for (n, text) in texts.iter().enumerate() {
+                let truncated_from = (n % 2 == 1).then_some(4096 + n);
+                for source in [Source::Stdout, Source::Stderr] {
+                    recorder.append_line(source, text, 17 + n as u64, truncated_from);
+                    let record = LineRecord {
+                        session_id: &target.session_id,
+                        run_id: &target.run_id,
+                        source: source.as_str(),
+                        message: text,
+                        timestamp: 17 + n as u64,
+                        truncated_from,
+                        agent_run: agent,
+                    };
+                    serde_json::to_writer(&mut expected, &record).unwrap();
+                    expected.push(b'\n');
+                }
+            }
+            assert_eq!(
+                String::from_utf8(recorder.batch.clone()).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn a_crlf_line_is_not_called_cut_and_lines_split_over_chunks_are_whole() {
+        let target = target(false);
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let mut recorder = Recorder::new(&target, file, u64::MAX);
+        recorder.take(Source::Stdout, b"one\r\ntw", 1, &[]);
+        recorder.take(Source::Stdout, b"o\nthree", 2, &[]);
+        recorder.close(Source::Stdout, 3);
+        let text = String::from_utf8(recorder.batch.clone()).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let messages: Vec<&str> = lines
+            .iter()
+            .map(|l| l["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(messages, ["one", "two", "three"]);
+        assert!(
+            lines.iter().all(|l| l.get("truncatedFrom").is_none()),
+            "{text}"
+        );
+        assert_eq!(
+            lines[1]["timestamp"], 1,
+            "a line is timed by its first byte"
+        );
+        assert_eq!(recorder.lines, [3, 0]);
     }
 }
