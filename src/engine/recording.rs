@@ -96,7 +96,7 @@ impl Engine {
             self.load(&target.session_id)?;
             ended?;
         }
-        let lines = self.counter.borrow_mut().count(&target.file)?;
+        let lines = self.counter.borrow_mut().count_and_keep(&target.file)?;
         let command = Command::LogLines {
             run_id: target.run_id.clone(),
             lines,

@@ -5,7 +5,7 @@ use crate::core::text::ACTIVE_LOG;
 use crate::workspace::store::{set_aside_unless, Expected};
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 pub fn run_file(runs_dir: &Path, run_id: &str) -> PathBuf {
@@ -274,17 +274,52 @@ pub struct LineCounter {
     files: HashMap<PathBuf, Counted>,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Counted {
     offset: u64,
     newlines: u64,
     /// The byte at `offset - 1` was not a newline: a line is still open.
     open_line: bool,
+    /// The file counted (its inode): a replaced file is counted anew.
+    #[serde(default)]
+    inode: u64,
+}
+
+/// The count a process left for the next one, beside the run's file
+/// (`<run>.lines`: listings take only `.jsonl`). Each `run` is a new
+/// process: without it, each counted the whole file again, which grows
+/// with every reproduction recorded into the run (issue 33).
+fn count_file(file: &Path) -> PathBuf {
+    file.with_extension("lines")
 }
 
 impl LineCounter {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// `count`, starting from the count an earlier process left and
+    /// leaving this one for the next (best effort both ways).
+    pub fn count_and_keep(&mut self, file: &Path) -> io::Result<u64> {
+        let kept = count_file(file);
+        if !self.files.contains_key(file) {
+            let mut text = String::new();
+            let read = open_own(&kept)
+                .and_then(|handle| io::Read::take(handle, 512).read_to_string(&mut text));
+            if let Ok(counted) = read
+                .map_err(io::Error::other)
+                .and_then(|_| serde_json::from_str::<Counted>(&text).map_err(io::Error::other))
+            {
+                self.files.insert(file.to_path_buf(), counted);
+            }
+        }
+        let lines = self.count(file)?;
+        if let Some(counted) = self.files.get(file) {
+            if let Ok(text) = serde_json::to_string(counted) {
+                let _ = create_own(&kept).and_then(|mut handle| handle.write_all(text.as_bytes()));
+            }
+        }
+        Ok(lines)
     }
 
     /// Lines in the file now: newlines, plus a final unterminated line.
@@ -297,12 +332,15 @@ impl LineCounter {
             }
             Err(e) => return Err(e),
         };
-        let len = handle.metadata()?.len();
+        let meta = handle.metadata()?;
+        let (len, inode) = (meta.len(), file_inode(&meta));
         let mut counted = self.files.get(file).copied().unwrap_or_default();
-        if len < counted.offset {
+        let impossible = counted.newlines > counted.offset;
+        if impossible || len < counted.offset || (counted.offset > 0 && counted.inode != inode) {
             // Truncated or replaced: start over.
             counted = Counted::default();
         }
+        counted.inode = inode;
         handle.seek(SeekFrom::Start(counted.offset))?;
         let mut buffer = vec![0u8; 256 * 1024];
         loop {
@@ -317,6 +355,16 @@ impl LineCounter {
         self.files.insert(file.to_path_buf(), counted);
         Ok(counted.newlines + u64::from(counted.open_line))
     }
+}
+
+#[cfg(unix)]
+fn file_inode(meta: &fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(meta)
+}
+
+#[cfg(not(unix))]
+fn file_inode(_: &fs::Metadata) -> u64 {
+    0
 }
 
 /// Follows one run file for `debug/logAppended`: how far its complete lines
@@ -459,6 +507,32 @@ mod tests {
         );
     }
     use super::*;
+
+    #[test]
+    fn a_count_left_by_one_process_is_taken_up_by_the_next() {
+        let dir = std::env::temp_dir().join(format!("ds-count-keep-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r1-a.jsonl");
+        fs::write(&file, "a\nb\nc").unwrap();
+        assert_eq!(LineCounter::new().count_and_keep(&file).unwrap(), 3);
+        let mut handle = OpenOptions::new().append(true).open(&file).unwrap();
+        handle.write_all(b"\nd\n").unwrap();
+        // A new process: it reads on from the kept offset.
+        assert_eq!(LineCounter::new().count_and_keep(&file).unwrap(), 4);
+        assert_eq!(LineCounter::new().count(&file).unwrap(), 4);
+        // A replaced file (another inode) is counted anew.
+        let other = dir.join("other");
+        fs::write(&other, "x\ny\nz\nw\nv\n").unwrap();
+        fs::rename(&other, &file).unwrap();
+        assert_eq!(LineCounter::new().count_and_keep(&file).unwrap(), 5);
+        // A count that cannot be right (more newlines than bytes) is not used.
+        let inode = file_inode(&fs::metadata(&file).unwrap());
+        let bogus = format!(r#"{{"offset":2,"newlines":900,"open_line":false,"inode":{inode}}}"#);
+        fs::write(count_file(&file), bogus).unwrap();
+        assert_eq!(LineCounter::new().count_and_keep(&file).unwrap(), 5);
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("ds-runlog-{name}-{}", std::process::id()));
