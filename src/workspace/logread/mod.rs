@@ -9,6 +9,7 @@ use serde_json::Value;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
+mod line_scan;
 mod summary;
 pub use summary::{summarize, LogSummary, ProbeFigures, SUMMARY_PROBES};
 
@@ -269,6 +270,27 @@ fn trim_line(raw: &[u8]) -> &[u8] {
     &raw[..end]
 }
 
+/// What the readers' tests share: a log file with its lines, and a log
+/// with every kind of line.
+#[cfg(test)]
+mod test_logs {
+    pub fn log(name: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("ds-logread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+
+    pub const LOG: &str = "{\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":10}\n\
+                       not json\n\
+                       {\"probeId\":\"p2\",\"hypothesisId\":\"H2\",\"data\":{\"n\":2},\"timestamp\":11}\n\
+                       \n\
+                       {\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":12}\r\n\
+                       [1,2]\n\
+                       {\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:4\",\"data\":{\"n\":3},\"timestamp\":13}";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,21 +300,7 @@ mod tests {
         super::read_page(file, query, &Redactor::default())
     }
 
-    fn log(name: &str, text: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("ds-logread-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(name);
-        std::fs::write(&file, text).unwrap();
-        file
-    }
-
-    const LOG: &str = "{\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":10}\n\
-                       not json\n\
-                       {\"probeId\":\"p2\",\"hypothesisId\":\"H2\",\"data\":{\"n\":2},\"timestamp\":11}\n\
-                       \n\
-                       {\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":12}\r\n\
-                       [1,2]\n\
-                       {\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:4\",\"data\":{\"n\":3},\"timestamp\":13}";
+    use super::test_logs::{log, LOG};
 
     #[test]
     fn pages_follow_the_cursor_and_filters() {

@@ -9,6 +9,7 @@
 //! truncate its own log, and a mapping would then fault (SIGBUS) instead of
 //! returning an error.
 
+use super::line_scan::{self, Fields};
 use super::{Malformed, MALFORMED_LISTED};
 use crate::core::redact::Redactor;
 use serde::{Deserialize, Serialize};
@@ -331,8 +332,8 @@ impl<'r> Piece<'r> {
     /// `MAX_SUMMARY_LINE` bytes of a longer one.
     fn add(&mut self, raw: &[u8], whole: bool) {
         self.numbered += 1;
-        let skimmed;
-        let line = if whole {
+        let (skimmed, parsed);
+        let line: Fields = if whole {
             let text = super::trim_line(raw);
             if text.iter().all(u8::is_ascii_whitespace) {
                 return;
@@ -340,30 +341,47 @@ impl<'r> Piece<'r> {
             self.lines += 1;
             // One UTF-8 check of the line (ASCII at memory speed), so the
             // parser need not check each string again.
-            let parsed = std::str::from_utf8(text)
-                .ok()
-                .and_then(|text| serde_json::from_str::<SummaryLine>(text).ok());
-            let Some(line) = parsed else {
+            let Ok(text) = std::str::from_utf8(text) else {
                 self.malformed.note(self.numbered);
                 return;
             };
-            line
+            match line_scan::scan(text) {
+                Some(fields) => fields,
+                // What the fast path does not read whole, serde decides.
+                None => match serde_json::from_str::<SummaryLine>(text) {
+                    Ok(line) => {
+                        parsed = line;
+                        Fields {
+                            probe_id: parsed.probe_id.as_deref(),
+                            hypothesis_id: parsed.hypothesis_id.as_deref(),
+                            location: parsed.location.as_deref(),
+                            source: parsed.source.as_deref(),
+                            timestamp: parsed.timestamp.map(RawValue::get),
+                            data: parsed.data.map(RawValue::get),
+                        }
+                    }
+                    Err(_) => {
+                        self.malformed.note(self.numbered);
+                        return;
+                    }
+                },
+            }
         } else {
             // Not held whole: its small fields are read from the part that
             // is, and the line is counted where they say.
             self.lines += 1;
             self.too_long += 1;
             skimmed = skim_summary_line(raw);
-            SummaryLine {
-                probe_id: skimmed.probe_id.as_deref().map(Cow::Borrowed),
-                hypothesis_id: skimmed.hypothesis_id.as_deref().map(Cow::Borrowed),
-                location: skimmed.location.as_deref().map(Cow::Borrowed),
-                timestamp: skimmed.timestamp.as_deref(),
+            Fields {
+                probe_id: skimmed.probe_id.as_deref(),
+                hypothesis_id: skimmed.hypothesis_id.as_deref(),
+                location: skimmed.location.as_deref(),
+                source: skimmed.source.as_deref(),
+                timestamp: skimmed.timestamp.as_deref().map(RawValue::get),
                 data: None,
-                source: skimmed.source.as_deref().map(Cow::Borrowed),
             }
         };
-        if let Some(source) = &line.source {
+        if let Some(source) = line.source {
             self.sources.count(source, 1);
         }
         let Some(probe_id) = line.probe_id else {
@@ -376,27 +394,27 @@ impl<'r> Piece<'r> {
         let probe = &mut self.probes[at];
         probe.count += 1;
         if probe.hypothesis_id.is_none() {
-            probe.hypothesis_id = line.hypothesis_id.as_deref().map(kept_field);
+            probe.hypothesis_id = line.hypothesis_id.map(kept_field);
         }
         if let Some(location) = line.location {
-            probe.add_location(&location);
+            probe.add_location(location);
         }
         if let Some(timestamp) = line.timestamp {
-            probe.add_timestamp(timestamp.get());
+            probe.add_timestamp(timestamp);
         }
         if let Some(data) = line.data {
-            probe.add_value(data.get(), self.redactor);
+            probe.add_value(data, self.redactor);
         }
     }
 
     /// The probe's place among the listed ones; None (counted) when it is
     /// one past the 200th.
-    fn probe_at(&mut self, probe_id: Cow<str>) -> Option<usize> {
+    fn probe_at(&mut self, probe_id: &str) -> Option<usize> {
         // Ids are keyed as kept: a megabyte id is not held whole.
         let probe_id = if probe_id.len() <= SUMMARY_FIELD {
-            probe_id
+            Cow::Borrowed(probe_id)
         } else {
-            Cow::Owned(kept_field(&probe_id))
+            Cow::Owned(kept_field(probe_id))
         };
         if let Some(last) = self.last {
             if self.probes[last].probe_id == probe_id.as_ref() {
@@ -739,13 +757,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn log(name: &str, text: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("ds-summary-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(name);
-        std::fs::write(&file, text).unwrap();
-        file
-    }
+    use super::super::test_logs::{log, LOG};
 
     fn summarize(file: &Path) -> io::Result<LogSummary> {
         super::summarize(file, &Redactor::default())
@@ -757,14 +769,6 @@ mod tests {
         let length = handle.metadata().unwrap().len();
         summarize_in_pieces(&handle, length, pieces, &Redactor::default()).unwrap()
     }
-
-    const LOG: &str = "{\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":10}\n\
-                       not json\n\
-                       {\"probeId\":\"p2\",\"hypothesisId\":\"H2\",\"data\":{\"n\":2},\"timestamp\":11}\n\
-                       \n\
-                       {\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":12}\r\n\
-                       [1,2]\n\
-                       {\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:4\",\"data\":{\"n\":3},\"timestamp\":13}";
 
     #[test]
     fn a_record_too_long_to_read_whole_counts_under_its_probe() {
@@ -897,5 +901,139 @@ mod tests {
         let summary = in_pieces(&file, 8);
         assert_eq!(summary, in_pieces(&file, 1));
         assert_eq!(summary.probes.len(), 2);
+    }
+}
+
+#[cfg(test)]
+mod fast_path {
+    use super::line_scan::scan;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The four texts and the two raw values a summary reads of a line.
+    type Read = (Vec<Option<String>>, Vec<Option<String>>);
+
+    /// What serde reads of a line, in the fast path's terms.
+    fn by_serde(line: &str) -> Option<Read> {
+        let parsed = serde_json::from_str::<SummaryLine>(line).ok()?;
+        let texts = [
+            &parsed.probe_id,
+            &parsed.hypothesis_id,
+            &parsed.location,
+            &parsed.source,
+        ];
+        Some((
+            texts
+                .iter()
+                .map(|t| t.as_deref().map(String::from))
+                .collect(),
+            [parsed.timestamp, parsed.data]
+                .iter()
+                .map(|r| r.map(|r| r.get().to_string()))
+                .collect(),
+        ))
+    }
+
+    fn by_scan(line: &str) -> Option<Read> {
+        let f = scan(line)?;
+        let texts = [f.probe_id, f.hypothesis_id, f.location, f.source];
+        Some((
+            texts.iter().map(|t| t.map(String::from)).collect(),
+            [f.timestamp, f.data]
+                .iter()
+                .map(|r| r.map(String::from))
+                .collect(),
+        ))
+    }
+
+    #[test]
+    fn typical_lines_take_the_fast_path_and_odd_ones_leave_it_to_serde() {
+        let typical = [
+            r#"{"sessionId":"s","runId":"r1-a","probeId":"p1","hypothesisId":"H1","location":"a.py:3","message":"m","data":{"n":1,"l":[1,2.5,-0.25,null,true,false,"x\"y\n"]},"timestamp":1765000000000}"#,
+            r#" { "probeId" : "p2" , "data" : [ ] , "timestamp" : null , "source" : "stdout" } "#,
+            r#"{"source":"stdout","message":"hello","timestamp":3}"#,
+            "{}",
+        ];
+        for line in typical {
+            assert!(scan(line).is_some(), "{line}");
+            assert_eq!(by_scan(line), by_serde(line), "{line}");
+        }
+        let odd = [
+            r#"{"probeId":"p\u0031"}"#,
+            r#"{"probeId":"p1","probeId":"p2"}"#,
+            r#"{"data":1e5}"#,
+            r#"{"prob\u0065Id":"p"}"#,
+            r#"{"probeId":"p"}x"#,
+            r#"{"probeId":5}"#,
+            "{\"probeId\":\"a\tb\"}",
+            r#"{"a":01}"#,
+            r#"[1]"#,
+        ];
+        for line in odd {
+            assert!(scan(line).is_none(), "{line}");
+        }
+    }
+
+    fn value() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(serde_json::Value::from),
+            "[a-z\"\\\\/\n\t\u{1}\u{e9}\u{1F600} ]{0,12}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map("[a-z\"]{0,4}", inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn line() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            Just("probeId".to_string()),
+            Just("hypothesisId".to_string()),
+            Just("location".to_string()),
+            Just("source".to_string()),
+            Just("timestamp".to_string()),
+            Just("data".to_string()),
+            "[a-zA-Z\"\\\\]{0,8}",
+        ];
+        let member =
+            (key, value()).prop_map(|(k, v)| format!("{}:{}", serde_json::Value::from(k), v));
+        let object = prop::collection::vec(member, 0..7)
+            .prop_map(|members| format!("{{{}}}", members.join(",")));
+        // Valid objects, and the same broken by one edit.
+        (object, any::<u16>(), 0u8..6, any::<u8>()).prop_map(|(text, at, edit, byte)| {
+            let mut bytes = text.into_bytes();
+            let at = usize::from(at) % (bytes.len() + 1);
+            match edit {
+                0 => {
+                    let inserted = b" ,:{}[]\"\\0e-.\t";
+                    bytes.insert(at, inserted[usize::from(byte) % inserted.len()])
+                }
+                1 if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                2 if at < bytes.len() => bytes[at] = byte & 0x7f,
+                _ => {}
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+        /// Whatever the fast path reads, serde reads the same way.
+        #[test]
+        fn the_fast_path_never_disagrees_with_serde(line in line()) {
+            if let Some(scanned) = by_scan(&line) {
+                prop_assert_eq!(Some(scanned), by_serde(&line), "{}", line);
+            }
+        }
     }
 }
