@@ -273,7 +273,11 @@ fn a_session_that_ended_takes_no_more_lines() {
         std::fs::read_dir(&runs)
             .unwrap()
             .flatten()
-            .filter(|e| e.file_name() != "active.jsonl")
+            // Run files only: not the link, nor the counts kept beside a run.
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.ends_with(".jsonl") && name != "active.jsonl"
+            })
             .map(|e| {
                 std::fs::read_to_string(e.path())
                     .unwrap_or_default()

@@ -271,6 +271,16 @@ fn anchors() -> &'static aho_corasick::AhoCorasick {
     ANCHORS_MATCHER.get_or_init(|| matcher(ANCHORS))
 }
 
+/// Anchors and key words in one matcher: one pass over a line.
+fn anchors_or_key_words() -> &'static aho_corasick::AhoCorasick {
+    static BOTH: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    BOTH.get_or_init(|| {
+        let mut words: Vec<String> = ANCHORS.iter().map(|a| a.to_string()).collect();
+        words.extend(key_spellings());
+        matcher(&words)
+    })
+}
+
 /// The built-in key words' matcher, built once needed.
 fn key_words() -> &'static aho_corasick::AhoCorasick {
     static KEY_WORDS: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
@@ -513,6 +523,18 @@ impl Redactor {
         anchors().find_iter(bytes).map(|m| m.start()).collect()
     }
 
+    /// Whether redacting a record whose raw JSON is `bytes` could change
+    /// anything: it holds a backslash (an escape may hide an anchor or a
+    /// key word), an anchor, or a key word; always with a workspace's own
+    /// keys or patterns. A counter skips parsing the rest.
+    pub fn may_redact(&self, bytes: &[u8]) -> bool {
+        self.enabled
+            && (self.extra_patterns
+                || self.extra_keys
+                || memchr::memchr(b'\\', bytes).is_some()
+                || anchors_or_key_words().is_match(bytes))
+    }
+
     /// Whether every line must be looked at (a workspace's own patterns).
     pub fn checks_every_line(&self) -> bool {
         self.enabled && self.extra_patterns
@@ -706,7 +728,12 @@ pub fn marker(kind: &str, secret: &str) -> String {
 
 /// Markers already in a text (what the doors on the way in replaced).
 pub fn markers_in(bytes: &[u8]) -> usize {
-    memchr::memmem::find_iter(bytes, MARKER_START.as_bytes()).count()
+    // Built once: a counter calls this for every line of a run.
+    static FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+    FINDER
+        .get_or_init(|| memchr::memmem::Finder::new(MARKER_START.as_bytes()))
+        .find_iter(bytes)
+        .count()
 }
 
 /// Streams of lines (a program's stdout and stderr): a private key block

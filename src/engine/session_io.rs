@@ -147,7 +147,7 @@ impl<'a> SessionIo<'a> {
         // A run file that is not the sidecar's own (a link a committed state
         // directory brought) holds no lines of this session: the person's
         // command goes on.
-        let lines = match self.counter.borrow_mut().count(&file) {
+        let lines = match self.counter.borrow_mut().count_and_keep(&file) {
             Ok(lines) => lines,
             Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
                 tracing::warn!("{error}");
