@@ -506,17 +506,7 @@ impl Proxy {
                         self.sidecar
                             .turn(&cwd, HarnessEventKind::TurnStart, None, None);
                         self.session(&session_id).turn = Some(Turn::default());
-                        let request = json!({
-                            "jsonrpc": "2.0",
-                            "method": "session/prompt",
-                            "params": {
-                                "sessionId": session_id,
-                                "prompt": [message::text_block(prompt)],
-                            },
-                        });
-                        let Value::Object(request) = request else {
-                            unreachable!("a JSON object literal")
-                        };
+                        let request = prompt_request(&session_id, prompt);
                         let pending = Pending::Prompt {
                             editor_id,
                             session: session_id,
@@ -583,17 +573,7 @@ impl Proxy {
             let session = self.session(&session_id);
             session.turn = Some(Turn::default());
             session.cancelled = false;
-            let request = json!({
-                "jsonrpc": "2.0",
-                "method": "session/prompt",
-                "params": {
-                    "sessionId": session_id,
-                    "prompt": [message::text_block(prompt)],
-                },
-            });
-            let Value::Object(request) = request else {
-                unreachable!("a JSON object literal")
-            };
+            let request = prompt_request(&session_id, prompt);
             let pending = Pending::Prompt {
                 editor_id: None,
                 session: session_id,
@@ -612,6 +592,18 @@ impl Proxy {
     fn carried(&self) -> std::collections::HashSet<String> {
         self.carrying.keys().cloned().collect()
     }
+}
+
+/// A `session/prompt` of the proxy's own (an id is given when it is sent).
+fn prompt_request(session_id: &str, prompt: String) -> serde_json::Map<String, Value> {
+    let mut params = serde_json::Map::new();
+    params.insert("sessionId".into(), Value::from(session_id));
+    params.insert("prompt".into(), json!([message::text_block(prompt)]));
+    let mut request = serde_json::Map::new();
+    request.insert("jsonrpc".into(), Value::from("2.0"));
+    request.insert("method".into(), Value::from("session/prompt"));
+    request.insert("params".into(), Value::Object(params));
+    request
 }
 
 #[cfg(test)]
