@@ -118,6 +118,18 @@ pub enum PersonCommandKind {
     Abort,
 }
 
+impl PersonCommandKind {
+    /// The kind as the protocol names it (its serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PersonCommandKind::Start => "start",
+            PersonCommandKind::Proceed => "proceed",
+            PersonCommandKind::Done => "done",
+            PersonCommandKind::Abort => "abort",
+        }
+    }
+}
+
 /// FNV-1a: stable across processes and builds (std's hasher is not).
 pub fn digest(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {

@@ -104,6 +104,14 @@ impl WakeRequest {
     pub fn expired(&self, now: u64) -> bool {
         now.saturating_sub(self.at) > WAKE_TTL_MS
     }
+
+    /// The waker that delivered it, once one has.
+    pub fn delivered_by(&self) -> Option<String> {
+        match &self.status {
+            WakeStatus::Delivered { by, .. } => Some(by.clone()),
+            _ => None,
+        }
+    }
 }
 
 impl Wake {

@@ -24,6 +24,16 @@ pub struct WakeOutlook {
 }
 
 impl WakeOutlook {
+    /// The outlook of a request no waker acts on any more (delivered,
+    /// superseded, expired), as editors hear of it.
+    pub fn settled(request: WakeRequest) -> Self {
+        WakeOutlook {
+            request,
+            wakers: Vec::new(),
+            busy: false,
+        }
+    }
+
     /// `waiting`, `nobody`, `delivered` or `superseded`.
     pub fn state(&self) -> &'static str {
         match &self.request.status {
@@ -221,10 +231,9 @@ impl Engine {
         now: u64,
     ) -> Result<Option<String>, EngineError> {
         let revision = self.store.load(session_id)?.revision;
-        let request = self.store.load_activity(session_id)?.wake.request;
-        let Some(request) =
-            request.filter(|r| r.pending() && !r.expired(now) && r.revision == revision)
-        else {
+        // The form's own turn is the one that takes it: due as if idle.
+        let activity = self.store.load_activity(session_id)?;
+        let Some(request) = activity.wake.due(revision, TurnState::Idle, now).cloned() else {
             return Ok(None);
         };
         let Some(kickoff) = self.claim_wake_in(session_id, request.revision, true, now)? else {

@@ -103,6 +103,17 @@ pub fn run_stdio(dialect: Dialect, event: &str) {
     }
 }
 
+/// The engine a hook acts through, speaking its host's names, and the
+/// session it acts on.
+fn open_engine(dialect: Dialect, config: EngineConfig) -> anyhow::Result<(Engine, String)> {
+    let store = committed::open_store(&config.root, &config.state_dir);
+    let mut engine = Engine::new(config, store);
+    engine.set_tool_naming(dialect.naming());
+    engine.set_host(dialect.host());
+    let session = engine.resolve(None)?;
+    Ok((engine, session))
+}
+
 fn answer(dialect: Dialect, event_name: &str, input: &Value) -> anyhow::Result<Option<Value>> {
     let Some(event) = dialect.event(event_name) else {
         anyhow::bail!("unknown hook event `{event_name}`; nothing was done");
@@ -122,11 +133,7 @@ fn answer(dialect: Dialect, event_name: &str, input: &Value) -> anyhow::Result<O
         .unwrap_or("unknown")
         .to_string();
     let config = EngineConfig::for_agent(crate::engine::workspace_root(&cwd))?;
-    let store = committed::open_store(&config.root, &config.state_dir);
-    let mut engine = Engine::new(config, store);
-    engine.set_tool_naming(dialect.naming());
-    engine.set_host(dialect.host());
-    let session = engine.resolve(None)?;
+    let (mut engine, session) = open_engine(dialect, config)?;
     let now = now_ms();
     let harness = |kind, tool: Option<String>, source| HarnessEvent {
         kind,

@@ -9,8 +9,7 @@
 
 use crate::core::host::Host;
 use crate::engine::owner::now_ms;
-use crate::engine::{wakes_enabled, Engine, EngineConfig};
-use crate::workspace::committed;
+use crate::engine::{wakes_enabled, EngineConfig};
 use crate::workspace::store::wakers;
 use serde_json::Value;
 use std::io::Read;
@@ -88,11 +87,7 @@ fn wait(input: &str) -> anyhow::Result<Option<String>> {
         return Ok(None);
     }
     let state_dir = config.state_dir.clone();
-    let store = committed::open_store(&config.root, &config.state_dir);
-    let mut engine = Engine::new(config, store);
-    engine.set_tool_naming(crate::hook::Dialect::Claude.naming());
-    engine.set_host(Host::ClaudeCode);
-    let session = engine.resolve(None)?;
+    let (mut engine, session) = super::open_engine(super::Dialect::Claude, config)?;
     let started = Instant::now();
     let mut lease = None;
     loop {

@@ -400,25 +400,19 @@ async fn publish(
                         let params = WakeRequested {
                             session_id,
                             revision: request.revision,
-                            kind: kind_name(request.kind).to_string(),
+                            kind: request.kind.as_str().to_string(),
                             round: request.round,
                             run: request.run,
                         };
                         send::<WakeRequestedNotification>(&client, &params).await
                     }
                 } else {
-                    let outlook = crate::engine::WakeOutlook {
-                        request: request.clone(),
-                        wakers: Vec::new(),
-                        busy: false,
-                    };
-                    let by = match &request.status {
-                        crate::core::wake::WakeStatus::Delivered { by, .. } => Some(by.clone()),
-                        _ => None,
-                    };
+                    let by = request.delivered_by();
+                    let revision = request.revision;
+                    let outlook = crate::engine::WakeOutlook::settled(request);
                     let params = WakeChanged {
                         session_id,
-                        revision: request.revision,
+                        revision,
                         state: outlook.state().to_string(),
                         by,
                         message: outlook.said(),
@@ -463,16 +457,6 @@ async fn publish(
                 send::<LogAppendedNotification>(&client, &params).await
             }
         }
-    }
-}
-
-fn kind_name(kind: crate::core::harness_memory::PersonCommandKind) -> &'static str {
-    use crate::core::harness_memory::PersonCommandKind::*;
-    match kind {
-        Start => "start",
-        Proceed => "proceed",
-        Done => "done",
-        Abort => "abort",
     }
 }
 

@@ -90,14 +90,13 @@ struct Counted {
     inode: u64,
 }
 
-fn kept_file(file: &Path) -> std::path::PathBuf {
-    file.with_extension("redacted")
-}
+/// The count kept beside a run (`runlog::keep_beside`).
+const REDACTED_KEPT: &str = "redacted";
 
 impl RedactionCounter {
     pub fn count(&mut self, file: &Path, redactor: &Redactor) -> std::io::Result<u64> {
-        use std::io::{BufRead, Read, Seek, SeekFrom, Write};
-        use std::os::unix::fs::MetadataExt;
+        use crate::workspace::runlog::{file_inode, keep_beside, read_beside};
+        use std::io::{BufRead, Seek, SeekFrom};
         if !redactor.is_enabled() {
             return Ok(0);
         }
@@ -107,24 +106,16 @@ impl RedactionCounter {
             Err(e) => return Err(e),
         };
         let meta = handle.metadata()?;
-        let kept = kept_file(file);
         let known = match self.files.get(file) {
             Some(known) => Some(*known),
-            None => {
-                let mut text = String::new();
-                crate::workspace::runlog::open_own(&kept)
-                    .and_then(|h| h.take(512).read_to_string(&mut text))
-                    .ok()
-                    .and_then(|_| serde_json::from_str::<Counted>(&text).ok())
-            }
+            None => read_beside::<Counted>(file, REDACTED_KEPT),
         };
         let mut counted = known
-            .filter(|k| k.offset <= meta.len() && k.inode == meta.ino())
+            .filter(|k| k.offset <= meta.len() && k.inode == file_inode(&meta))
             .unwrap_or(Counted {
-                inode: meta.ino(),
+                inode: file_inode(&meta),
                 ..Counted::default()
             });
-        let start = counted.offset;
         handle.seek(SeekFrom::Start(counted.offset))?;
         let mut reader = std::io::BufReader::with_capacity(256 * 1024, handle);
         let mut line = Vec::new();
@@ -147,12 +138,8 @@ impl RedactionCounter {
             }
         }
         self.files.insert(file.to_path_buf(), counted);
-        if counted.offset != start || known != Some(counted) {
-            // Best effort: without it the next process counts again.
-            if let Ok(text) = serde_json::to_string(&counted) {
-                let _ = crate::workspace::runlog::create_own(&kept)
-                    .and_then(|mut h| h.write_all(text.as_bytes()));
-            }
+        if known != Some(counted) {
+            keep_beside(file, REDACTED_KEPT, &counted);
         }
         Ok(counted.count)
     }
@@ -207,7 +194,7 @@ mod tests {
         // A new process takes up the count the last one left.
         let whole = RedactionCounter::default().count(&file, &redactor).unwrap();
         assert_eq!(whole, reference(&(first + &rest), &redactor));
-        assert!(kept_file(&file).exists());
+        assert!(file.with_extension(REDACTED_KEPT).exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

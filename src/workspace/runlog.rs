@@ -285,13 +285,30 @@ struct Counted {
     inode: u64,
 }
 
-/// The count a process left for the next one, beside the run's file
-/// (`<run>.lines`: listings take only `.jsonl`). Each `run` is a new
-/// process: without it, each counted the whole file again, which grows
-/// with every reproduction recorded into the run (issue 33).
-fn count_file(file: &Path) -> PathBuf {
-    file.with_extension("lines")
+/// What a process counted in a run file, kept beside it (`<run>.<kind>`:
+/// listings take only `.jsonl`) for the next process: a hook or a `run`
+/// is a new process each time, and without it each read the whole run
+/// again, which grows with every reproduction recorded into it (issue 33).
+/// None when there is none or it does not read.
+pub fn read_beside<T: serde::de::DeserializeOwned>(file: &Path, kind: &str) -> Option<T> {
+    let mut text = String::new();
+    open_own(&file.with_extension(kind))
+        .and_then(|handle| handle.take(512).read_to_string(&mut text))
+        .ok()?;
+    serde_json::from_str(&text).ok()
 }
+
+/// Keeps `value` beside the run file for the next process; best effort:
+/// without it that process counts again.
+pub fn keep_beside<T: serde::Serialize>(file: &Path, kind: &str, value: &T) {
+    if let Ok(text) = serde_json::to_string(value) {
+        let _ = create_own(&file.with_extension(kind))
+            .and_then(|mut handle| handle.write_all(text.as_bytes()));
+    }
+}
+
+/// The count of lines kept beside a run.
+const LINES_KEPT: &str = "lines";
 
 impl LineCounter {
     pub fn new() -> Self {
@@ -301,23 +318,16 @@ impl LineCounter {
     /// `count`, starting from the count an earlier process left and
     /// leaving this one for the next (best effort both ways).
     pub fn count_and_keep(&mut self, file: &Path) -> io::Result<u64> {
-        let kept = count_file(file);
-        if !self.files.contains_key(file) {
-            let mut text = String::new();
-            let read = open_own(&kept)
-                .and_then(|handle| io::Read::take(handle, 512).read_to_string(&mut text));
-            if let Ok(counted) = read
-                .map_err(io::Error::other)
-                .and_then(|_| serde_json::from_str::<Counted>(&text).map_err(io::Error::other))
-            {
-                self.files.insert(file.to_path_buf(), counted);
-            }
+        let known = match self.files.get(file) {
+            Some(known) => Some(*known),
+            None => read_beside::<Counted>(file, LINES_KEPT),
+        };
+        if let Some(known) = known {
+            self.files.insert(file.to_path_buf(), known);
         }
         let lines = self.count(file)?;
-        if let Some(counted) = self.files.get(file) {
-            if let Ok(text) = serde_json::to_string(counted) {
-                let _ = create_own(&kept).and_then(|mut handle| handle.write_all(text.as_bytes()));
-            }
+        if let Some(counted) = self.files.get(file).filter(|c| Some(**c) != known) {
+            keep_beside(file, LINES_KEPT, counted);
         }
         Ok(lines)
     }
@@ -357,13 +367,14 @@ impl LineCounter {
     }
 }
 
+/// The file's inode: a count kept for a replaced file is not taken up.
 #[cfg(unix)]
-fn file_inode(meta: &fs::Metadata) -> u64 {
+pub fn file_inode(meta: &fs::Metadata) -> u64 {
     std::os::unix::fs::MetadataExt::ino(meta)
 }
 
 #[cfg(not(unix))]
-fn file_inode(_: &fs::Metadata) -> u64 {
+pub fn file_inode(_: &fs::Metadata) -> u64 {
     0
 }
 
@@ -529,7 +540,7 @@ mod tests {
         // A count that cannot be right (more newlines than bytes) is not used.
         let inode = file_inode(&fs::metadata(&file).unwrap());
         let bogus = format!(r#"{{"offset":2,"newlines":900,"open_line":false,"inode":{inode}}}"#);
-        fs::write(count_file(&file), bogus).unwrap();
+        fs::write(file.with_extension(LINES_KEPT), bogus).unwrap();
         assert_eq!(LineCounter::new().count_and_keep(&file).unwrap(), 5);
         let _ = fs::remove_dir_all(&dir);
     }

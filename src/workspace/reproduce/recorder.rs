@@ -157,6 +157,12 @@ impl<'a> Recorder<'a> {
             return false;
         }
         self.batch.push(b'\n');
+        self.within_cap(before)
+    }
+
+    /// The record written into the batch from `before` on stays when the
+    /// run's cap has room for it; else it is taken back and the run capped.
+    fn within_cap(&mut self, before: usize) -> bool {
         let size = (self.batch.len() - before) as u64;
         if self.written + size > self.cap {
             self.batch.truncate(before);
@@ -381,14 +387,7 @@ impl<'a> Recorder<'a> {
             self.batch.extend_from_slice(b",\"agentRun\":true");
         }
         self.batch.extend_from_slice(b"}\n");
-        let size = (self.batch.len() - before) as u64;
-        if self.written + size > self.cap {
-            self.batch.truncate(before);
-            self.capped = true;
-            self.dropped += 1;
-            return;
-        }
-        self.written += size;
+        self.within_cap(before);
     }
 
     pub(super) fn exit(&mut self, command: &[String], ending: Ending, duration_ms: u64) {
