@@ -341,6 +341,12 @@ pub struct ProbeSnippetParams {
     pub kind: ProbeKind,
     /// A logpoint's 1-based line: it records before that line runs.
     pub line: Option<u32>,
+    /// Where the program runs, when it cannot write this machine's files:
+    /// `docker`, `android-emulator`, `lan` (a device on the network) or
+    /// `wsl` (a Windows program). The block then posts its line to a
+    /// listener the session starts on the address that target reaches
+    /// (`host`, the default: it appends to the run's file).
+    pub target: Option<crate::core::target::Target>,
 }
 
 impl ProbeSnippetParams {
@@ -354,6 +360,7 @@ impl ProbeSnippetParams {
             variables: self.variables,
             kind: self.kind,
             line: self.line,
+            target: self.target.unwrap_or_default(),
         }
     }
 }

@@ -10,6 +10,7 @@ use debug_sidecar::core::budget::{BLACKBOARD, FORM_HELP, TOOL_RESULT};
 use debug_sidecar::core::host::{Host, HOSTS};
 use debug_sidecar::core::machine::*;
 use debug_sidecar::core::model::*;
+use debug_sidecar::core::target::Target;
 use debug_sidecar::core::text::*;
 
 /// Within `cap`, not cut as a whole, and with one `[DEBUG MODE` header at most.
@@ -130,7 +131,14 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
     let placement = Placement::Linked {
         real: flood("real", 10_000),
     };
-    let snippet = snippet_result(probe, "shell", "# block", &placement);
+    let listening = flood("listening", 10_000);
+    let snippet = snippet_result(
+        probe,
+        "shell",
+        "# block",
+        &placement,
+        Some((Target::Lan, listening.as_str())),
+    );
     assert_within("snippet result", &snippet, TOOL_RESULT);
     let (person, model) = lost_state("default", "/w/.debug-sidecar", &vec![flood("p", 5000); 300]);
     assert_within("lost state (model)", &model, TOOL_RESULT);

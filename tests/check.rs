@@ -104,6 +104,7 @@ fn unmarked_snippet(file: &str, root: &std::path::Path) -> String {
             message: "total",
             variables: &["total"],
             ingest_url: None,
+            post: false,
         },
     )
     .unwrap();

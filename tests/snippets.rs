@@ -79,6 +79,7 @@ fn block_with(
             message: MESSAGE,
             variables,
             ingest_url,
+            post: false,
         },
     )
     .unwrap_or_else(|e| panic!("{language}: {e}"))
@@ -114,6 +115,25 @@ fn every_language_has_a_snippet() {
     }
 }
 
+/// The blocks for a program elsewhere (a container, an emulator, a device),
+/// which post to the target's listener: every language that has one.
+#[test]
+fn every_posting_block() {
+    for (language, extension) in LANGUAGES {
+        if matches!(*language, "browser" | "c" | "cpp" | "swift") {
+            continue;
+        }
+        let probe = probe("p7", extension);
+        let text = posting_block(
+            language,
+            &probe,
+            "http://172.17.0.1:7242/ingest/3f9c2a",
+            &["count", "ratio", "name"],
+        );
+        insta::assert_snapshot!(format!("posting_{language}"), text);
+    }
+}
+
 #[test]
 fn file_extensions_and_aliases_pick_languages() {
     for (language, extension) in LANGUAGES {
@@ -133,6 +153,7 @@ fn file_extensions_and_aliases_pick_languages() {
         message: "",
         variables: &[],
         ingest_url: None,
+        post: false,
     };
     assert_eq!(snippet("Bash", &input), snippet("shell", &input));
     assert!(snippet("cobol", &input)
@@ -327,6 +348,207 @@ fn execute(case: Case) {
     }
 }
 
+/// An ingest server played by the test: every request's head and body,
+/// answered 204, until `finish` is called.
+struct Collector {
+    port: u16,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<(String, String)>>,
+}
+
+impl Collector {
+    fn start() -> Collector {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = done.clone();
+        let thread = std::thread::spawn(move || {
+            let mut requests = Vec::new();
+            for stream in listener.incoming() {
+                if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(mut stream) = stream else { continue };
+                if let Some(request) = read_request(&mut stream) {
+                    requests.push(request);
+                }
+                let _ = stream.write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+            }
+            requests
+        });
+        Collector { port, done, thread }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/ingest/t0k", self.port)
+    }
+
+    /// Every request received, once the programs are done.
+    fn finish(self) -> Vec<(String, String)> {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        self.thread.join().unwrap()
+    }
+}
+
+/// One HTTP request's head and body (by its `Content-Length`).
+fn read_request(stream: &mut std::net::TcpStream) -> Option<(String, String)> {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut request = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let (head, length) = loop {
+        let read = stream.read(&mut buffer).unwrap_or(0);
+        if read == 0 {
+            return None;
+        }
+        request.extend_from_slice(&buffer[..read]);
+        if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&request[..end]).to_string();
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            request.drain(..end + 4);
+            break (head, length);
+        }
+    };
+    while request.len() < length {
+        let read = stream.read(&mut buffer).unwrap_or(0);
+        if read == 0 {
+            break;
+        }
+        request.extend_from_slice(&buffer[..read]);
+    }
+    Some((head, String::from_utf8_lossy(&request).to_string()))
+}
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    closed.local_addr().unwrap().port()
+}
+
+/// The case's program with blocks that post (for a target elsewhere): one
+/// to a closed port, one with the variables, one with none; run twice, the
+/// ingest server played by the test must receive the four lines, each a
+/// POST of one JSON record to the session's URL.
+fn execute_posting(case: Case, program: Option<fn(&str) -> String>) {
+    if !have(case.language, case.tools) {
+        return;
+    }
+    let scratch = Scratch::new(&format!("{}-post", case.language));
+    let dir = &scratch.0;
+    let collector = Collector::start();
+    let url = collector.url();
+    let closed_url = format!("http://127.0.0.1:{}/ingest/t0k", closed_port());
+    let lost = probe("p8", case.extension);
+    let kept = probe("p7", case.extension);
+    let bare = Probe {
+        hypothesis_id: None,
+        ..probe("p9", case.extension)
+    };
+    let variables = ["count", "ratio", "name", case.expression];
+    let posting = |probe: &Probe, url: &str, variables: &[&str]| {
+        posting_block(case.language, probe, url, variables)
+    };
+    let blocks = [
+        posting(&lost, &closed_url, &variables),
+        posting(&kept, &url, &variables),
+        posting(&bare, &url, &[]),
+    ]
+    .concat();
+    assert!(
+        !blocks.contains("/unused/log"),
+        "{}: {blocks}",
+        case.language
+    );
+    let mut data = case.data.clone();
+    let four = data["count"].as_str().map_or(json!(4), |_| json!("4"));
+    data[case.expression] = four;
+    let source = program.unwrap_or(case.program)(&indent(&blocks, case.indent));
+    std::fs::write(dir.join(case.file), &source).unwrap();
+    if !case.build.is_empty() {
+        let output = run(dir, case.build);
+        check(&output, &format!("{} build of\n{source}", case.language));
+    }
+    let before = now_ms();
+    for _ in 0..2 {
+        let output = run(dir, case.run);
+        check(&output, &format!("{} run of\n{source}", case.language));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "done\n",
+            "{}",
+            case.language
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !case.quiet || stderr.is_empty(),
+            "{}: {stderr}",
+            case.language
+        );
+    }
+    let after = now_ms();
+    let requests = collector.finish();
+    assert_eq!(
+        requests.len(),
+        4,
+        "{}: {requests:?}\nfrom\n{source}",
+        case.language
+    );
+    for (i, (head, body)) in requests.iter().enumerate() {
+        assert!(
+            head.starts_with("POST /ingest/t0k HTTP/1."),
+            "{}: {head}",
+            case.language
+        );
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{}: {head}",
+            case.language
+        );
+        let line: Value = serde_json::from_str(body.trim_end())
+            .unwrap_or_else(|e| panic!("{}: {e} in {body:?}", case.language));
+        let expected = if i % 2 == 0 {
+            expected_line(&kept, &data)
+        } else {
+            expected_line(&bare, &json!({}))
+        };
+        assert_line(&line, &expected, before, after, case.language);
+    }
+}
+
+fn posting_block(language: &str, probe: &Probe, url: &str, variables: &[&str]) -> String {
+    snippet(
+        language,
+        &SnippetInput {
+            probe,
+            session_id: "s-demo",
+            session_tag: "s-demo",
+            log_file: "/unused/log",
+            message: MESSAGE,
+            variables,
+            ingest_url: Some(url),
+            post: true,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{language}: {e}"))
+}
+
+/// Go's program for blocks that post: the imports they name.
+fn go_posting_program(blocks: &str) -> String {
+    format!(
+        "package main\n\nimport (\n\t\"bytes\"\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"net/http\"\n\t\"time\"\n)\n\nfunc main() {{\n\tcount := 3\n\tratio := 0.5\n\tname := \"a\\\"b\\\\c é\\nx\"\n{blocks}\tfmt.Println(\"done\")\n}}\n"
+    )
+}
+
 /// Every field but the timestamp, as the probe must log it.
 fn expected_line(probe: &Probe, data: &Value) -> Value {
     json!({
@@ -387,6 +609,11 @@ fn shell_sh_runs() {
 }
 
 #[test]
+fn shell_sh_posts() {
+    execute_posting(shell_case("sh"), None);
+}
+
+#[test]
 fn shell_bash_runs() {
     execute(shell_case("bash"));
 }
@@ -396,17 +623,16 @@ fn shell_zsh_runs() {
     execute(shell_case("zsh"));
 }
 
-#[test]
-fn python_runs() {
-    execute(Case {
+fn python_case() -> Case {
+    Case {
         language: "python",
         extension: "py",
         tools: &["python3"],
         file: "main.py",
         program: |blocks| {
             format!(
-                "def main():\n    count = 3\n    ratio = 0.5\n    name = \"a\\\"b\\\\c é\\nx\"\n{blocks}    print(\"done\")\n\n\nmain()\n"
-            )
+            "def main():\n    count = 3\n    ratio = 0.5\n    name = \"a\\\"b\\\\c é\\nx\"\n{blocks}    print(\"done\")\n\n\nmain()\n"
+        )
         },
         indent: "    ",
         build: &[],
@@ -414,7 +640,17 @@ fn python_runs() {
         data: typed(),
         expression: "count + 1",
         quiet: true,
-    });
+    }
+}
+
+#[test]
+fn python_runs() {
+    execute(python_case());
+}
+
+#[test]
+fn python_posts() {
+    execute_posting(python_case(), None);
 }
 
 fn js_program(blocks: &str) -> String {
@@ -423,9 +659,8 @@ fn js_program(blocks: &str) -> String {
     )
 }
 
-#[test]
-fn javascript_commonjs_runs() {
-    execute(Case {
+fn javascript_commonjs_case() -> Case {
+    Case {
         language: "javascript",
         extension: "js",
         tools: &["node"],
@@ -437,7 +672,17 @@ fn javascript_commonjs_runs() {
         data: typed(),
         expression: "count + 1",
         quiet: true,
-    });
+    }
+}
+
+#[test]
+fn javascript_commonjs_runs() {
+    execute(javascript_commonjs_case());
+}
+
+#[test]
+fn javascript_commonjs_posts() {
+    execute_posting(javascript_commonjs_case(), None);
 }
 
 #[test]
@@ -498,53 +743,13 @@ fn browser_posts_to_the_ingest_url() {
     }
     let scratch = Scratch::new("browser");
     let dir = &scratch.0;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let closed_port = closed.local_addr().unwrap().port();
-    drop(closed);
-    let server = std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        let mut request = Vec::new();
-        let mut buffer = [0u8; 4096];
-        let (head, length) = loop {
-            let read = stream.read(&mut buffer).unwrap_or(0);
-            if read == 0 {
-                return String::new();
-            }
-            request.extend_from_slice(&buffer[..read]);
-            if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&request[..end]).to_string();
-                let length = head
-                    .lines()
-                    .find_map(|l| {
-                        let (name, value) = l.split_once(':')?;
-                        name.eq_ignore_ascii_case("content-length")
-                            .then(|| value.trim().parse::<usize>().ok())?
-                    })
-                    .unwrap_or(0);
-                request.drain(..end + 4);
-                break (head, length);
-            }
-        };
-        while request.len() < length {
-            let read = stream.read(&mut buffer).unwrap_or(0);
-            if read == 0 {
-                break;
-            }
-            request.extend_from_slice(&buffer[..read]);
-        }
-        let _ = stream.write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
-        format!("{head}\r\n\r\n{}", String::from_utf8_lossy(&request))
-    });
+    let collector = Collector::start();
+    let closed_port = closed_port();
     let lost = probe("p8", "jsx");
     let kept = probe("p7", "jsx");
     let variables = ["count", "ratio", "name", "count + 1"];
     let closed_url = format!("http://127.0.0.1:{closed_port}/ingest/t0k");
-    let url = format!("http://127.0.0.1:{port}/ingest/t0k");
+    let url = collector.url();
     let blocks = [
         block_with("browser", &lost, "", Some(&closed_url), &variables),
         block_with("browser", &kept, "", Some(&url), &variables),
@@ -555,17 +760,12 @@ fn browser_posts_to_the_ingest_url() {
     let before = now_ms();
     let output = run(dir, &["node", "main.js"]);
     let after = now_ms();
-    if !server.is_finished() {
-        // Node never connected: unblock the server so the test can fail.
-        let _ = std::net::TcpStream::connect(("127.0.0.1", port));
-    }
-    let request = server.join().unwrap();
+    let requests = collector.finish();
     check(&output, &format!("browser run of\n{source}"));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     assert_eq!(String::from_utf8_lossy(&output.stderr), "");
-    let (head, body) = request
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no request reached the ingest server:\n{source}"));
+    assert_eq!(requests.len(), 1, "{requests:?} from\n{source}");
+    let (head, body) = &requests[0];
     assert!(head.starts_with("POST /ingest/t0k HTTP/1.1"), "{head}");
     assert!(
         head.to_ascii_lowercase()
@@ -584,17 +784,16 @@ fn browser_posts_to_the_ingest_url() {
     );
 }
 
-#[test]
-fn go_runs() {
-    execute(Case {
+fn go_case() -> Case {
+    Case {
         language: "go",
         extension: "go",
         tools: &["go"],
         file: "main.go",
         program: |blocks| {
             format!(
-                "package main\n\nimport (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\nfunc main() {{\n\tcount := 3\n\tratio := 0.5\n\tname := \"a\\\"b\\\\c é\\nx\"\n{blocks}\tfmt.Println(\"done\")\n}}\n"
-            )
+            "package main\n\nimport (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\nfunc main() {{\n\tcount := 3\n\tratio := 0.5\n\tname := \"a\\\"b\\\\c é\\nx\"\n{blocks}\tfmt.Println(\"done\")\n}}\n"
+        )
         },
         indent: "\t",
         build: &["go", "build", "-o", "prog", "main.go"],
@@ -602,20 +801,29 @@ fn go_runs() {
         data: typed(),
         expression: "count + 1",
         quiet: true,
-    });
+    }
 }
 
 #[test]
-fn rust_runs() {
-    execute(Case {
+fn go_runs() {
+    execute(go_case());
+}
+
+#[test]
+fn go_posts() {
+    execute_posting(go_case(), Some(go_posting_program));
+}
+
+fn rust_case() -> Case {
+    Case {
         language: "rust",
         extension: "rs",
         tools: &["rustc"],
         file: "main.rs",
         program: |blocks| {
             format!(
-                "fn main() {{\n    let count = 3;\n    let ratio = 0.5;\n    let name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    println!(\"done\");\n}}\n"
-            )
+            "fn main() {{\n    let count = 3;\n    let ratio = 0.5;\n    let name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    println!(\"done\");\n}}\n"
+        )
         },
         indent: "    ",
         build: &[
@@ -633,20 +841,29 @@ fn rust_runs() {
         data: json!({"count": "3", "ratio": "0.5", "name": format!("{NAME:?}")}),
         expression: "count + 1",
         quiet: true,
-    });
+    }
 }
 
 #[test]
-fn java_runs() {
-    execute(Case {
+fn rust_runs() {
+    execute(rust_case());
+}
+
+#[test]
+fn rust_posts() {
+    execute_posting(rust_case(), None);
+}
+
+fn java_case() -> Case {
+    Case {
         language: "java",
         extension: "java",
         tools: &["java"],
         file: "Main.java",
         program: |blocks| {
             format!(
-                "public class Main {{\n    public static void main(String[] args) {{\n        int count = 3;\n        double ratio = 0.5;\n        String name = \"a\\\"b\\\\c é\\nx\";\n{blocks}        System.out.println(\"done\");\n    }}\n}}\n"
-            )
+            "public class Main {{\n    public static void main(String[] args) {{\n        int count = 3;\n        double ratio = 0.5;\n        String name = \"a\\\"b\\\\c é\\nx\";\n{blocks}        System.out.println(\"done\");\n    }}\n}}\n"
+        )
         },
         indent: "        ",
         build: &[],
@@ -655,20 +872,29 @@ fn java_runs() {
         data: typed(),
         expression: "count + 1",
         quiet: true,
-    });
+    }
 }
 
 #[test]
-fn kotlin_runs() {
-    execute(Case {
+fn java_runs() {
+    execute(java_case());
+}
+
+#[test]
+fn java_posts() {
+    execute_posting(java_case(), None);
+}
+
+fn kotlin_case() -> Case {
+    Case {
         language: "kotlin",
         extension: "kt",
         tools: &["kotlinc", "java"],
         file: "main.kt",
         program: |blocks| {
             format!(
-                "fun main() {{\n    val count = 3\n    val ratio = 0.5\n    val name = \"a\\\"b\\\\c é\\nx\"\n{blocks}    println(\"done\")\n}}\n"
-            )
+            "fun main() {{\n    val count = 3\n    val ratio = 0.5\n    val name = \"a\\\"b\\\\c é\\nx\"\n{blocks}    println(\"done\")\n}}\n"
+        )
         },
         indent: "    ",
         build: &["kotlinc", "main.kt", "-include-runtime", "-d", "main.jar"],
@@ -676,20 +902,29 @@ fn kotlin_runs() {
         data: typed(),
         expression: "count + 1",
         quiet: true,
-    });
+    }
 }
 
 #[test]
-fn csharp_runs() {
-    execute(Case {
+fn kotlin_runs() {
+    execute(kotlin_case());
+}
+
+#[test]
+fn kotlin_posts() {
+    execute_posting(kotlin_case(), None);
+}
+
+fn csharp_case() -> Case {
+    Case {
         language: "csharp",
         extension: "cs",
         tools: &["mcs", "mono"],
         file: "Program.cs",
         program: |blocks| {
             format!(
-                "class Program\n{{\n    static void Main()\n    {{\n        int count = 3;\n        double ratio = 0.5;\n        string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}        System.Console.WriteLine(\"done\");\n    }}\n}}\n"
-            )
+            "class Program\n{{\n    static void Main()\n    {{\n        int count = 3;\n        double ratio = 0.5;\n        string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}        System.Console.WriteLine(\"done\");\n    }}\n}}\n"
+        )
         },
         indent: "        ",
         build: &["mcs", "-warnaserror", "-out:prog.exe", "Program.cs"],
@@ -697,7 +932,17 @@ fn csharp_runs() {
         data: typed(),
         expression: "count + 1",
         quiet: true,
-    });
+    }
+}
+
+#[test]
+fn csharp_runs() {
+    execute(csharp_case());
+}
+
+#[test]
+fn csharp_posts() {
+    execute_posting(csharp_case(), None);
 }
 
 #[test]
@@ -764,17 +1009,16 @@ fn cpp_runs() {
     });
 }
 
-#[test]
-fn ruby_runs() {
-    execute(Case {
+fn ruby_case() -> Case {
+    Case {
         language: "ruby",
         extension: "rb",
         tools: &["ruby"],
         file: "main.rb",
         program: |blocks| {
             format!(
-                "def main\n  count = 3\n  ratio = 0.5\n  name = \"a\\\"b\\\\c é\\nx\"\n{blocks}  puts \"done\"\nend\n\nmain\n"
-            )
+            "def main\n  count = 3\n  ratio = 0.5\n  name = \"a\\\"b\\\\c é\\nx\"\n{blocks}  puts \"done\"\nend\n\nmain\n"
+        )
         },
         indent: "  ",
         build: &[],
@@ -782,20 +1026,29 @@ fn ruby_runs() {
         data: typed(),
         expression: "count + 1",
         quiet: true,
-    });
+    }
 }
 
 #[test]
-fn php_runs() {
-    execute(Case {
+fn ruby_runs() {
+    execute(ruby_case());
+}
+
+#[test]
+fn ruby_posts() {
+    execute_posting(ruby_case(), None);
+}
+
+fn php_case() -> Case {
+    Case {
         language: "php",
         extension: "php",
         tools: &["php"],
         file: "main.php",
         program: |blocks| {
             format!(
-                "<?php\nfunction main() {{\n    $count = 3;\n    $ratio = 0.5;\n    $name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    echo \"done\\n\";\n}}\nmain();\n"
-            )
+            "<?php\nfunction main() {{\n    $count = 3;\n    $ratio = 0.5;\n    $name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    echo \"done\\n\";\n}}\nmain();\n"
+        )
         },
         indent: "    ",
         build: &[],
@@ -810,7 +1063,17 @@ fn php_runs() {
         data: typed(),
         expression: "$count + 1",
         quiet: true,
-    });
+    }
+}
+
+#[test]
+fn php_runs() {
+    execute(php_case());
+}
+
+#[test]
+fn php_posts() {
+    execute_posting(php_case(), None);
 }
 
 #[test]

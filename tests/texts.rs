@@ -135,6 +135,19 @@ fn blackboard_with_refused_connections_and_redacted_secrets() {
 }
 
 #[test]
+fn blackboard_with_listeners_for_targets_elsewhere() {
+    use debug_sidecar::core::target::Target;
+    let env = RenderEnv {
+        listeners: vec![
+            (Target::Docker, "172.17.0.1:41234".into()),
+            (Target::AndroidEmulator, "127.0.0.1:41235".into()),
+        ],
+        ..env()
+    };
+    insta::assert_snapshot!(blackboard(session(&started()), &env));
+}
+
+#[test]
 fn blackboard_without_paths() {
     insta::assert_snapshot!(blackboard(session(&started()), &RenderEnv::default()));
 }
@@ -345,7 +358,36 @@ fn snippet_tool_result() {
     let state = instrumented(1);
     let probe = session(&state).probes[0].clone();
     let block = "# #region debug-probe p1 s\nprint(1)\n# #endregion debug-probe p1\n";
-    insta::assert_snapshot!(snippet_result(&probe, "python", block, &Placement::InTree));
+    insta::assert_snapshot!(snippet_result(
+        &probe,
+        "python",
+        block,
+        &Placement::InTree,
+        None
+    ));
+}
+
+#[test]
+fn snippet_tool_result_for_targets_elsewhere() {
+    use debug_sidecar::core::target::Target;
+    let state = instrumented(1);
+    let probe = session(&state).probes[0].clone();
+    let block = "# #region debug-probe p1 s\nprint(1)\n# #endregion debug-probe p1\n";
+    let docker = snippet_result(
+        &probe,
+        "python",
+        block,
+        &Placement::InTree,
+        Some((Target::Docker, "172.17.0.1:41234")),
+    );
+    let emulator = snippet_result(
+        &probe,
+        "python",
+        block,
+        &Placement::InTree,
+        Some((Target::AndroidEmulator, "127.0.0.1:41235")),
+    );
+    insta::assert_snapshot!(format!("{docker}\n---\n{emulator}"));
 }
 
 #[test]
@@ -360,9 +402,9 @@ fn logpoint_tool_result_per_language() {
         line_hash: "0".into(),
     });
     probe.file = "cart.py".into();
-    let python = snippet_result(&probe, "python", "", &Placement::InTree);
+    let python = snippet_result(&probe, "python", "", &Placement::InTree, None);
     probe.file = "cart.js".into();
-    let node = snippet_result(&probe, "javascript", "", &Placement::InTree);
+    let node = snippet_result(&probe, "javascript", "", &Placement::InTree, None);
     insta::assert_snapshot!(format!("{python}\n---\n{node}"));
 }
 
@@ -374,7 +416,7 @@ fn snippet_tool_result_for_files_the_walk_does_not_see() {
     let block = "# #region debug-probe p1 s\nprint(1)\n# #endregion debug-probe p1\n";
     insta::assert_snapshot!(
         "snippet_tool_result_ignored",
-        snippet_result(&probe, "python", block, &Placement::Ignored)
+        snippet_result(&probe, "python", block, &Placement::Ignored, None)
     );
     probe.file = "out/gen.py".into();
     let linked = Placement::Linked {
@@ -382,7 +424,7 @@ fn snippet_tool_result_for_files_the_walk_does_not_see() {
     };
     insta::assert_snapshot!(
         "snippet_tool_result_linked",
-        snippet_result(&probe, "python", block, &linked)
+        snippet_result(&probe, "python", block, &linked, None)
     );
 }
 

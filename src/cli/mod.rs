@@ -42,6 +42,22 @@ pub enum Command {
     },
     /// Serve MCP over stdio for an agent (tools, prompts, the blackboard).
     Mcp,
+    /// A session's ingest listener for a target elsewhere (a container, an
+    /// emulator, a device): started by the sidecar itself when a probe asks
+    /// for that target, it ends with the session.
+    #[command(hide = true)]
+    IngestListen {
+        #[arg(long)]
+        workspace: std::path::PathBuf,
+        #[arg(long)]
+        state_dir: std::path::PathBuf,
+        #[arg(long)]
+        session: String,
+        #[arg(long, value_parser = parse_target)]
+        target: crate::core::target::Target,
+        #[arg(long)]
+        bind: std::net::IpAddr,
+    },
     /// Run an ACP agent through Debug Mode: the editor launches
     /// `debug-sidecar acp -- <agent command...>` in place of the agent. The
     /// board rides in prompts, /debug commands join the agent's, and a turn
@@ -190,6 +206,7 @@ impl Cli {
                 | Some(Command::Mcp)
                 | Some(Command::Acp { .. })
                 | Some(Command::Hook { .. })
+                | Some(Command::IngestListen { .. })
                 // Passes the program's output on: a closed stdout is the
                 // program's to meet, and the exit record is still written.
                 | Some(Command::Run { .. })
@@ -216,6 +233,20 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Acp { nudges, command }) => crate::acp::run(nudges, command),
         Some(Command::Mcp) => {
             crate::mcp::serve_stdio()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::IngestListen {
+            workspace,
+            state_dir,
+            session,
+            target,
+            bind,
+        }) => {
+            crate::core::session_id::check_session_id(&session)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            crate::workspace::ingest::listener::serve(
+                &workspace, &state_dir, &session, target, bind,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Hook { dialect, event })
@@ -275,6 +306,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             std::process::exit(code)
         }
     }
+}
+
+fn parse_target(text: &str) -> Result<crate::core::target::Target, String> {
+    crate::core::target::Target::parse(text).ok_or_else(|| format!("no target `{text}`"))
 }
 
 /// What a person's command prints.

@@ -26,6 +26,7 @@ pub mod revival;
 pub mod run_id;
 pub mod session_id;
 pub mod snapshot;
+pub mod target;
 pub mod text;
 pub mod turn;
 pub mod wake;

@@ -78,6 +78,7 @@ impl Engine {
             snippet: String::new(),
             language,
             placement: Placement::InTree,
+            reached: None,
         })
     }
 

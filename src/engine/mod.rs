@@ -47,6 +47,7 @@ use crate::core::progress::{Bubble, BubbleChange};
 use crate::core::revision;
 use crate::core::session_id::{check_session_id, DEFAULT_SESSION};
 use crate::core::snapshot::{snapshot, Snapshot};
+use crate::core::target::Target;
 use crate::core::text::{self, RenderEnv};
 use crate::core::turn::TurnState;
 use crate::workspace::artifacts;
@@ -62,6 +63,7 @@ use crate::workspace::snippet::{self, SnippetInput};
 use crate::workspace::store::{
     Refused, Store, StoreError, Stored, Update, SESSIONS_DIR, STATE_FILE,
 };
+use crate::workspace::targets;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -204,6 +206,18 @@ pub struct PlacedProbe {
     pub language: &'static str,
     /// Where its file sits for the workspace walk.
     pub placement: Placement,
+    /// For a block that posts from elsewhere: the listener it reaches.
+    pub reached: Option<Reached>,
+}
+
+/// A target's listener, as a placed probe reaches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reached {
+    pub target: Target,
+    /// `address:port` it listens on.
+    pub listening: String,
+    /// What the block posts to.
+    pub url: String,
 }
 
 /// What the snippet request asks for.
@@ -218,6 +232,9 @@ pub struct SnippetRequest {
     pub kind: ProbeKind,
     /// A logpoint's 1-based line.
     pub line: Option<u32>,
+    /// Where the program runs: a block for another target posts its line
+    /// to that target's listener.
+    pub target: Target,
 }
 
 pub struct Engine {
@@ -259,6 +276,9 @@ pub struct Engine {
     asks_wake: bool,
     /// The workspace's redaction rules, read when first needed.
     redactor: std::cell::OnceCell<crate::core::redact::Redactor>,
+    /// The workspace's target settings (path map, addresses), read when
+    /// first needed.
+    targets: std::cell::OnceCell<crate::workspace::targets::Targets>,
     /// Values redacted per run file, counted by offset.
     redactions: RefCell<crate::workspace::redaction::RedactionCounter>,
 }
@@ -285,6 +305,7 @@ impl Engine {
             host: Host::default(),
             asks_wake: false,
             redactor: std::cell::OnceCell::new(),
+            targets: std::cell::OnceCell::new(),
             redactions: RefCell::default(),
         }
     }
@@ -309,6 +330,21 @@ impl Engine {
         self.redactor.get_or_init(|| {
             crate::workspace::redaction::load(&self.config.root, &self.config.state_dir)
         })
+    }
+
+    pub fn targets(&self) -> &crate::workspace::targets::Targets {
+        self.targets.get_or_init(|| {
+            crate::workspace::targets::Targets::load(&self.config.root, &self.config.state_dir)
+        })
+    }
+
+    /// What an ingest server of this workspace does with what it receives.
+    pub fn intake(&self) -> ingest::Intake {
+        ingest::Intake {
+            redactor: self.redactor().clone(),
+            paths: self.targets().paths.clone(),
+            session: None,
+        }
     }
 
     /// Values redacted in a session's current run, for the board.
@@ -440,6 +476,19 @@ impl Engine {
                 0
             },
             ingest_url,
+            listeners: if live {
+                ingest::listener::Listening::all(&self.config.state_dir, session_id)
+                    .into_iter()
+                    .map(|(target, at)| {
+                        (
+                            target,
+                            std::net::SocketAddr::new(at.bind, at.port).to_string(),
+                        )
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             tools: self.tool_naming,
             host: self.host,
             // Counted where the board is rendered (`context`).

@@ -69,6 +69,14 @@ impl Engine {
         now: u64,
     ) -> Result<PlacedProbe, EngineError> {
         if request.kind == ProbeKind::Logpoint {
+            if request.target.posts() {
+                return Err(DomainError::invalid(
+                    "target",
+                    "a logpoint is set by `debug-sidecar run` in a program it starts on this \
+                     machine; for a program elsewhere, place a source probe with this target",
+                )
+                .into());
+            }
             return self.place_logpoint(session_id, request, now);
         }
         if request.line.is_some() {
@@ -85,11 +93,21 @@ impl Engine {
         // below is refused, and no ingest server is started for it.
         let live = self.load(session_id)?.state.session().is_some();
         let env = self.env(session_id, live);
-        let language = snippet::language_for(&file, request.language.as_deref())
-            .and_then(|language| {
-                snippet::check_writable(language, env.ingest_url.as_deref()).map(|()| language)
-            })
-            .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;
+        let target = request.target;
+        let unsupported = |unsupported: snippet::UnsupportedLanguage| {
+            DomainError::invalid("language", unsupported.to_string())
+        };
+        let language =
+            snippet::language_for(&file, request.language.as_deref()).map_err(unsupported)?;
+        // A target's listener is started only for a block that can post to it.
+        snippet::check_writable(language, Some(""), target.posts()).map_err(unsupported)?;
+        let reached = match (live, target.posts()) {
+            (true, true) => Some(self.target_listener(session_id, target)?),
+            _ => None,
+        };
+        let post_url = reached.as_ref().map(|r| r.url.clone());
+        let ingest_url = post_url.as_deref().or(env.ingest_url.as_deref());
+        snippet::check_writable(language, ingest_url, target.posts()).map_err(unsupported)?;
         let command = Command::RegisterProbe(ProbeRequest {
             file,
             hypothesis_id: request.hypothesis_id,
@@ -108,10 +126,11 @@ impl Engine {
                 log_file: &log_file,
                 message: request.message.as_deref().unwrap_or(""),
                 variables: &variables,
-                ingest_url: env.ingest_url.as_deref(),
+                ingest_url,
+                post: target.posts(),
             },
         )
-        .map_err(|unsupported| DomainError::invalid("language", unsupported.to_string()))?;
+        .map_err(unsupported)?;
         let placement =
             scan::placement(&self.config.root, &probe.file, Some(&self.config.state_dir));
         Ok(PlacedProbe {
@@ -119,6 +138,34 @@ impl Engine {
             snippet: block,
             language,
             placement,
+            reached,
+        })
+    }
+
+    /// The session's listener for `target`, started when none runs: where
+    /// that target's programs reach it, and the URL its blocks post to.
+    fn target_listener(&self, session_id: &str, target: Target) -> Result<Reached, EngineError> {
+        let reach = targets::reach(target, self.targets())
+            .map_err(|why| DomainError::invalid("target", why))?;
+        let state_dir = &self.config.state_dir;
+        let port =
+            ingest::listener::ensure(&self.config.root, state_dir, session_id, target, reach.bind)
+                .map_err(|error| {
+                    DomainError::invalid(
+                        "target",
+                        format!(
+                            "no listener for {} on {}: {error}",
+                            target.audience(),
+                            reach.bind
+                        ),
+                    )
+                })?;
+        let token = ingest::session_token(state_dir, session_id)
+            .map_err(|error| DomainError::invalid("target", format!("no ingest token: {error}")))?;
+        Ok(Reached {
+            target,
+            listening: std::net::SocketAddr::new(reach.bind, port).to_string(),
+            url: reach.url(port, &token),
         })
     }
 
@@ -349,8 +396,20 @@ impl Engine {
     pub(super) fn workspace_relative(&self, file: &str) -> Result<String, DomainError> {
         let path = Path::new(file.trim());
         let relative = if path.is_absolute() {
-            path.strip_prefix(&self.config.root)
-                .map_err(|_| DomainError::invalid("file", "is outside the workspace"))?
+            match path.strip_prefix(&self.config.root) {
+                Ok(inside) => inside,
+                // A path a program sees in its container, mapped back.
+                Err(_) => match self.targets().paths.to_workspace(file.trim()) {
+                    Some(mapped) if !mapped.is_empty() => return Ok(mapped),
+                    _ => {
+                        return Err(DomainError::invalid(
+                            "file",
+                            "is outside the workspace (a path inside a container is mapped \
+                             back by `paths` in .debug-sidecar/targets.json)",
+                        ))
+                    }
+                },
+            }
         } else {
             path
         };

@@ -235,7 +235,17 @@ impl RequestHandler for ProbeSnippet {
     ) -> Result<ProbeSnippetResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         let placed = engine.probe_snippet(&session, p.into_request(), now)?;
-        let note = crate::core::text::placement_note(&placed.probe.file, &placed.placement);
+        let notes: Vec<String> =
+            crate::core::text::placement_note(&placed.probe.file, &placed.placement)
+                .into_iter()
+                .chain(
+                    placed
+                        .reached
+                        .as_ref()
+                        .map(|r| crate::core::text::target_note(r.target, &r.listening)),
+                )
+                .collect();
+        let note = (!notes.is_empty()).then(|| notes.join("\n"));
         Ok(ProbeSnippetResult {
             probe: placed.probe,
             language: placed.language.to_string(),

@@ -147,14 +147,14 @@ impl LanguageServer for Backend {
         let runtime = tokio::runtime::Handle::current();
         let host_dir = state_dir.clone();
         owner.tell(move |engine, _| {
-            let redactor = engine.redactor().clone();
+            let intake = engine.intake();
             engine.host_ingest(Box::new(move || {
                 let address = ingest::start(
                     &host_dir,
                     ingest::LOOPBACK,
                     limits,
                     &runtime,
-                    redactor.clone(),
+                    intake.clone(),
                 )?;
                 tracing::info!("ingest at http://{address}/ingest/<token>");
                 Ok(ingest::IngestInfo {

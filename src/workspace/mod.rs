@@ -12,6 +12,8 @@ pub mod redaction;
 pub mod reproduce;
 pub mod runlog;
 pub mod scan;
+pub mod settings;
 pub mod snippet;
 pub mod store;
+pub mod targets;
 pub mod watch;

@@ -7,34 +7,17 @@
 //! built-in rules, and says why on stderr.
 
 use crate::core::redact::{Redactor, Settings};
-use std::io::Read;
 use std::path::Path;
 
 pub const SETTINGS_FILE: &str = "redaction.json";
-/// The largest settings file read.
-const MAX_SETTINGS: u64 = 256 * 1024;
 
 /// The redactor for the workspace at `root` with its state in `state_dir`.
 pub fn load(root: &Path, state_dir: &Path) -> Redactor {
     let file = state_dir.join(SETTINGS_FILE);
-    let Ok(handle) = crate::workspace::runlog::open_own(&file) else {
+    let Some(text) = crate::workspace::settings::read_trusted(root, state_dir, SETTINGS_FILE)
+    else {
         return Redactor::default();
     };
-    if !owned_by_this_user(&handle) {
-        tracing::warn!("{} is not this user's own: not read", file.display());
-        return Redactor::default();
-    }
-    if crate::workspace::committed::tracked_files(root, state_dir).1 > 0 {
-        tracing::warn!(
-            "{} came with a committed state directory: not read",
-            file.display()
-        );
-        return Redactor::default();
-    }
-    let mut text = String::new();
-    if handle.take(MAX_SETTINGS).read_to_string(&mut text).is_err() {
-        return Redactor::default();
-    }
     let settings = match serde_json::from_str::<Settings>(&text) {
         Ok(settings) => settings,
         Err(error) => {
@@ -52,23 +35,6 @@ pub fn load(root: &Path, state_dir: &Path) -> Redactor {
         );
         Redactor::default()
     })
-}
-
-fn owned_by_this_user(handle: &std::fs::File) -> bool {
-    let Ok(meta) = handle.metadata() else {
-        return false;
-    };
-    if !meta.is_file() {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
-            return false;
-        }
-    }
-    true
 }
 
 /// Values redacted in run files, counted by offset so a recount reads only

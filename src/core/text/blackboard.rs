@@ -218,6 +218,15 @@ fn render_runs(out: &mut String, session: &DebugSession, env: &RenderEnv) {
             );
         }
     }
+    for (target, listening) in &env.listeners {
+        let _ = writeln!(
+            out,
+            "Listening for target `{}` ({}) on {}, until this session ends: blocks placed with that target post there.",
+            target.name(),
+            target.audience(),
+            inline_cut(listening, BOARD_ID)
+        );
+    }
     let _ = writeln!(
         out,
         "Probes append one JSON line per event to that file; {SNIPPET_TOOL} returns a ready block for any file, or places a logpoint (Python, or JavaScript run by Node) that `debug-sidecar run` sets."

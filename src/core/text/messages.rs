@@ -11,6 +11,7 @@ use crate::core::machine::{
     MAX_HANDOFF_NUDGES,
 };
 use crate::core::model::{DebugSession, HandoffMode, Placement, Probe};
+use crate::core::target::Target;
 use crate::core::text::MAX_LISTED_PROBES;
 use std::fmt::Write;
 
@@ -412,6 +413,7 @@ pub fn snippet_result(
     language: &str,
     snippet: &str,
     placement: &Placement,
+    reached: Option<(Target, &str)>,
 ) -> String {
     if probe.is_logpoint() {
         return logpoint_result(probe, language);
@@ -426,7 +428,30 @@ pub fn snippet_result(
         text.push('\n');
         text.push_str(&note);
     }
+    if let Some((target, listening)) = reached {
+        text.push('\n');
+        text.push_str(&target_note(target, listening));
+    }
     text
+}
+
+/// What to know about a block that posts from elsewhere.
+pub fn target_note(target: Target, listening: &str) -> String {
+    let mut note = format!(
+        "Note: for target `{}` this block writes no file: it posts its line to the session's \
+         listener for {} on {}, which runs until the session ends.",
+        target.name(),
+        target.audience(),
+        inline_cut(listening, LOCATION)
+    );
+    if target.beyond_loopback() {
+        note.push_str(&format!(
+            " If the program reaches this machine by another address, the person sets \
+             `addresses.{}` in .debug-sidecar/targets.json.",
+            target.name()
+        ));
+    }
+    note
 }
 
 /// The answer to removing logpoints.

@@ -20,7 +20,7 @@ pub use form::{
 };
 pub use messages::{
     abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, notice, nudge_reason,
-    placement_note, snippet_result, start_template, stop_reason, NO_SESSION,
+    placement_note, snippet_result, start_template, stop_reason, target_note, NO_SESSION,
 };
 pub use person::{
     agent_run_pending, bare_debug_line, receipt, wake_line, wake_started, Receipt, WakeLine,
@@ -57,6 +57,9 @@ pub struct RenderEnv {
     pub ingest_refused: u64,
     /// Values redacted in the current run (`core::redact`).
     pub redacted: u64,
+    /// The session's listeners for targets elsewhere (`core::target`),
+    /// with the `address:port` each listens on.
+    pub listeners: Vec<(crate::core::target::Target, String)>,
     /// How the harness the text goes to calls our tools.
     pub tools: crate::core::harness::ToolNaming,
     /// Where the person is: how the texts spell their commands.

@@ -217,6 +217,10 @@ impl Call<'_> {
                     placed.language,
                     &placed.snippet,
                     &placed.placement,
+                    placed
+                        .reached
+                        .as_ref()
+                        .map(|r| (r.target, r.listening.as_str())),
                 ))
             }
             "remove_logpoints" => {

@@ -15,6 +15,7 @@
 //! accept loop and its limits; `receive`: the routes and how a body becomes
 //! lines of the run.
 
+pub mod listener;
 mod receive;
 mod server;
 
@@ -223,6 +224,16 @@ pub fn existing_ingest_url(
 
 fn url(info: &IngestInfo, token: &str) -> String {
     format!("http://127.0.0.1:{}/ingest/{token}", info.port)
+}
+
+/// What a server does with what it receives: redaction, the path map for
+/// records' locations, and the one session it admits (a target's listener)
+/// or every session of the workspace (`None`).
+#[derive(Debug, Clone, Default)]
+pub struct Intake {
+    pub redactor: crate::core::redact::Redactor,
+    pub paths: crate::core::target::PathMap,
+    pub session: Option<String>,
 }
 
 /// The default address: loopback only.

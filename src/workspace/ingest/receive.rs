@@ -2,9 +2,8 @@
 //! becomes lines of the session's current run (only while the session is
 //! active and the run open).
 
-use super::{is_token, trusted_token, MAX_RECORD, MAX_REQUEST, TOKEN_FILE};
+use super::{is_token, trusted_token, Intake, MAX_RECORD, MAX_REQUEST, TOKEN_FILE};
 use crate::core::model::{DebugState, Stage};
-use crate::core::redact::Redactor;
 use crate::workspace::runlog;
 use crate::workspace::store::{FileStore, Refused, Store, StoreError, SESSIONS_DIR};
 use axum::body::{Body, HttpBody};
@@ -29,8 +28,9 @@ struct Ingest {
     append: Mutex<()>,
     /// How long a body may take once its header is in.
     body_timeout: Duration,
-    /// Secrets in posted records are redacted before they reach the run.
-    redactor: Redactor,
+    /// Secrets in posted records are redacted before they reach the run,
+    /// locations mapped, and only its session admitted when it names one.
+    intake: Intake,
 }
 
 impl Ingest {
@@ -38,9 +38,15 @@ impl Ingest {
         if !is_token(token) {
             return None;
         }
+        let admitted = |session: &String| {
+            self.intake
+                .session
+                .as_ref()
+                .is_none_or(|only| only == session)
+        };
         let mut tokens = self.tokens.lock().ok()?;
         if let Some(session) = tokens.get(token) {
-            return Some(session.clone());
+            return Some(session.clone()).filter(admitted);
         }
         tokens.clear();
         for entry in fs::read_dir(self.state_dir.join(SESSIONS_DIR))
@@ -52,7 +58,7 @@ impl Ingest {
                 tokens.insert(found, id);
             }
         }
-        tokens.get(token).cloned()
+        tokens.get(token).cloned().filter(admitted)
     }
 
     /// Append `lines` to the session's current run while the session is
@@ -156,13 +162,13 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-pub(super) fn router(state_dir: &Path, body_timeout: Duration, redactor: Redactor) -> Router {
+pub(super) fn router(state_dir: &Path, body_timeout: Duration, intake: Intake) -> Router {
     let ingest = Arc::new(Ingest {
         state_dir: state_dir.to_path_buf(),
         tokens: Mutex::new(HashMap::new()),
         append: Mutex::new(()),
         body_timeout,
-        redactor,
+        intake,
     });
     Router::new()
         .route(
@@ -239,7 +245,7 @@ async fn receive(
             )
         }
     };
-    let lines = match records(&bytes, &ingest.redactor) {
+    let lines = match records(&bytes, &ingest.intake) {
         Ok(lines) => lines,
         Err(Refusal::TooLarge) => {
             return cors(
@@ -298,7 +304,7 @@ enum Refusal {
 
 /// A body as JSON lines: one object, an array of objects, or NDJSON. All or
 /// nothing: one bad record refuses the request.
-fn records(body: &[u8], redactor: &Redactor) -> Result<Vec<u8>, Refusal> {
+fn records(body: &[u8], intake: &Intake) -> Result<Vec<u8>, Refusal> {
     let text = std::str::from_utf8(body).map_err(|_| Refusal::Malformed)?;
     let values: Vec<Value> = match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) => items,
@@ -317,7 +323,14 @@ fn records(body: &[u8], redactor: &Redactor) -> Result<Vec<u8>, Refusal> {
         if !value.is_object() {
             return Err(Refusal::Malformed);
         }
-        redactor.record(&mut value);
+        intake.redactor.record(&mut value);
+        let mapped = value
+            .get("location")
+            .and_then(Value::as_str)
+            .and_then(|location| intake.paths.location(location));
+        if let Some(mapped) = mapped {
+            value["location"] = Value::String(mapped);
+        }
         let line = serde_json::to_vec(&value).map_err(|_| Refusal::Malformed)?;
         if line.len() > MAX_RECORD {
             return Err(Refusal::TooLarge);
@@ -383,29 +396,26 @@ mod tests {
     #[test]
     fn bodies_become_lines_all_or_nothing() {
         assert_eq!(
-            records(b"{\"a\":1}", &Redactor::default()).unwrap(),
+            records(b"{\"a\":1}", &Intake::default()).unwrap(),
             b"{\"a\":1}\n"
         );
         assert_eq!(
-            records(b"[{\"a\":1},{\"b\":2}]", &Redactor::default()).unwrap(),
+            records(b"[{\"a\":1},{\"b\":2}]", &Intake::default()).unwrap(),
             b"{\"a\":1}\n{\"b\":2}\n"
         );
         assert_eq!(
-            records(b"{\"a\":1}\n\n{\"b\":2}\n", &Redactor::default()).unwrap(),
+            records(b"{\"a\":1}\n\n{\"b\":2}\n", &Intake::default()).unwrap(),
             b"{\"a\":1}\n{\"b\":2}\n"
         );
         assert_eq!(
-            records(b"{\"a\":1}\nnope\n", &Redactor::default()),
+            records(b"{\"a\":1}\nnope\n", &Intake::default()),
             Err(Refusal::Malformed)
         );
-        assert_eq!(
-            records(b"[1]", &Redactor::default()),
-            Err(Refusal::Malformed)
-        );
-        assert_eq!(records(b"", &Redactor::default()), Err(Refusal::Malformed));
+        assert_eq!(records(b"[1]", &Intake::default()), Err(Refusal::Malformed));
+        assert_eq!(records(b"", &Intake::default()), Err(Refusal::Malformed));
         let big = format!("{{\"data\":\"{}\"}}", "x".repeat(MAX_RECORD));
         assert_eq!(
-            records(big.as_bytes(), &Redactor::default()),
+            records(big.as_bytes(), &Intake::default()),
             Err(Refusal::TooLarge)
         );
     }

@@ -116,7 +116,7 @@ pub fn start(
     ip: IpAddr,
     limits: Limits,
     runtime: &tokio::runtime::Handle,
-    redactor: crate::core::redact::Redactor,
+    intake: super::Intake,
 ) -> io::Result<SocketAddr> {
     let preferred = IngestInfo::read(state_dir)
         .filter(|info| !info.is_alive() || info.pid == std::process::id())
@@ -134,7 +134,7 @@ pub fn start(
         let _entered = runtime.enter();
         TcpListener::from_std(listener)?
     };
-    let app = receive::router(state_dir, limits.body, redactor);
+    let app = receive::router(state_dir, limits.body, intake);
     let refused = Arc::new(AtomicU64::new(0));
     runtime.spawn(accept_loop(listener, app, limits, refused.clone()));
     runtime.spawn(record_refusals(state_dir.to_path_buf(), refused));

@@ -2,7 +2,12 @@
 //! TypeScript (Node and the browser), Go, Swift.
 
 use super::text::*;
-use super::{no_ingest_url, SnippetInput, UnsupportedLanguage};
+use super::SnippetInput;
+
+/// Python's fix for what `json.dumps` writes that is not JSON: the `NaN`
+/// and infinities it writes bare are quoted (outside its strings nothing
+/// else in its output holds those letters). Followed by the text to fix.
+pub(super) const PYTHON_JSON_FIX: &str = r#"__import__("re").sub(r'("(?:[^"\\]|\\.)*")|(-?Infinity|NaN)', lambda _dbg_m: _dbg_m[1] or '"' + _dbg_m[2] + '"', "#;
 
 /// Python 3.7+: `json`, `re` and `time` imported in place; anything `json`
 /// cannot write goes in as its `repr`, and the `NaN` and infinities it
@@ -13,7 +18,7 @@ pub(super) fn python(input: &SnippetInput) -> String {
     fill(
         r#"try:
     with open(@@LOG@@, "a", encoding="utf-8") as _dbg_log:
-        _dbg_log.write(__import__("re").sub(r'("(?:[^"\\]|\\.)*")|(-?Infinity|NaN)', lambda _dbg_m: _dbg_m[1] or '"' + _dbg_m[2] + '"', __import__("json").dumps({
+        _dbg_log.write(@@FIX@@__import__("json").dumps({
             @@HEADER@@,
             "data": {@@DATA@@},
             "timestamp": __import__("time").time_ns() // 1000000,
@@ -23,6 +28,7 @@ except Exception:
 "#,
         &[
             ("LOG", &lit(Lit::Python, input.log_file)),
+            ("FIX", PYTHON_JSON_FIX),
             (
                 "HEADER",
                 &header_entries(input, key, ": ", |v| lit(Lit::Python, v), "None"),
@@ -130,28 +136,6 @@ pub(super) fn node(input: &SnippetInput, typescript: bool) -> String {
             ("DATA", &data),
         ],
     )
-}
-
-/// Browser JavaScript or TypeScript: posted to the ingest server, since a
-/// page cannot write files; a rejected or failed request is ignored.
-pub(super) fn browser(input: &SnippetInput) -> Result<String, UnsupportedLanguage> {
-    let url = input.ingest_url.ok_or_else(no_ingest_url)?;
-    let (header, data) = js_fields(input);
-    Ok(fill(
-        r#"try {
-  fetch(@@URL@@, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({
-    @@HEADER@@,
-    data: @@DATA@@,
-    timestamp: Date.now(),
-  }) }).catch(() => {});
-} catch {}
-"#,
-        &[
-            ("URL", &lit(Lit::Js, url)),
-            ("HEADER", &header),
-            ("DATA", &data),
-        ],
-    ))
 }
 
 /// Go's value check: a value `encoding/json` cannot write goes in as

@@ -46,6 +46,7 @@
 
 mod by_hand;
 mod json_libs;
+mod posting;
 mod text;
 
 use crate::core::markers::{end_marker, start_marker};
@@ -131,8 +132,12 @@ pub struct SnippetInput<'a> {
     /// Names or simple expressions in the target language whose runtime
     /// values go into `data`, keyed by the text given.
     pub variables: &'a [&'a str],
-    /// Where browser snippets post their line; needed for `browser` only.
+    /// Where posting blocks send their line; needed for `browser` and
+    /// whenever `post`.
     pub ingest_url: Option<&'a str>,
+    /// Post the line to `ingest_url` instead of appending it to `log_file`
+    /// (a program in a container, an emulator or on a device).
+    pub post: bool,
 }
 
 /// The snippet language for a file: the requested one when given, else the
@@ -174,11 +179,17 @@ fn canonical(requested: &str) -> Option<&'static str> {
         .map(|(name, _, _)| *name)
 }
 
-/// Refuses what `snippet` would refuse for lack of an ingest URL, so a
+/// Refuses what `snippet` would refuse (a language with no posting block
+/// when the block must `post`, a browser block without an ingest URL), so a
 /// caller can check before it registers a probe.
-pub fn check_writable(language: &str, ingest_url: Option<&str>) -> Result<(), UnsupportedLanguage> {
+pub fn check_writable(
+    language: &str,
+    ingest_url: Option<&str>,
+    post: bool,
+) -> Result<(), UnsupportedLanguage> {
     match canonical(language) {
         None => Err(UnsupportedLanguage::new(language)),
+        Some(language) if post && !posting::posts(language) => Err(posting::cannot_post(language)),
         Some("browser") if ingest_url.is_none() => Err(no_ingest_url()),
         Some(_) => Ok(()),
     }
@@ -208,9 +219,11 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
         ..*input
     };
     let body = match language {
+        "browser" => posting::block(language, input)?,
+        _ if input.post && !posting::posts(language) => return Err(posting::cannot_post(language)),
+        _ if input.post => posting::block(language, input)?,
         "javascript" => node(input, false),
         "typescript" => node(input, true),
-        "browser" => browser(input)?,
         "python" => python(input),
         "go" => go(input),
         "rust" => rust(input),
@@ -342,13 +355,20 @@ mod tests {
             message: "m",
             variables: &[],
             ingest_url: None,
+            post: false,
         };
         let err = snippet("browser", &input).unwrap_err();
         assert!(err.to_string().contains("ingest"), "{err}");
         // The engine asks first, so no probe is registered for nothing.
-        assert_eq!(check_writable("jsx", None), Err(err));
-        assert_eq!(check_writable("python", None), Ok(()));
-        assert!(check_writable("cobol", Some("http://x")).is_err());
+        assert_eq!(check_writable("jsx", None, false), Err(err));
+        assert_eq!(check_writable("python", None, false), Ok(()));
+        assert!(check_writable("cobol", Some("http://x"), false).is_err());
+        // Blocks that must post: every language with an HTTP client at hand.
+        assert_eq!(check_writable("python", Some("http://x"), true), Ok(()));
+        for language in ["c", "cpp", "swift"] {
+            let refused = check_writable(language, Some("http://x"), true).unwrap_err();
+            assert!(refused.to_string().contains("cannot post"), "{refused}");
+        }
         input.ingest_url = Some("http://127.0.0.1:1/ingest/t");
         assert!(snippet("browser", &input)
             .unwrap()
@@ -391,6 +411,7 @@ mod tests {
             message: "m",
             variables: &["count", " ", "count ", "total"],
             ingest_url: None,
+            post: false,
         };
         let block = snippet("go", &input).unwrap();
         assert_eq!(block.matches("\"count\": count").count(), 1, "{block}");
@@ -438,11 +459,17 @@ mod tests {
             message: HOSTILE,
             variables,
             ingest_url: Some(URL),
+            post: false,
         }
     }
 
     fn every_language() -> impl Iterator<Item = &'static str> {
         LANGUAGES.iter().map(|(name, _, _)| *name)
+    }
+
+    /// Every language with a block that posts (for a target elsewhere).
+    fn every_poster() -> impl Iterator<Item = &'static str> {
+        every_language().filter(|language| posting::posts(language))
     }
 
     /// A line of code, as the probe scanner reads blocks: one that does not
@@ -527,6 +554,29 @@ mod tests {
                 }
             }
         }
+        // A block that posts names the session's token (the end of the
+        // URL) on a line of code, as `check` finds it.
+        for language in every_poster() {
+            for variables in [&[][..], &["count"][..]] {
+                let input = SnippetInput {
+                    post: true,
+                    ..sample(&probe, "/unused", variables)
+                };
+                let block = snippet(language, &input).unwrap();
+                let lines: Vec<&str> = block.lines().collect();
+                let body = &lines[1..lines.len() - 1];
+                let code = || body.iter().filter(|line| is_code(line));
+                assert!(
+                    code().any(|line| line.contains("/ingest/3f9c2a")),
+                    "{language}: no line of code holds the ingest token:\n{block}"
+                );
+                assert!(!block.contains("/unused"), "{language}: {block}");
+                assert!(
+                    code().any(|line| has_probe_tag(line, "p7")),
+                    "{language}: no line of code holds the probe tag:\n{block}"
+                );
+            }
+        }
         assert!(has_probe_tag(r#"fputs(",\"probeId\":\"p7\"", f);"#, "p7"));
         assert!(has_probe_tag("probeId: \"p7\",", "p7"));
         assert!(!has_probe_tag("probeId: \"p70\",", "p7"));
@@ -542,10 +592,14 @@ mod tests {
         let names = [
             "count", "ratio", "name", "items", "total", "user_id", "flag", "x",
         ];
-        for language in every_language() {
+        let file_blocks = every_language().map(|language| (language, false));
+        for (language, post) in file_blocks.chain(every_poster().map(|language| (language, true))) {
             let counts: Vec<usize> = (0..=names.len())
                 .map(|n| {
-                    let input = sample(&probe, "/tmp/log.jsonl", &names[..n]);
+                    let input = SnippetInput {
+                        post,
+                        ..sample(&probe, "/tmp/log.jsonl", &names[..n])
+                    };
                     snippet(language, &input).unwrap().lines().count()
                 })
                 .collect();
