@@ -276,9 +276,7 @@ pub struct Engine {
     asks_wake: bool,
     /// The workspace's redaction rules, read when first needed.
     redactor: std::cell::OnceCell<crate::core::redact::Redactor>,
-    /// The workspace's target settings (path map, addresses), read when
-    /// first needed.
-    targets: std::cell::OnceCell<crate::workspace::targets::Targets>,
+
     /// Values redacted per run file, counted by offset.
     redactions: RefCell<crate::workspace::redaction::RedactionCounter>,
 }
@@ -305,7 +303,6 @@ impl Engine {
             host: Host::default(),
             asks_wake: false,
             redactor: std::cell::OnceCell::new(),
-            targets: std::cell::OnceCell::new(),
             redactions: RefCell::default(),
         }
     }
@@ -332,17 +329,23 @@ impl Engine {
         })
     }
 
-    pub fn targets(&self) -> &crate::workspace::targets::Targets {
-        self.targets.get_or_init(|| {
-            crate::workspace::targets::Targets::load(&self.config.root, &self.config.state_dir)
-        })
+    /// The workspace's target settings (path map, addresses), read fresh:
+    /// the person may write them mid-session, and they are read only when a
+    /// probe asks for a target or names a path outside the workspace.
+    pub fn targets(&self) -> crate::workspace::targets::Targets {
+        crate::workspace::targets::Targets::load(&self.config.root, &self.config.state_dir)
     }
 
     /// What an ingest server of this workspace does with what it receives.
     pub fn intake(&self) -> ingest::Intake {
         ingest::Intake {
             redactor: self.redactor().clone(),
-            paths: self.targets().paths.clone(),
+            paths: Some(std::sync::Arc::new(
+                crate::workspace::targets::LivePaths::new(
+                    &self.config.root,
+                    &self.config.state_dir,
+                ),
+            )),
             session: None,
         }
     }

@@ -145,7 +145,7 @@ impl Engine {
     /// The session's listener for `target`, started when none runs: where
     /// that target's programs reach it, and the URL its blocks post to.
     fn target_listener(&self, session_id: &str, target: Target) -> Result<Reached, EngineError> {
-        let reach = targets::reach(target, self.targets())
+        let reach = targets::reach(target, &self.targets())
             .map_err(|why| DomainError::invalid("target", why))?;
         let state_dir = &self.config.state_dir;
         let port =

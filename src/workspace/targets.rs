@@ -15,7 +15,9 @@ use crate::core::target::{PathMap, Target};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, UdpSocket};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 pub const SETTINGS_FILE: &str = "targets.json";
 
@@ -70,6 +72,42 @@ impl Targets {
             addresses.insert(target, address);
         }
         Ok(Targets { paths, addresses })
+    }
+}
+
+/// The path map as the settings file holds it now: read again whenever the
+/// file changed (the person writes it mid-session), for a server that
+/// outlives many edits.
+#[derive(Debug)]
+pub struct LivePaths {
+    root: PathBuf,
+    state_dir: PathBuf,
+    cached: Mutex<(Option<SystemTime>, PathMap)>,
+}
+
+impl LivePaths {
+    pub fn new(root: &Path, state_dir: &Path) -> LivePaths {
+        LivePaths {
+            root: root.to_path_buf(),
+            state_dir: state_dir.to_path_buf(),
+            cached: Mutex::new((None, PathMap::default())),
+        }
+    }
+
+    pub fn current(&self) -> PathMap {
+        let modified = std::fs::symlink_metadata(self.state_dir.join(SETTINGS_FILE))
+            .and_then(|meta| meta.modified())
+            .ok();
+        let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
+        if cached.0 != modified {
+            let paths = if modified.is_some() {
+                Targets::load(&self.root, &self.state_dir).paths
+            } else {
+                PathMap::default()
+            };
+            *cached = (modified, paths);
+        }
+        cached.1.clone()
     }
 }
 

@@ -161,7 +161,9 @@ pub fn serve(
         .build()?;
     let intake = Intake {
         redactor: crate::workspace::redaction::load(root, state_dir),
-        paths: crate::workspace::targets::Targets::load(root, state_dir).paths,
+        paths: Some(std::sync::Arc::new(
+            crate::workspace::targets::LivePaths::new(root, state_dir),
+        )),
         session: Some(session_id.to_string()),
     };
     let started = super::start(

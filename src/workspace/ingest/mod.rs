@@ -232,7 +232,9 @@ fn url(info: &IngestInfo, token: &str) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Intake {
     pub redactor: crate::core::redact::Redactor,
-    pub paths: crate::core::target::PathMap,
+    /// The workspace's path map, as its settings hold it when a record
+    /// arrives (none: locations are kept as posted).
+    pub paths: Option<std::sync::Arc<crate::workspace::targets::LivePaths>>,
     pub session: Option<String>,
 }
 

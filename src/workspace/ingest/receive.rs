@@ -318,6 +318,11 @@ fn records(body: &[u8], intake: &Intake) -> Result<Vec<u8>, Refusal> {
     if values.is_empty() {
         return Err(Refusal::Malformed);
     }
+    let paths = intake
+        .paths
+        .as_ref()
+        .map(|live| live.current())
+        .unwrap_or_default();
     let mut out = Vec::new();
     for mut value in values {
         if !value.is_object() {
@@ -327,7 +332,7 @@ fn records(body: &[u8], intake: &Intake) -> Result<Vec<u8>, Refusal> {
         let mapped = value
             .get("location")
             .and_then(Value::as_str)
-            .and_then(|location| intake.paths.location(location));
+            .and_then(|location| paths.location(location));
         if let Some(mapped) = mapped {
             value["location"] = Value::String(mapped);
         }
