@@ -108,7 +108,9 @@ pub const TOOLS: [Tool; 10] = [
              names or simple expressions in the file's language. Keep the block intact between \
              its markers. `kind: \"logpoint\"` with `line` edits no file: for Python code, or \
              JavaScript run by Node, started through `debug-sidecar run`, it records \
-             `variables` each time that line runs.",
+             `variables` each time that line runs. For code that runs in a Docker container, \
+             the Android emulator, on a phone (`lan`) or on Windows beside WSL, pass `target`: \
+             the block then posts its line to a listener that target reaches.",
         hints: hints(false, false),
         schema: schema_of::<ProbeSnippetParams>,
     },
