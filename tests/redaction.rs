@@ -494,3 +494,72 @@ fn a_secret_written_a_few_bytes_at_a_time_is_still_redacted() {
     assert!(log.contains("password="), "{log}");
     assert!(!log.contains("hunter22x"), "{log}");
 }
+
+/// A logpoint's values travel from the program to `run` through a file in
+/// memory: while the program runs, no file of the hook's folder (nor any
+/// other the sidecar wrote) holds the secret it logged, and the run holds
+/// only its marker. Python and Node alike.
+#[test]
+fn logpoint_values_never_reach_a_disk() {
+    let secret = format!(
+        "ghp_{}",
+        chars(7, 36, "abcdefghijklmnopqrstuvwxyz0123456789")
+    );
+    let workspace = Workspace::new("redaction-logpoints");
+    let root = &workspace.root;
+    // Each program logs the secret, then searches its hook's folder for it.
+    let python = format!(
+        "import os\ntoken = {secret:?}\nprint('set')\nhere = os.environ['PYTHONPATH'].split(os.pathsep)[0]\nfound = [n for n in os.listdir(here) if {secret:?} in open(os.path.join(here, n), errors='replace').read()]\nprint('found:', found)\n"
+    );
+    let node = format!(
+        "const fs = require('fs');\nconst token = {secret:?};\nconsole.log('set');\nconst here = process.env.DEBUG_SIDECAR_LOGPOINTS;\nconst found = fs.readdirSync(here).filter((n) => fs.readFileSync(here + '/' + n, 'latin1').includes({secret:?}));\nconsole.log('found:', JSON.stringify(found));\n"
+    );
+    std::fs::write(root.join("app.py"), python).unwrap();
+    std::fs::write(root.join("app.js"), node).unwrap();
+    let (mut server, log) = with_logpoints(
+        root,
+        &[
+            ("app.py", 3, json!(["token"])),
+            ("app.js", 3, json!(["token"])),
+        ],
+    );
+    let ran_python = sidecar(root, &["run", "--", "python3", "app.py"], None);
+    assert_eq!(
+        String::from_utf8_lossy(&ran_python.stdout),
+        "set\nfound: []\n",
+        "{ran_python:?}"
+    );
+    let node_here = Command::new("node").arg("--version").output().is_ok();
+    if node_here {
+        let ran_node = sidecar(root, &["run", "--", "node", "app.js"], None);
+        assert_eq!(
+            String::from_utf8_lossy(&ran_node.stdout),
+            "set\nfound: []\n",
+            "{ran_node:?}"
+        );
+    } else {
+        eprintln!("skipped: node is not installed");
+    }
+    let hits = hits_of(&log);
+    let places: Vec<&str> = hits.iter().map(|(at, _)| at.as_str()).collect();
+    let expected: &[&str] = if node_here {
+        &["app.py:3", "app.js:3"]
+    } else {
+        &["app.py:3"]
+    };
+    assert_eq!(places, expected, "{hits:?}");
+    for (_, data) in &hits {
+        let token = data["token"].as_str().unwrap_or_default();
+        assert!(token.starts_with("[redacted:"), "{data}");
+    }
+    let state = std::fs::read_dir(root.join(".debug-sidecar/sessions/s1/runs")).unwrap();
+    for entry in state.flatten() {
+        let text = std::fs::read(entry.path()).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains(&secret),
+            "{} holds the secret",
+            entry.path().display()
+        );
+    }
+    drop(server.request("debug/abort", json!({})));
+}

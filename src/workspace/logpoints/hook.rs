@@ -6,10 +6,10 @@
 //! first (`NODE_OPTIONS`, `PYTHONPATH`), so every process of that runtime the
 //! command starts loads the hook before its own code. The hook sets each
 //! line, never pauses the program, and writes one JSON line per hit or
-//! placement to a `*.jsonl` file in the folder. This side reads those files
-//! while the program runs and turns their lines into hits and notes. What
-//! they say is bounded and parsed, never trusted: the program could write
-//! there too.
+//! placement to this process's file in memory (Linux), else to a `*.jsonl`
+//! file in the folder. This side reads them while the program runs and
+//! turns their lines into hits and notes. What they say is bounded and
+//! parsed, never trusted: the program could write there too.
 
 use super::{AdapterEvent, SetLogpoint};
 use crate::core::logpoint::{MAX_HITS_PER_LOGPOINT, VALUE_CAP};
@@ -117,6 +117,12 @@ pub struct Hook {
     dir: PathBuf,
     set: Vec<SetLogpoint>,
     breakpoints: Vec<Breakpoint>,
+    /// Where the hooks append their records, when the system has one: an
+    /// anonymous file in memory (Linux's memfd) they open through this
+    /// process's `/proc/<pid>/fd/<n>`, so the values a program logs (its
+    /// secrets among them) are never written to a disk, not even until the
+    /// run ends. Elsewhere they write `*.jsonl` files into the folder.
+    hits: Option<std::fs::File>,
 }
 
 impl Hook {
@@ -133,6 +139,7 @@ impl Hook {
             breakpoints: group(&set),
             dir,
             set,
+            hits: hits_in_memory(),
         };
         for (name, text) in runtime.files() {
             std::fs::write(hook.dir.join(name), text)?;
@@ -171,10 +178,13 @@ impl Hook {
                 json!({"path": path, "line": b.line, "probes": probes})
             })
             .collect();
+        let hits = self.hits.as_ref().and_then(proc_path).unwrap_or_default();
         json!({
             // Ends in `__`: Python mangles a name that starts with two
             // underscores inside a class body unless it ends with two too.
             "key": format!("__debugSidecar_{nonce}__"),
+            // Empty: each process writes a file of its own into the folder.
+            "hits": hits,
             "tag": crate::core::budget::head(nonce, 8),
             "cap": VALUE_CAP,
             "maxHits": MAX_HITS_PER_LOGPOINT,
@@ -191,6 +201,12 @@ impl Hook {
             processes: 0,
             said: HashSet::new(),
         };
+        if let Some(hits) = self.hits.as_ref().and_then(|f| f.try_clone().ok()) {
+            // Not a `.jsonl` name: the folder's files never take its place.
+            reader
+                .files
+                .insert(OsString::from(IN_MEMORY), (hits, Vec::new()));
+        }
         loop {
             let last = exited.load(Ordering::Acquire);
             reader.poll(&mut report);
@@ -230,6 +246,67 @@ fn group(set: &[SetLogpoint]) -> Vec<Breakpoint> {
         .into_iter()
         .map(|((_, line), probes)| Breakpoint { line, probes })
         .collect()
+}
+
+/// The reader's name for the records in memory.
+const IN_MEMORY: &str = "<memory>";
+
+/// An anonymous file in memory for the records, closed on exec (the hooks
+/// open it by its `/proc` path); none where the system has no such file.
+fn hits_in_memory() -> Option<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    {
+        let fd =
+            rustix::fs::memfd_create("debug-sidecar-hits", rustix::fs::MemfdFlags::CLOEXEC).ok()?;
+        let file = std::fs::File::from(fd);
+        // Only when another process of this user can open it as the hooks will.
+        proc_path(&file)?;
+        return Some(file);
+    }
+    #[allow(unreachable_code)]
+    None
+}
+
+/// `/proc/<this process>/fd/<n>` for `file`, when that path opens it.
+fn proc_path(file: &std::fs::File) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let path = format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd());
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .ok()
+            .map(|_| path);
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = file;
+        None
+    }
+}
+
+/// Gives back the memory of the records read so far (the file keeps its
+/// size, so the hooks' appends go on at its end).
+fn release_read(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::io::Seek;
+        let Ok(read) = (&*file).stream_position() else {
+            return;
+        };
+        let whole_pages = read - read % 4096;
+        if whole_pages > 0 {
+            let _ = rustix::fs::fallocate(
+                file,
+                rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+                0,
+                whole_pages,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
 }
 
 /// A hit file, opened only when it is a regular file and no link: the
@@ -282,11 +359,14 @@ impl Reader<'_> {
             }
         }
         let mut lines = Vec::new();
-        for (file, partial) in self.files.values_mut() {
+        for (name, (file, partial)) in self.files.iter_mut() {
             let mut chunk = Vec::new();
             let read = file.by_ref().take(MAX_READ).read_to_end(&mut chunk);
             if read.is_err() || chunk.is_empty() {
                 continue;
+            }
+            if name == IN_MEMORY {
+                release_read(file);
             }
             let mut rest = chunk.as_slice();
             while let Some(n) = memchr::memchr(b'\n', rest) {

@@ -6,7 +6,8 @@
 // (the Chrome DevTools Protocol, no port, no adapter), and sets each line as a
 // breakpoint whose condition evaluates the expressions, hands their values to
 // the function below and answers false: the program never pauses. Records go
-// to $DEBUG_SIDECAR_LOGPOINTS/<pid>-<thread>.jsonl, one JSON line each, written
+// to `run`'s file in memory (spec.hits, a /proc path), else to
+// $DEBUG_SIDECAR_LOGPOINTS/<pid>-<thread>.jsonl, one JSON line each, written
 // synchronously, which `run` reads. Nothing here may break the program: every
 // failure is caught and reported, and the program runs on without logpoints.
 (function () {
@@ -28,11 +29,17 @@
     return;
   }
   if (Object.prototype.hasOwnProperty.call(globalThis, spec.key)) return;
+  // `run`'s file in memory (spec.hits, so values never reach a disk), else
+  // a file of this process's own.
   let out;
   try {
-    out = fs.openSync(dir + '/' + process.pid + '-' + threadId + '.jsonl', 'a');
+    out = fs.openSync(spec.hits, 'a');
   } catch (_) {
-    return;
+    try {
+      out = fs.openSync(dir + '/' + process.pid + '-' + threadId + '.jsonl', 'a');
+    } catch (_) {
+      return;
+    }
   }
   // Taken now, before the program's code could replace them.
   const stringify = JSON.stringify;

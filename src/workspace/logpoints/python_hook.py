@@ -119,7 +119,11 @@ def _debug_sidecar_logpoints():
                     return fd
             except OSError:
                 pass
-        fd = os.open(os.path.join(here, "%d.jsonl" % os.getpid()), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        # `run`'s file in memory, else a file of this process's own.
+        try:
+            fd = os.open(spec["hits"], os.O_WRONLY | os.O_APPEND)
+        except Exception:
+            fd = os.open(os.path.join(here, "%d.jsonl" % os.getpid()), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         st = fstat(fd)
         out[0], out[1] = fd, (st.st_dev, st.st_ino)
         return fd
