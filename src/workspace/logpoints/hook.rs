@@ -528,6 +528,7 @@ mod tests {
             dir: "/t/x".into(),
             breakpoints: group(&[logpoint("p1", 4, &["a"])]),
             set: vec![logpoint("p1", 4, &["a"])],
+            hits: hits_in_memory(),
         };
         fn plain(v: &Value) -> bool {
             match v {
