@@ -74,7 +74,7 @@ fn an_emulator_target_posts_through_a_listener_that_ends_with_its_session() {
     let board = server.request("debug/context", json!({})).unwrap();
     let board_text = board.to_string();
     assert!(
-        board_text.contains(&format!("Listening for target `android-emulator`")),
+        board_text.contains("Listening for target `android-emulator`"),
         "{board_text}"
     );
     // A second probe for the same target reuses the listener.
