@@ -46,10 +46,13 @@ def call(tool, args=None, text=None):
 
 
 class Turn:
-    def __init__(self, key, steps, name=None):
+    def __init__(self, key, steps, name=None, any_order=False):
         self.key = key
         self.steps = steps
         self.name = name or key
+        # Claimed whenever its key comes, even before earlier turns (agents
+        # that run side by side, such as subagents).
+        self.any_order = any_order
 
 
 class Script:
@@ -84,8 +87,9 @@ class Script:
             return None
 
     def _first_free(self, index):
-        # Turns are played in order: an earlier unclaimed turn blocks later ones.
-        return all(i in self.claimed for i in range(index))
+        # Turns are played in order: an earlier unclaimed turn blocks later
+        # ones (except those that run side by side).
+        return all(i in self.claimed or self.turns[i].any_order for i in range(index))
 
     def unplayed(self):
         return [t.name for i, t in enumerate(self.turns) if i not in self.claimed]

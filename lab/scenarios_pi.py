@@ -349,6 +349,139 @@ def omp_todos(kind, binary, ws):
                       ("Hand off", "pending")], f"progress/view's todos: {view}")
 
 
+
+
+def agent_changes(path):
+    """The `agents/changed` records the extension's sidecar announced, in order."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    return [n["params"]["record"] for n in lines if n["method"] == "agents/changed"]
+
+
+def statuses(changes, agent_id):
+    """The statuses one subagent went through, each once in a row."""
+    seen = []
+    for record in changes:
+        if record["id"] == agent_id and (not seen or seen[-1] != record["status"]):
+            seen.append(record["status"])
+    return seen
+
+
+def omp_subagents(kind, binary, ws):
+    """oh-my-pi's own subagents (its `task` tool) reach the sidecar's records:
+    two at once, one completing with its result and one failing with its
+    error; one that asks its parent a question and gets the answer; one
+    still running when the host is stopped."""
+    trace = os.path.join(ws.base, "notifications.jsonl")
+    lab_script = script(kind, [
+        Turn("PARENT delegate", [
+            act(kind, "task", {"context": "the cart", "tasks": [
+                {"name": "Alpha", "agent": "task", "task": "CHILDA count the items"},
+                {"name": "Beta", "agent": "task", "task": "CHILDB read the config"}]}),
+            # A wait returns at the first one to end.
+            act(kind, "hub", {"op": "wait"}),
+            act(kind, "hub", {"op": "wait"}),
+            say("Alpha counted 3; Beta failed."),
+        ], name="parent"),
+        Turn("CHILDA", [act(kind, "bash", {"command": "echo 3"}),
+                        act(kind, "yield", {"data": "Alpha counted 3 items"}), say("done")], name="alpha",
+             any_order=True),
+        Turn("CHILDB", [act(kind, "yield", {"error": "Beta could not read config.toml"}), say("done")],
+             name="beta", any_order=True),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace
+        pi.prompt("PARENT delegate the checks")
+        check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
+        # What the host itself reported to the parent's model.
+        waited = "\n".join(last_tool_result(r["body"]) for r in requests_of(lab, "parent"))
+        check("Alpha counted 3 items" in waited and "Beta could not read config.toml" in waited,
+              f"the host did not report both subagents' ends: {waited[-800:]!r}")
+        records = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}
+        check(set(records) == {"Alpha", "Beta"},
+              f"agents/list holds {sorted(records)}, not the two subagents (a copy of the "
+              "extension inside a subagent must not report itself)")
+        alpha, beta = records["Alpha"], records["Beta"]
+        check(alpha["status"] == "completed" and alpha["result"] == "Alpha counted 3 items",
+              f"Alpha: {alpha}")
+        check((alpha.get("toolUses") or 0) >= 2 and (alpha.get("turns") or 0) >= 1,
+              f"Alpha's work figures: {alpha}")
+        check((alpha.get("usage") or {}).get("output", 0) > 0, f"Alpha's usage: {alpha}")
+        check(alpha["type"] == "task" and "CHILDA" in (alpha.get("description") or ""),
+              f"Alpha's type and description: {alpha}")
+        check(beta["status"] == "error" and beta["error"] == "Beta could not read config.toml",
+              f"Beta: {beta}")
+        changes = agent_changes(trace)
+        for agent_id, final in (("Alpha", "completed"), ("Beta", "error")):
+            went = statuses(changes, agent_id)
+            check(went == ["queued", "running", final],
+                  f"{agent_id}'s agents/changed statuses: {went}")
+
+    # A question to the parent, answered.
+    trace_q = os.path.join(ws.base, "notifications-q.jsonl")
+    lab_script = script(kind, [
+        Turn("PARENT ask", [
+            act(kind, "task", {"context": "the cart", "tasks": [
+                {"name": "Delta", "agent": "task", "task": "CHILDD check the discount"}]}),
+            act(kind, "hub", {"op": "wait"}),
+            act(kind, "hub", {"op": "send", "to": "Delta", "message": "Use cart.py"}),
+            act(kind, "hub", {"op": "wait"}),
+            say("Delta is done."),
+        ], name="parent-q"),
+        Turn("CHILDD", [act(kind, "hub", {"op": "send", "to": "Main", "message": "Which file holds the discount?",
+                                          "await": True}),
+                        act(kind, "yield", {"data": "the discount is in cart.py"}), say("done")],
+             name="delta"),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace_q
+        pi.prompt("PARENT ask the subagent")
+        check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
+        changes = agent_changes(trace_q)
+        asked = [r.get("pendingQuestion") for r in changes if r["id"] == "Delta"]
+        check("Which file holds the discount?" in asked,
+              f"Delta's question never reached its record: {asked}")
+        delta = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}["Delta"]
+        check(delta["status"] == "completed" and not delta.get("pendingQuestion"),
+              f"Delta after its answer: {delta}")
+
+    # The host stopped while a subagent runs: nothing stays running.
+    lab_script = script(kind, [
+        Turn("PARENT long", [
+            act(kind, "task", {"context": "c", "tasks": [
+                {"name": "Gamma", "agent": "task", "task": "CHILDG wait for the build"}]}),
+            act(kind, "hub", {"op": "wait"}),
+            say("done"),
+        ], name="parent-long"),
+        Turn("CHILDG", [act(kind, "bash", {"command": "sleep 60"}),
+                        act(kind, "yield", {"data": "built"}), say("done")], name="gamma"),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        run = pi.start("PARENT long task")
+        try:
+            deadline = time.monotonic() + 60
+            running = False
+            while time.monotonic() < deadline and not running:
+                time.sleep(0.2)
+                found = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}
+                running = found.get("Gamma", {}).get("status") == "running"
+            check(running, "Gamma never ran")
+            run.send_signal(signal.SIGTERM)
+            run.wait(timeout=30)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        gamma = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}["Gamma"]
+        check(gamma["status"] == "stopped", f"Gamma after the host stopped: {gamma}")
+
 ALL = [
     (name, host, play)
     for host in ("pi", "omp")
@@ -359,4 +492,5 @@ ALL = [
         ("killed mid-turn", pi_killed_mid_turn),
         ("Proceed outside the chat wakes the idle session", pi_woken),
     ]
-] + [("todos reach progress", "omp", omp_todos)]
+] + [("todos reach progress", "omp", omp_todos),
+      ("subagents reach the records", "omp", omp_subagents)]

@@ -6,6 +6,7 @@
 // and the sidecar.
 
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { appendFileSync } from "node:fs";
 import { Sidecar } from "../shared/sidecar.ts";
 
 const CONTEXT_TYPE = "debug-mode-context";
@@ -27,7 +28,19 @@ type Tool = {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The main session's subagent feed. oh-my-pi runs every extension again
+ * inside each subagent's session, in the same process: such a copy starts
+ * no sidecar and offers no Debug Mode, and only hands what its own event bus
+ * says about its subagents (the main session's grandchildren) to this feed. */
+let mainFeed: SubagentFeed | undefined;
+
 export default async function debugSidecar(pi: ExtensionAPI) {
+  if (mainFeed) {
+    watchSubagents(pi, mainFeed);
+    return;
+  }
+  const feed = new SubagentFeed();
+  mainFeed = feed;
   const binary = process.env.DEBUG_SIDECAR_BIN || "debug-sidecar";
   const root = process.cwd();
   const sidecar = new Sidecar(binary, root);
@@ -43,8 +56,11 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     tools = (await sidecar.request("tools/list", {})).tools;
   } catch (error) {
     console.error(`debug-sidecar: not available (${(error as Error).message}); Debug Mode is off.`);
+    mainFeed = undefined;
     return;
   }
+  feed.send = (event) => sidecar.notify("agents/event", event);
+  watchSubagents(pi, feed);
 
   // The context the latest event ran in: notices and the hand-off choice go there.
   let current: ExtensionContext | undefined;
@@ -201,9 +217,15 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     if ((event.message as any).role === "assistant") turnEvent({ kind: "message" });
   });
   const todoList = new TodoList();
+  // oh-my-pi's `task` call lists its subagents (pending ones first) in its
+  // partial results; its `hub` call may cancel some.
+  pi.on("tool_execution_update", async (event) => {
+    if (event.toolName === "task") feed.listed((event as any).partialResult?.details?.progress);
+  });
   pi.on("tool_execution_start", async (event) => {
     turnEvent({ kind: "toolCall", tool: event.toolName });
     const args = event.args as any;
+    if (event.toolName === "hub" && args?.op === "cancel") feed.cancelled(args.ids);
     if (TODO_TOOLS.has(event.toolName) && Array.isArray(args?.todos)) {
       sidecar.notify("progress/todos", { todos: args.todos });
     } else if (event.toolName === "todo" && typeof args?.op === "string" && todoList.apply(args)) {
@@ -242,7 +264,14 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   });
 
   // What the sidecar announces: the hand-off choice, wakes, turn state and progress.
+  // Every notification, one JSON line each, for a test that reads their order.
+  const trace = process.env.DEBUG_SIDECAR_TRACE_NOTIFICATIONS;
   sidecar.onNotification((method, params) => {
+    if (trace) {
+      try {
+        appendFileSync(trace, JSON.stringify({ method, params }) + "\n");
+      } catch (_) {}
+    }
     const ctx = current;
     if (method === "debug/stateChanged" && params?.stage !== "user_turn") {
       // The round moved on elsewhere (a terminal, an editor): the open choice is stale.
@@ -291,12 +320,141 @@ export default async function debugSidecar(pi: ExtensionAPI) {
 
   // A headless run holds on until the session owes nothing; the sidecar ends with the host.
   pi.on("session_shutdown", async (_event, ctx) => {
+    // The host ends its subagents with it: none stays running.
+    feed.shutdown();
     await settle(ctx);
     await sidecar.stop();
+    mainFeed = undefined;
   });
   process.once("exit", () => {
     if (!sidecar.exited) void sidecar.stop();
   });
+}
+
+/** oh-my-pi's subagents (its `task` tool), from the three channels of its
+ * event bus, as `agents/event` records (see README.md for each field). */
+function watchSubagents(pi: ExtensionAPI, feed: SubagentFeed) {
+  const bus = (pi as any).events;
+  if (!bus?.on) return;
+  bus.on("task:subagent:lifecycle", (frame: any) => feed.lifecycle(frame));
+  bus.on("task:subagent:progress", (frame: any) => feed.progress(frame));
+  bus.on("task:subagent:event", (frame: any) => feed.event(frame));
+}
+
+type AgentEvent = Record<string, unknown> & { id: string; kind: string };
+type Usage = { input: number; output: number; cacheRead: number; cacheWrite: number };
+type Seen = {
+  finished: boolean;
+  usage: Usage;
+  compactions: number;
+  result?: string;
+  failure?: string;
+  cancelled: boolean;
+  asking?: string;
+};
+
+const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value) ?? "");
+
+class SubagentFeed {
+  send: (event: AgentEvent) => void = () => {};
+  private seen = new Map<string, Seen>();
+  private ending = false;
+
+  private of(id: string): Seen {
+    let seen = this.seen.get(id);
+    if (!seen) {
+      seen = { finished: false, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, compactions: 0, cancelled: false };
+      this.seen.set(id, seen);
+    }
+    return seen;
+  }
+
+  /** The `task` call's own list: a pending subagent is queued. */
+  listed(progress: unknown) {
+    if (!Array.isArray(progress)) return;
+    for (const entry of progress) {
+      if (typeof entry?.id !== "string" || entry.status !== "pending" || this.seen.has(entry.id)) continue;
+      this.of(entry.id);
+      this.send({ id: entry.id, kind: "queued", type: entry.agent, description: entry.description ?? entry.assignment });
+    }
+  }
+
+  cancelled(ids: unknown) {
+    for (const id of Array.isArray(ids) ? ids : [ids]) if (typeof id === "string") this.of(id).cancelled = true;
+  }
+
+  lifecycle(frame: any) {
+    const id = frame?.id;
+    if (typeof id !== "string") return;
+    const seen = this.of(id);
+    const about = { type: frame.agent, description: frame.description };
+    switch (frame.status) {
+      case "started":
+        seen.finished = false;
+        this.send({ id, kind: "running", ...about });
+        return;
+      case "completed":
+        seen.finished = true;
+        this.send({ id, kind: "completed", ...about, result: seen.result ?? "" });
+        return;
+      case "failed":
+        seen.finished = true;
+        this.send({ id, kind: "error", ...about, error: seen.failure ?? "the subagent failed" });
+        return;
+      case "aborted":
+        seen.finished = true;
+        // oh-my-pi says `aborted` for a yielded error, a cancel and the host's end alike.
+        if (seen.failure !== undefined) this.send({ id, kind: "error", ...about, error: seen.failure });
+        else if (seen.cancelled || this.ending) this.send({ id, kind: "stopped", ...about });
+        else this.send({ id, kind: "aborted", ...about });
+        return;
+    }
+  }
+
+  /** Work figures: tool uses and turns (its model requests). */
+  progress(frame: any) {
+    const p = frame?.progress;
+    if (typeof p?.id !== "string" || this.seen.get(p.id)?.finished) return;
+    this.send({ id: p.id, kind: "update", toolUses: p.toolCount, turns: p.requests });
+  }
+
+  /** The subagent's own session events: usage per reply, compactions, its
+   * result or error (`yield`) and a question to its parent (`hub send`). */
+  event(frame: any) {
+    const id = frame?.id;
+    const event = frame?.event;
+    if (typeof id !== "string" || !event) return;
+    const seen = this.of(id);
+    if (event.type === "message_end" && event.message?.role === "assistant" && event.message.usage) {
+      const u = event.message.usage;
+      seen.usage.input += u.input ?? 0;
+      seen.usage.output += u.output ?? 0;
+      seen.usage.cacheRead += u.cacheRead ?? 0;
+      seen.usage.cacheWrite += u.cacheWrite ?? 0;
+      this.send({ id, kind: "update", usage: { ...seen.usage } });
+    } else if (event.type === "auto_compaction_end") {
+      this.send({ id, kind: "update", compactions: ++seen.compactions });
+    } else if (event.type === "tool_execution_start" && event.toolName === "yield") {
+      if (event.args?.error !== undefined) seen.failure = text(event.args.error);
+      else seen.result = text(event.args?.data);
+    } else if (event.type === "tool_execution_start" && event.toolName === "hub" && event.args?.op === "send" && event.args?.await) {
+      seen.asking = event.toolCallId;
+      this.send({ id, kind: "update", question: text(event.args.message) });
+    } else if (event.type === "tool_execution_end" && seen.asking !== undefined && event.toolCallId === seen.asking) {
+      seen.asking = undefined;
+      this.send({ id, kind: "update", question: "" });
+    }
+  }
+
+  /** The host ends: every subagent still queued or running is stopped. */
+  shutdown() {
+    this.ending = true;
+    for (const [id, seen] of this.seen) {
+      if (seen.finished) continue;
+      seen.finished = true;
+      this.send({ id, kind: "stopped" });
+    }
+  }
 }
 
 /** oh-my-pi runs on Bun and names itself in its package path. */
