@@ -42,7 +42,7 @@ rm -rf out
 "$tsc" -p .
 echo "test.sh: node --test"
 node --test --test-reporter=spec --test-concurrency=1 \
-  out/test/status.test.js out/test/notification.test.js out/test/ledger.test.js \
+  out/test/status.test.js out/test/notification.test.js out/test/ledger.test.js out/test/agents.test.js \
   out/test/logtail.test.js out/test/errors.test.js out/test/controller.test.js \
   out/test/protocol.test.js out/test/extension.test.js
 # Every suite above must exist: a missing file would otherwise be a silent skip.

@@ -420,6 +420,45 @@ async function main() {
       check(spin > 0, 'no spinner icon');
     });
 
+    await step('the agent\'s subagents show in the Subagents view: running, asking, ended', async () => {
+      // The records oh-my-pi's subagents become (lab: omp: subagents reach the records).
+      for (const event of [
+        { id: 'Alpha', kind: 'queued', type: 'task', description: 'count the items' },
+        { id: 'Beta', kind: 'queued', type: 'task', description: 'read the config' },
+        { id: 'Alpha', kind: 'running' },
+        { id: 'Beta', kind: 'running' },
+        { id: 'Alpha', kind: 'update', toolUses: 2, turns: 1 },
+        { id: 'Beta', kind: 'update', question: 'Which file holds the config?' },
+      ]) {
+        await agent.notify('agents/event', event);
+      }
+      const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Subagents' }) });
+      const header = pane.locator('.pane-header');
+      if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+      const rows = async () => {
+        const found = pane.locator('.monaco-list-row');
+        const out = [];
+        for (let i = 0; i < (await found.count()); i++) {
+          const row = found.nth(i);
+          out.push(`${(await row.locator('.label-name').first().innerText()).trim()}: ${((await row.locator('.label-description').first().innerText().catch(() => '')) || '').trim()}`);
+        }
+        return out;
+      };
+      let seen = [];
+      await until('Alpha running and Beta asking', async () => {
+        seen = await rows();
+        return seen.join('|') === 'Alpha: running · task · 2 tools · 1 turn|Beta: asks a question · task';
+      });
+      await screenshot('subagents-running');
+      await agent.notify('agents/event', { id: 'Alpha', kind: 'completed', result: 'Alpha counted 3 items' });
+      await agent.notify('agents/event', { id: 'Beta', kind: 'error', error: 'Beta could not read config.toml' });
+      await until('both ended', async () => {
+        seen = await rows();
+        return seen.join('|') === 'Alpha: completed · task · 2 tools · 1 turn|Beta: error · task';
+      });
+      check(await pane.locator('.codicon-error').count() === 1, `no error icon on Beta's row: ${seen}`);
+    });
+
     let p1 = '';
     await step('3 the probe in the ledger: file and line first, not cut off; a click opens the file at the probe', async () => {
       await agent.request('debug/recordHypotheses', {

@@ -16,6 +16,7 @@ import {
 } from 'vscode-languageclient/node';
 import { nodeFileProbe, resolveBinary } from './model/binary';
 import { RESTART_TITLE, SETTINGS_COMMAND, type SettingsTab, type UserMessage } from './model/errors';
+import type { AgentNode } from './model/agents';
 import type { LedgerLocation, LedgerNode } from './model/ledger';
 import type { UserTurnPrompt } from './model/notification';
 import { statusMenu, type StatusView } from './model/status';
@@ -202,6 +203,34 @@ class LedgerTree implements vscode.TreeDataProvider<LedgerNode> {
   }
 }
 
+class AgentsTree implements vscode.TreeDataProvider<AgentNode> {
+  private nodes: AgentNode[] = [];
+  private readonly changed = new vscode.EventEmitter<AgentNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  set(nodes: AgentNode[]): void {
+    this.nodes = nodes;
+    this.changed.fire(undefined);
+  }
+
+  getChildren(element?: AgentNode): AgentNode[] {
+    return element ? [] : this.nodes;
+  }
+
+  getTreeItem(node: AgentNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+    item.id = `agent:${node.id}`;
+    item.description = node.description;
+    item.tooltip = node.tooltip;
+    item.iconPath = new vscode.ThemeIcon(node.icon, node.alert ? new vscode.ThemeColor('list.warningForeground') : undefined);
+    return item;
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
 export function activate(context: vscode.ExtensionContext): void {
   const folder = vscode.workspace.workspaceFolders?.[0];
   const runLog = vscode.window.createOutputChannel('Debug Sidecar: Run Log');
@@ -210,7 +239,9 @@ export function activate(context: vscode.ExtensionContext): void {
   item.name = 'Debug Sidecar';
   const tree = new LedgerTree();
   const view = vscode.window.createTreeView('debugSidecar.ledger', { treeDataProvider: tree });
-  context.subscriptions.push(runLog, serverLog, item, tree, view);
+  const agentsTree = new AgentsTree();
+  const agentsView = vscode.window.createTreeView('debugSidecar.agents', { treeDataProvider: agentsTree });
+  context.subscriptions.push(runLog, serverLog, item, tree, view, agentsTree, agentsView);
 
   const showMessage = async (m: UserMessage): Promise<void> => {
     const titles = m.actions.map((a) => a.title);
@@ -250,6 +281,11 @@ export function activate(context: vscode.ExtensionContext): void {
       view.badge = nodes.some((n) => n.marker !== 'live' && n.marker !== 'issued')
         ? { value: nodes.filter((n) => n.marker !== 'live' && n.marker !== 'issued').length, tooltip: 'missing or foreign probes' }
         : undefined;
+    },
+    agents(nodes: AgentNode[]) {
+      agentsTree.set(nodes);
+      const asking = nodes.filter((n) => n.alert).length;
+      agentsView.badge = asking ? { value: asking, tooltip: 'subagents that failed or ask a question' } : undefined;
     },
     log(lines: string[]) {
       for (const line of lines) runLog.appendLine(line);

@@ -2,6 +2,7 @@
 // an abstract UI what to show. No `vscode` import: the protocol suite drives this very class
 // over vscode-jsonrpc against the real binary; extension.ts drives it over a LanguageClient.
 import { describeError, stoppedMessage, type SettingsTab, type UserMessage } from './model/errors';
+import { agentNodes, withRecord, type AgentNode } from './model/agents';
 import { ledgerNodes, leftoverReport, where, type LedgerNode, type LeftoverReport } from './model/ledger';
 import { LogTail } from './model/logtail';
 import { userTurnPrompt, type UserAction, type UserTurnPrompt } from './model/notification';
@@ -9,6 +10,9 @@ import {
   Methods,
   Notifications,
   type AbortResult,
+  type AgentChanged,
+  type AgentRecord,
+  type AgentsList,
   type Bubble,
   type KickoffSnapshot,
   type LogAppended,
@@ -48,6 +52,8 @@ export interface Ui {
   /** Show the hand-off notification; a button calls `controller.runAction`. */
   userTurn(prompt: UserTurnPrompt): void;
   ledger(nodes: LedgerNode[]): void;
+  /** The session's subagents, as their records stand. */
+  agents(nodes: AgentNode[]): void;
   /** Append lines to the run log output. */
   log(lines: string[]): void;
   /** Empty the run log output: a new debug session started. */
@@ -102,6 +108,9 @@ export class SidecarController {
   turn: TurnState | null = null;
   bubble: Bubble | null = null;
   ledger: LedgerNode[] = [];
+  /** The subagent records of the session this window shows, and that session. */
+  agents: AgentRecord[] = [];
+  private agentsSession: string | null = null;
   lastProbes: ProbesResult | null = null;
   readonly tail = new LogTail();
 
@@ -181,6 +190,7 @@ export class SidecarController {
       conn.onNotification(Notifications.progressChanged, (p) => this.applyProgress(p as ProgressChanged)),
       conn.onNotification(Notifications.logAppended, (p) => this.onLogAppended(p as LogAppended)),
       conn.onNotification(Notifications.wakeChanged, (p) => this.onWakeChanged(p as WakeChanged)),
+      conn.onNotification(Notifications.agentsChanged, (p) => this.onAgentChanged(p as AgentChanged)),
       conn.onClose((info) => this.onClosed(conn, info)),
     ];
     try {
@@ -194,11 +204,25 @@ export class SidecarController {
       // A notification may have brought a newer bubble (or another agent's) meanwhile.
       if (this.bubble === null) this.bubble = bubble;
       this.render();
+      const agents = await conn.sendRequest<AgentsList>(Methods.agentsList, {});
+      if (gen !== this.generation) return false;
+      this.agentsSession = agents.sessionId;
+      this.agents = agents.agents;
+      this.ui.agents(agentNodes(this.agents));
       await this.refreshLedger(false, true);
     } catch (err) {
       if (!isConnectionLoss(err)) this.ui.message(describeError(err, 'read the debug session'));
     }
     return this.running;
+  }
+
+  /** A subagent's record changed: the view follows the session it shows (the first one
+   * heard of when it shows none yet). */
+  private onAgentChanged(p: AgentChanged): void {
+    if (this.agentsSession === null) this.agentsSession = p.sessionId;
+    if (p.sessionId !== this.agentsSession) return;
+    this.agents = withRecord(this.agents, p.record);
+    this.ui.agents(agentNodes(this.agents));
   }
 
   /** Stop the sidecar on purpose (deactivate, restart): no "stopped" message. */

@@ -43,6 +43,7 @@ function answers(state: { snap: Snapshot }): Record<string, (params: object) => 
     'debug/status': () => state.snap,
     'turn/state': () => ({ sessionId: 'default', state: 'idle', label: 'idle' }),
     'progress/state': () => null,
+    'agents/list': () => ({ sessionId: 'default', agents: [] }),
     'debug/probes': () => probes({ probes: state.snap.probes.list }),
     'debug/logs': () => ({ run: state.snap.runId, entries: [], nextCursor: null, total: 0, malformed: { count: 0, lines: [] }, oversized: [] }),
   };

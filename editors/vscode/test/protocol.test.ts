@@ -34,6 +34,8 @@ interface Rig {
   agent: SidecarConnection;
   /** Send an agent-side notification (turn/event, progress/*) on the extension's own process. */
   notifyExt(method: string, params: object): Promise<void>;
+  /** Send a notification on the agent's own process (agents/event, as a harness's extension does). */
+  notifyAgent(method: string, params: object): Promise<void>;
 }
 
 async function rig(t: TestContext, opts: { agent?: boolean } = {}): Promise<Rig> {
@@ -58,6 +60,11 @@ async function rig(t: TestContext, opts: { agent?: boolean } = {}): Promise<Rig>
     agent,
     notifyExt: async (method, params) => {
       const s = ext.spawned.at(-1);
+      assert.ok(s);
+      await s.connection.sendNotification(method, params);
+    },
+    notifyAgent: async (method, params) => {
+      const s = agentHandle.spawned.at(-1);
       assert.ok(s);
       await s.connection.sendNotification(method, params);
     },
@@ -314,6 +321,40 @@ test('the tree marks missing and foreign probes; leftovers and abort name them',
   assert.equal(rec.status?.text, '$(debug-alt) idle | Debug: off');
   assert.ok(aborted.leftoverProbes.some((p) => p.id === p1));
   assert.match(rec.messages.at(-1)?.text ?? '', new RegExp(`^Debug session aborted\\. \\d probe\\(s\\) are still in your files: .*${p1} at checkout\\.sh:`));
+});
+
+test('subagents the agent’s process reports show in the Subagents view, as they change', async (t) => {
+  const r = await rig(t);
+  const { rec } = r;
+  // The records oh-my-pi's subagents become (lab: omp: subagents reach the records).
+  for (const event of [
+    { id: 'Alpha', kind: 'queued', type: 'task', description: 'CHILDA count the items' },
+    { id: 'Beta', kind: 'queued', type: 'task', description: 'CHILDB read the config' },
+    { id: 'Alpha', kind: 'running' },
+    { id: 'Beta', kind: 'running' },
+    { id: 'Alpha', kind: 'update', toolUses: 2, turns: 1 },
+    { id: 'Beta', kind: 'update', question: 'Which file holds the config?' },
+  ]) {
+    await r.notifyAgent('agents/event', event);
+  }
+  await rec.until('both running, Beta asking', () =>
+    rec.agentNodes.length === 2 && rec.agentNodes[1]!.description.startsWith('asks a question'),
+  );
+  assert.deepEqual(rec.agentNodes.map((n) => n.label), ['Alpha', 'Beta']);
+  assert.equal(rec.agentNodes[0]!.description, 'running · task · 2 tools · 1 turn');
+  await r.notifyAgent('agents/event', { id: 'Alpha', kind: 'completed', result: 'Alpha counted 3 items' });
+  await r.notifyAgent('agents/event', { id: 'Beta', kind: 'error', error: 'Beta could not read config.toml' });
+  await rec.until('both ended', () => rec.agentNodes.every((n) => n.icon === 'pass' || n.icon === 'error'));
+  assert.deepEqual(
+    rec.agentNodes.map((n) => [n.label, n.icon]),
+    [['Alpha', 'pass'], ['Beta', 'error']],
+  );
+  assert.match(rec.agentNodes[0]!.tooltip, /Result: Alpha counted 3 items/);
+  assert.match(rec.agentNodes[1]!.tooltip, /Error: Beta could not read config.toml/);
+  // A restarted sidecar reads them back (`agents/list`).
+  assert.equal(await r.c.restart(), true);
+  await rec.until('read back', () => rec.agentNodes.length === 2);
+  assert.deepEqual(rec.agentNodes.map((n) => n.icon), ['pass', 'error']);
 });
 
 test('an illegal command shows the server’s own message, and nothing changes', async (t) => {

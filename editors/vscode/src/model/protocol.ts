@@ -144,6 +144,35 @@ export interface LogAppended {
   cursor: string | null;
 }
 
+/** A subagent record (`agents/list`, `agents/changed`). */
+export interface AgentRecord {
+  id: string;
+  type?: string | null;
+  description?: string | null;
+  status: string;
+  queuedAt?: number | null;
+  startedAt?: number | null;
+  completedAt?: number | null;
+  result?: string | null;
+  error?: string | null;
+  toolUses?: number | null;
+  turns?: number | null;
+  maxTurns?: number | null;
+  usage?: { input: number; output: number; cacheRead: number; cacheWrite: number } | null;
+  compactions?: number | null;
+  pendingQuestion?: string | null;
+}
+
+export interface AgentsList {
+  sessionId: string;
+  agents: AgentRecord[];
+}
+
+export interface AgentChanged {
+  sessionId: string;
+  record: AgentRecord;
+}
+
 export const Methods = {
   start: 'debug/start',
   proceed: 'debug/proceed',
@@ -154,6 +183,7 @@ export const Methods = {
   logs: 'debug/logs',
   turnState: 'turn/state',
   progressState: 'progress/state',
+  agentsList: 'agents/list',
 } as const;
 
 export const Notifications = {
@@ -162,6 +192,7 @@ export const Notifications = {
   progressChanged: 'progress/changed',
   logAppended: 'debug/logAppended',
   wakeChanged: 'debug/wakeChanged',
+  agentsChanged: 'agents/changed',
 } as const;
 
 export const ErrorCodes = {

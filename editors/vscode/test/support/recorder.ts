@@ -1,5 +1,6 @@
 // A Ui that records what the person would see, for assertions and the README capture.
 import type { UserMessage } from '../../src/model/errors';
+import type { AgentNode } from '../../src/model/agents';
 import { ledgerText, type LedgerNode } from '../../src/model/ledger';
 import type { UserTurnPrompt } from '../../src/model/notification';
 import type { StatusView } from '../../src/model/status';
@@ -9,6 +10,7 @@ export type Event =
   | { kind: 'status'; view: StatusView }
   | { kind: 'userTurn'; prompt: UserTurnPrompt }
   | { kind: 'ledger'; nodes: LedgerNode[] }
+  | { kind: 'agents'; nodes: AgentNode[] }
   | { kind: 'log'; lines: string[] }
   | { kind: 'clearLog' }
   | { kind: 'message'; message: UserMessage }
@@ -20,6 +22,7 @@ export class RecordingUi {
   prompts: UserTurnPrompt[] = [];
   messages: UserMessage[] = [];
   ledgerNodes: LedgerNode[] = [];
+  agentNodes: AgentNode[] = [];
   output: string[] = [];
   commands: CommandState = { running: false, legal: [] };
   private waiters: Array<() => void> = [];
@@ -44,6 +47,10 @@ export class RecordingUi {
     ledger: (nodes) => {
       this.ledgerNodes = nodes;
       this.push({ kind: 'ledger', nodes });
+    },
+    agents: (nodes) => {
+      this.agentNodes = nodes;
+      this.push({ kind: 'agents', nodes });
     },
     log: (lines) => {
       this.output.push(...lines);

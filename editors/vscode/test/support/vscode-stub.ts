@@ -124,6 +124,8 @@ export const recorded = {
   shown: [] as Shown[],
   output: new Map<string, string[]>(),
   tree: null as null | { getChildren(): unknown[]; getTreeItem(n: unknown): TreeItem },
+  /** Every tree view by its id (`recorded.tree` is the Probe Ledger's). */
+  trees: new Map<string, { getChildren(): unknown[]; getTreeItem(n: unknown): TreeItem }>(),
   executed: [] as string[],
   /** Answers for message buttons: a function of the message, or undefined (dismissed). */
   answer: (_m: Shown): string | undefined => undefined,
@@ -201,8 +203,9 @@ export const window = {
       command: { get: () => recorded.status.command, set: (v: unknown) => (recorded.status.command = v) },
     });
   },
-  createTreeView: (_id: string, opts: { treeDataProvider: NonNullable<typeof recorded.tree> }) => {
-    recorded.tree = opts.treeDataProvider;
+  createTreeView: (id: string, opts: { treeDataProvider: NonNullable<typeof recorded.tree> }) => {
+    recorded.trees.set(id, opts.treeDataProvider);
+    if (id === 'debugSidecar.ledger') recorded.tree = opts.treeDataProvider;
     return { badge: undefined as unknown, dispose: () => undefined };
   },
   showInformationMessage: show('info'),

@@ -1,0 +1,53 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { agentNodes, withRecord } from '../src/model/agents';
+import type { AgentRecord } from '../src/model/protocol';
+
+const record = (over: Partial<AgentRecord>): AgentRecord => ({
+  id: 'Alpha',
+  type: 'task',
+  description: 'count the items',
+  status: 'running',
+  toolUses: 0,
+  turns: 0,
+  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  ...over,
+});
+
+test('a row per subagent: its status, type and work; the tooltip its task and end', () => {
+  const nodes = agentNodes([
+    record({ status: 'queued' }),
+    record({ id: 'Beta', status: 'completed', toolUses: 2, turns: 1, result: 'Alpha counted 3 items', usage: { input: 40, output: 12, cacheRead: 0, cacheWrite: 0 } }),
+    record({ id: 'Gamma', status: 'error', toolUses: 1, turns: 1, error: 'could not read config.toml' }),
+  ]);
+  assert.deepEqual(
+    nodes.map((n) => [n.label, n.description, n.icon, n.alert]),
+    [
+      ['Alpha', 'queued · task', 'clock', false],
+      ['Beta', 'completed · task · 2 tools · 1 turn', 'pass', false],
+      ['Gamma', 'error · task · 1 tool · 1 turn', 'error', true],
+    ],
+  );
+  assert.equal(nodes[1]!.tooltip, 'Subagent Beta (task): completed\ncount the items\nResult: Alpha counted 3 items\nTokens: 40 in, 12 out');
+  assert.match(nodes[2]!.tooltip, /Error: could not read config.toml/);
+});
+
+test('a pending question is what the row says, and asks for attention', () => {
+  const [node] = agentNodes([record({ pendingQuestion: 'Which file?' })]);
+  assert.equal(node!.description, 'asks a question · task');
+  assert.ok(node!.alert);
+  assert.match(node!.tooltip, /Asks: Which file\?/);
+});
+
+test('a changed record takes its place; a new one goes last', () => {
+  const first = [record({}), record({ id: 'Beta' })];
+  const changed = withRecord(first, record({ status: 'completed' }));
+  assert.deepEqual(changed.map((r) => [r.id, r.status]), [['Alpha', 'completed'], ['Beta', 'running']]);
+  assert.deepEqual(withRecord(first, record({ id: 'Delta' })).map((r) => r.id), ['Alpha', 'Beta', 'Delta']);
+  assert.equal(first[0]!.status, 'running', 'the list given is not changed');
+});
+
+test('a long result is cut in the tooltip', () => {
+  const [node] = agentNodes([record({ status: 'completed', result: 'x'.repeat(5000) })]);
+  assert.ok(node!.tooltip.length < 800, `${node!.tooltip.length}`);
+});
