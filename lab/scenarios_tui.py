@@ -471,8 +471,11 @@ def woken_by_terminal(kind, binary, ws):
             check_kickoff(request_text(woken[0]["body"]), "it printed 9",
                           "the kickoff a terminal's Proceed woke Claude Code with")
             wait_form(t, 2)
-            check(any("Stop hook feedback" in screen for screen in t.since(mark)),
-                  "the person's screen shows nothing of the woken turn:\n" + t.dump())
+            # The woken turn as Claude Code shows it: the hook's feedback,
+            # with the person's own note in it.
+            check(any("Stop hook feedback" in screen and "it printed 9" in screen
+                      for screen in t.since(mark)),
+                  "the person's screen does not show the woken turn with their note:\n" + t.dump())
             # Round 2: Esc again, then Mark fixed pressed in an editor.
             t.keys("Escape")
             t.wait_for("Mark fixed if it prints 12", 30, "the model's line after Esc")
@@ -536,7 +539,6 @@ def form_overtaken(kind, binary, ws):
             check(len(lab.requests) > before, "the turn did not go on after the form was withdrawn")
             went_on = last_tool_result(lab.requests[before]["body"])
             check_kickoff(went_on, "it printed 9", "the hand-off call's result once overtaken")
-            check("Already applied" not in out.stdout, f"the terminal's Proceed: {out.stdout!r}")
             wait_form(t, 2)
             check(len(ws.status()) == 1 and ws.status()[0].get("round") == 2,
                   f"a second Proceed was applied: {ws.status()}")

@@ -231,10 +231,22 @@ fn controls() -> Vec<String> {
     ]
 }
 
+/// The shapes of which `text` holds the secret, whole or in part: any 16
+/// characters of it in a row (a marker that kept a prefix, a cut that kept a
+/// tail). Windows of a PEM block's fixed `-----BEGIN ... KEY-----` lines
+/// (dashes or spaces in them) are no part of its secret.
 fn leaked<'a>(text: &str, corpus: &'a [(String, String, String)]) -> Vec<&'a str> {
+    const WINDOW: usize = 16;
     corpus
         .iter()
-        .filter(|(_, _, secret)| text.contains(secret.as_str()))
+        .filter(|(_, _, secret)| {
+            let chars: Vec<char> = secret.chars().collect();
+            text.contains(secret.as_str())
+                || chars.windows(WINDOW).any(|window| {
+                    !window.iter().any(|c| *c == '-' || c.is_whitespace())
+                        && text.contains(&window.iter().collect::<String>())
+                })
+        })
         .map(|(what, _, _)| what.as_str())
         .collect()
 }
@@ -380,13 +392,29 @@ fn no_secret_of_the_corpus_reaches_the_model_a_screen_or_a_file_the_sidecar_writ
     let board = board["content"].as_str().unwrap();
     assert!(board.contains("Secrets redacted in this run:"), "{board}");
 
-    // Equal secrets, equal markers: each web record's two values agree.
-    let page = server
-        .request("debug/logs", json!({"probe": "web0"}))
-        .unwrap();
-    let data = &page["entries"][0]["entry"]["data"];
-    assert_eq!(data["v"], data["again"], "{data}");
-    assert!(data["v"].as_str().unwrap().contains("[redacted:"), "{data}");
+    // Equal secrets, equal markers: each web record's two values agree;
+    // different secrets, different markers.
+    let mut marked = |probe: &str| {
+        let page = server
+            .request("debug/logs", json!({"probe": probe}))
+            .unwrap();
+        page["entries"][0]["entry"]["data"].clone()
+    };
+    let mut markers = std::collections::HashSet::new();
+    for i in 0..corpus.len() {
+        let data = marked(&format!("web{i}"));
+        assert_eq!(data["v"], data["again"], "{data}");
+        let value = data["v"].as_str().unwrap().to_string();
+        assert!(value.contains("[redacted:"), "{data}");
+        markers.insert(value);
+    }
+    let distinct: std::collections::HashSet<&str> =
+        corpus.iter().map(|(_, text, _)| text.as_str()).collect();
+    assert_eq!(
+        markers.len(),
+        distinct.len(),
+        "different secrets must get different markers"
+    );
 
     // The controls pass unchanged.
     let cli_lines = cli(root, &["logs", "--json", "--limit", "100000"]);

@@ -81,13 +81,14 @@ fn an_editors_proceed_is_taken_by_one_waker_and_the_editor_hears_of_it() {
     assert_eq!(wakers, ["oh-my-pi", "pi"]);
     let revision = wake["revision"].as_u64().unwrap();
     assert_eq!(revision, proceeded["revision"].as_u64().unwrap());
-    assert!(
-        wake["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("Waking the agent in "),
-        "{wake}"
-    );
+    // It names the hosts that may wake the agent, each of them.
+    let named = wake["message"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("Waking the agent in ")
+        .unwrap_or_else(|| panic!("{wake}"));
+    assert!(named.contains("oh-my-pi"), "{wake}");
+    assert!(named.replace("oh-my-pi", "").contains("pi"), "{wake}");
     // Both wakers hear of it; the first claim wins, the second gets nothing.
     for server in [&mut pi, &mut other] {
         let asked = server
@@ -198,6 +199,21 @@ fn no_wake_while_a_turn_runs_and_none_after_the_person_went_on_in_the_chat() {
         .request("debug/claimWake", json!({"revision": revision}))
         .unwrap();
     assert_eq!(refused["granted"], false, "a wake after the chat went on");
+    // That turn ends: the Proceed it carried is not announced again, nor
+    // can it be claimed (the agent would read the same round twice).
+    agent
+        .notify("turn/event", json!({"kind": "turnEnd"}))
+        .unwrap();
+    assert!(
+        pi.wait_for("debug/wakeRequested", QUIET * 3, |p| p["revision"]
+            == revision)
+            .is_none(),
+        "a superseded wake was announced after the chat's turn ended"
+    );
+    let after = pi
+        .request("debug/claimWake", json!({"revision": revision}))
+        .unwrap();
+    assert_eq!(after["granted"], false, "a superseded wake was claimed");
 }
 
 #[test]
