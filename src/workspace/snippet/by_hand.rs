@@ -131,15 +131,9 @@ pub(super) fn csharp(input: &SnippetInput) -> String {
     )
 }
 
-/// Rust's value escaper: the body of a JSON string.
-pub(super) const RUST_JSON_FN: &str = r#"    let dbg_json = |dbg_text: &str| -> String { dbg_text.chars().map(|dbg_c| match dbg_c { '"' | '\\' => format!("\\{dbg_c}"), _ if dbg_c < ' ' => format!("\\u{:04x}", dbg_c as u32), _ => dbg_c.to_string() }).collect() };
-"#;
-
-/// Rust: no JSON crate assumed, and the sidecar cannot know the types, so
-/// each value is its `{:?}` text in a JSON string (every std type has Debug;
-/// a string shows with its quotes). The line is built before the file is
-/// opened, and writing never panics.
-pub(super) fn rust(input: &SnippetInput) -> String {
+/// Rust's value lines (the escaper, `dbg_data` as JSON pairs) and what
+/// joins them into the line, or nothing when the block logs no value.
+pub(super) fn rust_data(input: &SnippetInput) -> (String, &'static str) {
     let data = if input.variables.is_empty() {
         String::new()
     } else {
@@ -166,6 +160,19 @@ pub(super) fn rust(input: &SnippetInput) -> String {
     } else {
         "&dbg_data.join(\",\"), "
     };
+    (data, joined)
+}
+
+/// Rust's value escaper: the body of a JSON string.
+pub(super) const RUST_JSON_FN: &str = r#"    let dbg_json = |dbg_text: &str| -> String { dbg_text.chars().map(|dbg_c| match dbg_c { '"' | '\\' => format!("\\{dbg_c}"), _ if dbg_c < ' ' => format!("\\u{:04x}", dbg_c as u32), _ => dbg_c.to_string() }).collect() };
+"#;
+
+/// Rust: no JSON crate assumed, and the sidecar cannot know the types, so
+/// each value is its `{:?}` text in a JSON string (every std type has Debug;
+/// a string shows with its quotes). The line is built before the file is
+/// opened, and writing never panics.
+pub(super) fn rust(input: &SnippetInput) -> String {
+    let (data, joined) = rust_data(input);
     fill(
         r#"{
 @@DATA@@    let dbg_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |dbg_age| dbg_age.as_millis());

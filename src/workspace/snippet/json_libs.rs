@@ -138,6 +138,18 @@ pub(super) fn node(input: &SnippetInput, typescript: bool) -> String {
     )
 }
 
+/// Go's `dbgData` map of the variables and the `check` that keeps it
+/// writable, or nothing when the block logs no value.
+pub(super) fn go_values(input: &SnippetInput, check: &str) -> String {
+    if input.variables.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\tdbgData := map[string]interface{{}}{{{}}}\n{check}",
+        data_entries(input, |n: &str| lit(Lit::Go, n), ": ", str::to_string)
+    )
+}
+
 /// Go's value check: a value `encoding/json` cannot write goes in as
 /// `fmt.Sprint`.
 pub(super) const GO_VALUE_CHECK: &str = "\tfor dbgKey, dbgValue := range dbgData {
@@ -164,14 +176,7 @@ pub(super) fn go(input: &SnippetInput) -> String {
     } else {
         (r#""encoding/json", "fmt", "os", "time""#, "dbgData")
     };
-    let values = if input.variables.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "\tdbgData := map[string]interface{{}}{{{}}}\n{GO_VALUE_CHECK}",
-            data_entries(input, key, ": ", str::to_string)
-        )
-    };
+    let values = go_values(input, GO_VALUE_CHECK);
     fill(
         r#"func(dbgFile *os.File, _ error) { // needs imports @@IMPORTS@@
 	defer func() { _ = recover(); _ = dbgFile.Close() }()

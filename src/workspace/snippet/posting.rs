@@ -9,9 +9,9 @@
 //! have no posting block.
 
 use super::by_hand::{
-    concatenation, shell_data, CSHARP_JSON_FN, JAVA_JSON_FN, KOTLIN_JSON_FN, RUST_JSON_FN,
+    concatenation, rust_data, shell_data, CSHARP_JSON_FN, JAVA_JSON_FN, KOTLIN_JSON_FN,
 };
-use super::json_libs::{js_fields, PYTHON_JSON_FIX};
+use super::json_libs::{go_values, js_fields, PYTHON_JSON_FIX};
 use super::text::*;
 use super::{no_ingest_url, SnippetInput, UnsupportedLanguage};
 
@@ -111,14 +111,7 @@ fn go(input: &SnippetInput, url: &str) -> String {
             "dbgData",
         )
     };
-    let values = if input.variables.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "\tdbgData := map[string]interface{{}}{{{}}}\n{GO_VALUE_PICK}",
-            data_entries(input, key, ": ", str::to_string)
-        )
-    };
+    let values = go_values(input, GO_VALUE_PICK);
     // The answer's body is closed by a deferred call whose arguments are
     // the post itself; when the post failed, its nil answer panics there
     // and the first deferred call recovers.
@@ -160,31 +153,7 @@ fn url_parts(url: &str) -> (&str, &str, &str) {
 /// Rust: std has no HTTP client, so the block writes an HTTP/1.0 request on
 /// a `TcpStream` (2 s to connect, 2 s for the answer it waits for).
 fn rust(input: &SnippetInput, url: &str) -> String {
-    let data = if input.variables.is_empty() {
-        String::new()
-    } else {
-        let pairs: Vec<String> = input
-            .variables
-            .iter()
-            .map(|name| {
-                let debug = if is_identifier(name) {
-                    format!("format!(\"{{{name}:?}}\")")
-                } else {
-                    format!("format!(\"{{:?}}\", {name})")
-                };
-                format!("({}, {debug})", lit(Lit::Rust, name))
-            })
-            .collect();
-        format!(
-            "{RUST_JSON_FN}    let dbg_data = [{}];\n    let dbg_data: Vec<String> = dbg_data.iter().map(|(dbg_key, dbg_value)| format!(\"\\\"{{}}\\\":\\\"{{}}\\\"\", dbg_json(dbg_key), dbg_json(dbg_value))).collect();\n",
-            pairs.join(", ")
-        )
-    };
-    let joined = if input.variables.is_empty() {
-        ""
-    } else {
-        "&dbg_data.join(\",\"), "
-    };
+    let (data, joined) = rust_data(input);
     let (host, port, path) = url_parts(url);
     let request = format!(
         "POST {path} HTTP/1.0\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\nContent-Length: "
