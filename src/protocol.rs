@@ -441,6 +441,30 @@ pub struct LogsParams {
     pub limit: Option<usize>,
     /// Bytes of entries per page (default 32 KiB, at most 1 MiB).
     pub max_bytes: Option<usize>,
+    /// Only lines after this one: a mark's line (`log_summary` lists the
+    /// person's marks), for what happened after it.
+    pub after_line: Option<u64>,
+    /// Only lines before this one: a later mark's line.
+    pub before_line: Option<u64>,
+}
+
+impl LogsParams {
+    /// The reader's query, with at most `max_bytes` per page when given.
+    pub fn query(&self, cap: Option<usize>) -> crate::workspace::logread::LogQuery {
+        crate::workspace::logread::LogQuery {
+            probe: self.probe.clone(),
+            hypothesis: self.hypothesis.clone(),
+            contains: self.contains.clone(),
+            cursor: self.cursor.clone(),
+            limit: self.limit,
+            max_bytes: match cap {
+                Some(cap) => Some(self.max_bytes.unwrap_or(cap).min(cap)),
+                None => self.max_bytes,
+            },
+            after_line: self.after_line,
+            before_line: self.before_line,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -504,6 +528,28 @@ pub struct AttachParams {
     pub request_id: Option<String>,
     /// `screenshot`, `crash-dump`, `har`, ...
     pub kind: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MarkParams {
+    pub session_id: Option<String>,
+    /// What the person saw at this moment ("it froze right after Save").
+    #[serde(default)]
+    pub words: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MarkResult {
+    /// The run the mark went into.
+    pub run: String,
+    /// Its 1-based line; null if it could not be found again.
+    pub line: Option<u64>,
+    /// The words as kept (cut to 500 characters, redacted).
+    pub words: String,
+    /// What to tell the person.
+    pub message: String,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -708,6 +754,7 @@ methods! {
     Logs = "debug/logs", Request, LogsParams => LogsResult;
     LogSummaryRequest = "debug/logSummary", Request, LogSummaryParams => LogSummaryResult;
     Attach = "debug/attach", Request, AttachParams => Snapshot;
+    Mark = "debug/mark", Request, MarkParams => MarkResult;
     TurnStateRequest = "turn/state", Request, SessionParams => TurnStateResult;
     ProgressState = "progress/state", Request, SessionParams => Option<Bubble>;
     ProgressViewRequest = "progress/view", Request, SessionParams => ProgressViewResult;

@@ -8,6 +8,8 @@ use serde_json::{json, Value};
 use std::process::ExitCode;
 
 pub struct LogsArgs {
+    pub after_line: Option<u64>,
+    pub before_line: Option<u64>,
     pub run: Option<String>,
     pub probe: Option<String>,
     pub hypothesis: Option<String>,
@@ -15,6 +17,25 @@ pub struct LogsArgs {
     pub limit: Option<usize>,
     pub summary: bool,
     pub json: bool,
+}
+
+/// `debug-sidecar mark [words]`: the moment, in the current run.
+pub fn mark(place: Where, words: &str) -> anyhow::Result<ExitCode> {
+    let (mut engine, session) = place.open()?;
+    let now = crate::engine::owner::now_ms();
+    match engine.mark(&session, words, now) {
+        Ok(marked) => {
+            println!(
+                "{}",
+                crate::core::text::marked(&marked.run, marked.line, &marked.words)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            eprintln!("debug-sidecar: {error}");
+            Ok(ExitCode::from(1))
+        }
+    }
 }
 
 pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
@@ -51,6 +72,11 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
         for probe in &summary.probes {
             println!("  {}", probe.describe());
         }
+        if let Some(marks) = summary.describe_marks() {
+            println!(
+                "  {marks}\n  (`logs --after-line N --before-line M` shows the lines between two)"
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let query = LogQuery {
@@ -60,6 +86,8 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
         cursor: None,
         limit: args.limit,
         max_bytes: Some(crate::workspace::logread::MAX_MAX_BYTES),
+        after_line: args.after_line,
+        before_line: args.before_line,
     };
     let answer = engine.logs(&session, args.run.as_deref(), &query)?;
     if args.json {

@@ -118,11 +118,26 @@ pub enum Command {
         /// At most this many lines (default 50, at most 500).
         #[arg(long)]
         limit: Option<usize>,
-        /// Per-probe counts, first and last time, a few values.
+        /// Only lines after this one (a mark's line: `--summary` lists them).
+        #[arg(long)]
+        after_line: Option<u64>,
+        /// Only lines before this one (a later mark's line).
+        #[arg(long)]
+        before_line: Option<u64>,
+        /// Per-probe counts, first and last time, a few values, the marks.
         #[arg(long)]
         summary: bool,
         #[arg(long)]
         json: bool,
+    },
+    /// Mark this moment in the current run ("it happened right after I
+    /// clicked Save"): the words that follow are kept with the time, and the
+    /// agent can read what came before and after the mark.
+    Mark {
+        #[command(flatten)]
+        place: Where,
+        #[arg(trailing_var_arg = true)]
+        words: Vec<String>,
     },
     /// Show the probe ledger, and what the last scan found beside it.
     Probes {
@@ -259,6 +274,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Status { json, place }) => status::run(place, json),
+        Some(Command::Mark { place, words }) => evidence::mark(place, &words.join(" ")),
         Some(Command::Start {
             place,
             say,
@@ -280,11 +296,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             hypothesis,
             contains,
             limit,
+            after_line,
+            before_line,
             summary,
             json,
         }) => evidence::logs(
             place,
             evidence::LogsArgs {
+                after_line,
+                before_line,
                 run,
                 probe,
                 hypothesis,

@@ -24,6 +24,8 @@ pub enum CommandName {
     Run,
     /// The agent's `run_reproduction` tool.
     RunReproduction,
+    /// `debug-sidecar mark`: the person marks the moment in the current run.
+    Mark,
 }
 
 impl CommandName {
@@ -40,6 +42,7 @@ impl CommandName {
             CommandName::RegisterProbe => "probeSnippet",
             CommandName::Run => "run",
             CommandName::RunReproduction => "runReproduction",
+            CommandName::Mark => "mark",
         }
     }
 
@@ -57,6 +60,7 @@ impl CommandName {
             CommandName::RegisterProbe => "place a probe",
             CommandName::Run => "record a run",
             CommandName::RunReproduction => "run the reproduction",
+            CommandName::Mark => "mark",
         }
     }
 
@@ -73,6 +77,7 @@ impl CommandName {
             CommandName::RegisterProbe => "place a probe",
             CommandName::Run => "record this run",
             CommandName::RunReproduction => "run the reproduction yourself",
+            CommandName::Mark => "mark the moment in the run",
         }
     }
 
@@ -86,6 +91,7 @@ impl CommandName {
                 | CommandName::Done
                 | CommandName::Abort
                 | CommandName::Run
+                | CommandName::Mark
         )
     }
 }

@@ -183,8 +183,39 @@ impl Engine {
         if target.run.is_none() {
             return Ok((target, LogSummary::default()));
         }
-        let summary = logread::summarize(&target.file, self.redactor())?;
+        let mut summary = logread::summarize(&target.file, self.redactor())?;
+        let (marks, total) = logread::marks::marks(&target.file, self.redactor())?;
+        summary.marks = marks;
+        summary.marks_total = total;
         Ok((target, summary))
+    }
+
+    /// The person marks the moment in the session's current run: a marker
+    /// record with their words (redacted) and the time; where it landed.
+    pub fn mark(&mut self, session_id: &str, words: &str, now: u64) -> Result<Marked, EngineError> {
+        let stored = self.store.load(session_id)?;
+        machine::check_recording(&stored.state, machine::Recorder::Mark)?;
+        let Some(session) = stored.state.session() else {
+            return Err(DomainError::invalid("session", "no debug session is active").into());
+        };
+        let run = session.run_id().to_string();
+        let mut record = logread::marks::mark_record(session_id, words, now);
+        self.redactor().record(&mut record);
+        let line = serde_json::to_vec(&record).map_err(io::Error::other)?;
+        let file = runlog::run_file(&self.runs_dir(session_id), &run);
+        let from = std::fs::metadata(&file).map_or(0, |meta| meta.len());
+        ingest::append_to_current_run(
+            &self.config.state_dir,
+            session_id,
+            &[&line[..], b"\n"].concat(),
+        )
+        .map_err(|why| DomainError::invalid("session", why))?;
+        let at = logread::marks::line_of(&file, &line, from)?;
+        Ok(Marked {
+            run,
+            line: at,
+            words: record["words"].as_str().unwrap_or_default().to_string(),
+        })
     }
 
     /// Copy a user's file (a screenshot, a crash dump, a HAR) into the

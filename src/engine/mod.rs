@@ -210,6 +210,17 @@ pub struct PlacedProbe {
     pub reached: Option<Reached>,
 }
 
+/// Where a person's mark landed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Marked {
+    pub run: String,
+    /// 1-based line of the run's file; null if it could not be found again.
+    pub line: Option<u64>,
+    /// The words as kept (cut, redacted).
+    pub words: String,
+}
+
 /// A target's listener, as a placed probe reaches it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reached {

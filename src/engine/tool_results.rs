@@ -125,7 +125,10 @@ pub fn logs(answer: &LogsAnswer) -> String {
 /// `log_summary`: per probe, its count, timestamps and a few values.
 pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
     let mut lines: Vec<String> = Vec::new();
-    let mut used = 0;
+    // The person's marks (their words are untrusted: a page posts them too)
+    // go inside the fence, after the probes, with room kept for them.
+    let marks = summary.describe_marks();
+    let mut used = marks.as_ref().map_or(0, |m| m.len() + 1);
     let mut listed = 0;
     // As many probes as the cap has room for, the first seen first.
     for probe in &summary.probes {
@@ -138,6 +141,7 @@ pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
         listed += 1;
     }
     let hidden = (summary.probes.len() - listed) as u64 + summary.unlisted_probes;
+    lines.extend(marks);
     let run = inline_cut(run.unwrap_or("-"), ID);
     let sources = summary
         .describe_sources()
@@ -156,6 +160,12 @@ pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
         let _ = write!(
             text,
             "\n+{hidden} more probe(s) not summarised here: read_logs with `probe` reads any one."
+        );
+    }
+    if !summary.marks.is_empty() {
+        text.push_str(
+            "\nThe person marked moments of this run (their marks, by line, above): read_logs \
+             with `afterLine` and `beforeLine` reads what came before and after one.",
         );
     }
     if summary.too_long > 0 {

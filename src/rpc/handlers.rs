@@ -9,7 +9,6 @@ use crate::core::snapshot::Snapshot;
 use crate::core::text;
 use crate::engine::{Engine, EngineError, LogRun, StopAnswer};
 use crate::protocol::*;
-use crate::workspace::logread::LogQuery;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -409,14 +408,7 @@ fn file_name(target: &LogRun) -> Option<String> {
 impl RequestHandler for Logs {
     fn handle(engine: &mut Engine, _: u64, p: LogsParams) -> Result<LogsResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        let query = LogQuery {
-            probe: p.probe,
-            hypothesis: p.hypothesis,
-            contains: p.contains,
-            cursor: p.cursor,
-            limit: p.limit,
-            max_bytes: p.max_bytes,
-        };
+        let query = p.query(None);
         let answer = engine.logs(&session, p.run.as_deref(), &query)?;
         Ok(LogsResult {
             file: file_name(&answer.target),
@@ -452,6 +444,19 @@ impl RequestHandler for Attach {
     fn handle(engine: &mut Engine, now: u64, p: AttachParams) -> Result<Snapshot, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         engine.attach(&session, &p.path, p.request_id, p.kind, now)
+    }
+}
+
+impl RequestHandler for Mark {
+    fn handle(engine: &mut Engine, now: u64, p: MarkParams) -> Result<MarkResult, EngineError> {
+        let session = engine.resolve(p.session_id.as_deref())?;
+        let marked = engine.mark(&session, &p.words, now)?;
+        Ok(MarkResult {
+            message: crate::core::text::marked(&marked.run, marked.line, &marked.words),
+            run: marked.run,
+            line: marked.line,
+            words: marked.words,
+        })
     }
 }
 

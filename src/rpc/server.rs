@@ -488,7 +488,7 @@ pub fn build() -> (LspService<Backend>, ClientSocket, Arc<AtomicBool>) {
     let builder = register!(builder;
         requests: Start, HandOff, Proceed, Done, Abort, Status, Context, Stop, Observe,
             RecordHypotheses, ProbeSnippet, Probes, RemoveLogpoints, Logs, LogSummaryRequest,
-            Attach, TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList, Sessions,
+            Attach, Mark, TurnStateRequest, ProgressState, ProgressViewRequest, AgentsList, Sessions,
             ClaimWake;
         notifications: TurnEventNotification, ProgressTodos, ProgressGoal, ProgressActivity,
             AgentsEvent);

@@ -363,3 +363,39 @@ pub fn with_logpoints(root: &Path, logpoints: &[(&str, u32, Value)]) -> (Connect
     let log = current_log(&mut server);
     (server, log)
 }
+
+/// `debug-sidecar mcp` in `root`: the text each tool call answered.
+pub fn mcp_tool_texts(root: &Path, calls: &[(&str, Value)]) -> Vec<String> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = spawn_mcp_raw(root);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "corpus", "version": "1"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (i, (name, arguments)) in calls.iter().enumerate() {
+        send(
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments}}),
+        );
+    }
+    let mut texts = Vec::new();
+    while texts.len() < calls.len() {
+        let line = lines.next().expect("an answer").unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        if answer["id"].as_u64().is_some_and(|id| id > 0) {
+            let text = answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(!text.is_empty(), "{answer}");
+            texts.push(text.to_string());
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    texts
+}

@@ -354,6 +354,16 @@ export function activate(context: vscode.ExtensionContext): void {
     });
     if (note !== undefined) await c.proceed(note);
   });
+  register('debugSidecar.mark', async () => {
+    const c = await ready();
+    if (!c) return;
+    const words = await vscode.window.showInputBox({
+      title: 'Debug Mode: Mark This Moment',
+      prompt: 'What just happened? (optional; Enter to mark without words)',
+      ignoreFocusOut: true,
+    });
+    if (words !== undefined) await c.mark(words);
+  });
   register('debugSidecar.markFixed', async () => {
     const c = await ready();
     if (c) await c.markFixed();

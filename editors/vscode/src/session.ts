@@ -13,6 +13,7 @@ import {
   type AgentChanged,
   type AgentRecord,
   type AgentsList,
+  type MarkResult,
   type Bubble,
   type KickoffSnapshot,
   type LogAppended,
@@ -333,6 +334,13 @@ export class SidecarController {
     if (p.revision !== this.wakeAsked) return;
     this.wakeAsked = null;
     this.ui.message({ severity: 'info', text: p.message, actions: [] });
+  }
+
+  /** The person marks this moment in the current run ("it froze right after Save"). */
+  async mark(words: string): Promise<MarkResult | null> {
+    const res = await this.request<MarkResult>(Methods.mark, { words: words.trim() }, 'mark this moment');
+    if (res) this.ui.message({ severity: 'info', text: res.message, actions: [] });
+    return res;
   }
 
   async abort(): Promise<AbortResult | null> {

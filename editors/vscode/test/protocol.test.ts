@@ -351,6 +351,12 @@ test('subagents the agent’s process reports show in the Subagents view, as the
   );
   assert.match(rec.agentNodes[0]!.tooltip, /Result: Alpha counted 3 items/);
   assert.match(rec.agentNodes[1]!.tooltip, /Error: Beta could not read config.toml/);
+  // The person marks the moment; the run says where (no session: refused).
+  assert.equal(await r.c.mark('too early'), null);
+  assert.ok(await r.c.start(PROBLEM));
+  const mark = await r.c.mark('  it froze right after Save ');
+  assert.ok(mark, JSON.stringify(rec.messages));
+  assert.match(rec.messages.at(-1)?.text ?? '', /^Marked "it froze right after Save" at line \d+ of run r1-/);
   // A restarted sidecar reads them back (`agents/list`).
   assert.equal(await r.c.restart(), true);
   await rec.until('read back', () => rec.agentNodes.length === 2);

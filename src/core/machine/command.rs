@@ -287,4 +287,6 @@ pub enum Recorder {
     Person,
     /// `run_reproduction`: the agent's own check, into a run of its own.
     Agent,
+    /// `debug-sidecar mark`: the person's mark, into the current run.
+    Mark,
 }

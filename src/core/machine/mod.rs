@@ -28,7 +28,8 @@ pub const MAX_CLEANUP_NUDGES: u32 = 3;
 pub fn check_recording(state: &DebugState, by: Recorder) -> Result<(), DomainError> {
     let legal = matches!(
         (state.stage(), by),
-        (Some(Stage::Investigating), _) | (Some(Stage::UserTurn), Recorder::Person)
+        (Some(Stage::Investigating), _)
+            | (Some(Stage::UserTurn), Recorder::Person | Recorder::Mark)
     );
     if legal {
         return Ok(());
@@ -36,6 +37,7 @@ pub fn check_recording(state: &DebugState, by: Recorder) -> Result<(), DomainErr
     Err(DomainError::Illegal {
         command: match by {
             Recorder::Person => CommandName::Run,
+            Recorder::Mark => CommandName::Mark,
             Recorder::Agent => CommandName::RunReproduction,
         },
         stage: state.stage(),

@@ -435,6 +435,20 @@ pub fn snippet_result(
     text
 }
 
+/// What the person is told when their mark landed.
+pub fn marked(run: &str, line: Option<u64>, words: &str) -> String {
+    let at = match line {
+        Some(line) => format!("line {line} of run {}", inline_cut(run, ID)),
+        None => format!("the end of run {}", inline_cut(run, ID)),
+    };
+    let words = if words.is_empty() {
+        String::new()
+    } else {
+        format!(" \"{}\"", inline_cut(words, 120))
+    };
+    format!("Marked{words} at {at}. The agent sees your marks in the run's summary and can read what came before and after each.")
+}
+
 /// What to know about a block that posts from elsewhere.
 pub fn target_note(target: Target, listening: &str) -> String {
     let mut note = format!(

@@ -16,7 +16,6 @@ use crate::protocol::{
     HandOffParams, LogSummaryParams, LogsParams, ProbeSnippetParams, ProbesParams,
     RecordHypothesesParams, RemoveLogpointsParams, RunReproductionParams, StartParams,
 };
-use crate::workspace::logread::LogQuery;
 use crate::workspace::reproduce::{self, Limits};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -239,15 +238,8 @@ impl Call<'_> {
             "read_logs" => {
                 let p: LogsParams = parse(arguments)?;
                 let run = p.run.clone();
-                let query = LogQuery {
-                    probe: p.probe,
-                    hypothesis: p.hypothesis,
-                    contains: p.contains,
-                    cursor: p.cursor,
-                    limit: p.limit,
-                    // A page fits the tool-result cap with room for its notes.
-                    max_bytes: Some(p.max_bytes.unwrap_or(LOG_PAGE).min(LOG_PAGE)),
-                };
+                // A page fits the tool-result cap with room for its notes.
+                let query = p.query(Some(LOG_PAGE));
                 let logs = self
                     .run(move |engine, session, _| engine.logs(session, run.as_deref(), &query))?;
                 Ok(tool_results::logs(&logs))

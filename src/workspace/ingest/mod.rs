@@ -19,6 +19,7 @@ pub mod listener;
 mod receive;
 mod server;
 
+pub use receive::append_to_current_run;
 pub use server::{
     start, Limits, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_CONNECTION_AGE,
     TEST_LIMITS_ENV,

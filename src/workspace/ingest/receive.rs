@@ -65,26 +65,42 @@ impl Ingest {
     /// active and the run open. Blocking: the session's lock may be held by
     /// a command.
     fn append(&self, session_id: &str, lines: &[u8]) -> Result<(), NotAppended> {
-        let runs = self
-            .state_dir
-            .join(SESSIONS_DIR)
-            .join(session_id)
-            .join("runs");
         // One waiter for the session's lock at a time: the store caps the
         // helpers blocked on it per process.
         let _one_at_a_time = self.append.lock().unwrap_or_else(|e| e.into_inner());
-        let mut outcome = Err(NotAppended::Ended);
-        // Under the session's lock, reading its state fresh: a command that
-        // ends the session or starts the next run comes wholly before or
-        // after this append. The state itself is never written here.
-        FileStore::new(&self.state_dir)
-            .update(session_id, now_ms(), &mut |state| {
-                outcome = append_to_open_run(&runs, state, lines);
-                Err(Refused::default())
-            })
-            .map_err(NotAppended::State)?;
-        outcome
+        append_under_lock(&self.state_dir, session_id, lines)
     }
+}
+
+/// Appends `lines` under the session's lock, reading its state fresh: a
+/// command that ends the session or starts the next run comes wholly
+/// before or after this append. The state itself is never written here.
+fn append_under_lock(state_dir: &Path, session_id: &str, lines: &[u8]) -> Result<(), NotAppended> {
+    let runs = state_dir.join(SESSIONS_DIR).join(session_id).join("runs");
+    let mut outcome = Err(NotAppended::Ended);
+    FileStore::new(state_dir)
+        .update(session_id, now_ms(), &mut |state| {
+            outcome = append_to_open_run(&runs, state, lines);
+            Err(Refused::default())
+        })
+        .map_err(NotAppended::State)?;
+    outcome
+}
+
+/// Appends lines the sidecar writes for the person (a mark) to the
+/// session's current run, as posted lines are: only while the session is
+/// active, not cleaning up, and the run open. The error says why not.
+pub fn append_to_current_run(
+    state_dir: &Path,
+    session_id: &str,
+    lines: &[u8],
+) -> Result<(), String> {
+    append_under_lock(state_dir, session_id, lines).map_err(|why| match why {
+        NotAppended::Ended => "no debug session is active".to_string(),
+        NotAppended::CleaningUp => "the session is cleaning up: its last run is closed".to_string(),
+        NotAppended::NoRun(error) => format!("no current run to append to ({error})"),
+        NotAppended::State(error) => format!("the session's state could not be read ({error})"),
+    })
 }
 
 /// Why a request's body was not read.
@@ -335,6 +351,12 @@ fn records(body: &[u8], intake: &Intake) -> Result<Vec<u8>, Refusal> {
             .and_then(|location| paths.location(location));
         if let Some(mapped) = mapped {
             value["location"] = Value::String(mapped);
+        }
+        // A page's mark keeps the time it arrived when it says none.
+        let mark = value.get("source").and_then(Value::as_str)
+            == Some(crate::workspace::logread::marks::MARKER);
+        if mark && value.get("timestamp").is_none() {
+            value["timestamp"] = Value::from(now_ms());
         }
         let line = serde_json::to_vec(&value).map_err(|_| Refusal::Malformed)?;
         if line.len() > MAX_RECORD {

@@ -10,6 +10,7 @@ use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 mod line_scan;
+pub mod marks;
 mod summary;
 pub use summary::{summarize, LogSummary, ProbeFigures, SUMMARY_PROBES};
 
@@ -30,6 +31,10 @@ pub struct LogQuery {
     pub cursor: Option<String>,
     pub limit: Option<usize>,
     pub max_bytes: Option<usize>,
+    /// Only lines after this one (a mark's line).
+    pub after_line: Option<u64>,
+    /// Only lines before this one (a later mark's line).
+    pub before_line: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -168,6 +173,13 @@ pub fn read_page(file: &Path, query: &LogQuery, redactor: &Redactor) -> Result<L
         let here = (offset, line);
         offset += read;
         line += 1;
+        if query.before_line.is_some_and(|before| line >= before) {
+            // The range ends here: no page after this one.
+            return Ok(page);
+        }
+        if query.after_line.is_some_and(|after| line <= after) {
+            continue;
+        }
         if !whole {
             page.oversized.push(line);
             if page.oversized.len() == OVERSIZED_LISTED {

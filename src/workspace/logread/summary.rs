@@ -97,6 +97,13 @@ pub struct LogSummary {
     /// the rest count as `other`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sources: std::collections::BTreeMap<String, u64>,
+    /// The person's marks, in order (at most 20): read with `afterLine` /
+    /// `beforeLine` for what came before and after one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<super::marks::Mark>,
+    /// Marks in the run, listed or not.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub marks_total: u64,
 }
 
 /// Distinct sources a summary names.
@@ -116,6 +123,31 @@ impl LogSummary {
             "other".to_string()
         };
         *self.sources.entry(key).or_default() += n;
+    }
+
+    /// `marks: line 42 "clicked Save", line 90 "froze"`; None without marks.
+    pub fn describe_marks(&self) -> Option<String> {
+        if self.marks.is_empty() {
+            return None;
+        }
+        let listed: Vec<String> = self
+            .marks
+            .iter()
+            .map(|mark| {
+                format!(
+                    "line {} \"{}\"",
+                    mark.line,
+                    crate::core::escape::inline_cut(&mark.words, 120)
+                )
+            })
+            .collect();
+        let more = self.marks_total.saturating_sub(self.marks.len() as u64);
+        let more = if more > 0 {
+            format!(", +{more} more")
+        } else {
+            String::new()
+        };
+        Some(format!("the person's marks: {}{more}", listed.join(", ")))
     }
 
     /// `stdout 2, stderr 2, exit 1`, most first; None without sources.
@@ -481,6 +513,9 @@ impl<'r> Piece<'r> {
             unlisted_lines: self.unlisted_lines,
             too_long: self.too_long,
             sources: Default::default(),
+            // Found by their own reader (`marks`).
+            marks: Vec::new(),
+            marks_total: 0,
         };
         // Named in the order a reader of the file meets them.
         for (source, n) in self.sources.named {

@@ -163,6 +163,13 @@ export interface AgentRecord {
   pendingQuestion?: string | null;
 }
 
+export interface MarkResult {
+  run: string;
+  line: number | null;
+  words: string;
+  message: string;
+}
+
 export interface AgentsList {
   sessionId: string;
   agents: AgentRecord[];
@@ -184,6 +191,7 @@ export const Methods = {
   turnState: 'turn/state',
   progressState: 'progress/state',
   agentsList: 'agents/list',
+  mark: 'debug/mark',
 } as const;
 
 export const Notifications = {
