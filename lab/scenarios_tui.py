@@ -471,11 +471,11 @@ def woken_by_terminal(kind, binary, ws):
             check_kickoff(request_text(woken[0]["body"]), "it printed 9",
                           "the kickoff a terminal's Proceed woke Claude Code with")
             wait_form(t, 2)
-            # The woken turn as Claude Code shows it: the hook's feedback,
-            # with the person's own note in it.
-            check(any("Stop hook feedback" in screen and "it printed 9" in screen
+            # The woken turn as Claude Code shows it: our hook's feedback (its
+            # text folded under the hook's name), then the turn itself.
+            check(any(re.search(r"Stop hook feedback\s+Called debug-sidecar", screen)
                       for screen in t.since(mark)),
-                  "the person's screen does not show the woken turn with their note:\n" + t.dump())
+                  "the person's screen does not show the turn debug-sidecar woke:\n" + t.dump())
             # Round 2: Esc again, then Mark fixed pressed in an editor.
             t.keys("Escape")
             t.wait_for("Mark fixed if it prints 12", 30, "the model's line after Esc")
