@@ -166,36 +166,25 @@ function makeLauncher(folder: vscode.WorkspaceFolder, serverLog: vscode.LogOutpu
   };
 }
 
-class LedgerTree implements vscode.TreeDataProvider<LedgerNode> {
-  private nodes: LedgerNode[] = [];
-  private readonly changed = new vscode.EventEmitter<LedgerNode | undefined>();
+/** A flat tree view of rows, each drawn by `item`. */
+class ListTree<T> implements vscode.TreeDataProvider<T> {
+  private nodes: T[] = [];
+  private readonly changed = new vscode.EventEmitter<T | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
 
-  set(nodes: LedgerNode[]): void {
+  constructor(private readonly item: (node: T) => vscode.TreeItem) {}
+
+  set(nodes: T[]): void {
     this.nodes = nodes;
     this.changed.fire(undefined);
   }
 
-  getChildren(element?: LedgerNode): LedgerNode[] {
+  getChildren(element?: T): T[] {
     return element ? [] : this.nodes;
   }
 
-  getTreeItem(node: LedgerNode): vscode.TreeItem {
-    const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
-    item.id = node.id;
-    item.description = node.description;
-    item.tooltip = node.tooltip;
-    const color =
-      node.marker === 'missing' || node.marker === 'foreign'
-        ? new vscode.ThemeColor('list.warningForeground')
-        : node.marker === 'halfRemoved'
-          ? new vscode.ThemeColor('list.errorForeground')
-          : undefined;
-    item.iconPath = new vscode.ThemeIcon(node.icon, color);
-    if (node.location) {
-      item.command = { command: 'debugSidecar.openLocation', title: 'Open', arguments: [node.location] };
-    }
-    return item;
+  getTreeItem(node: T): vscode.TreeItem {
+    return this.item(node);
   }
 
   dispose(): void {
@@ -203,32 +192,31 @@ class LedgerTree implements vscode.TreeDataProvider<LedgerNode> {
   }
 }
 
-class AgentsTree implements vscode.TreeDataProvider<AgentNode> {
-  private nodes: AgentNode[] = [];
-  private readonly changed = new vscode.EventEmitter<AgentNode | undefined>();
-  readonly onDidChangeTreeData = this.changed.event;
-
-  set(nodes: AgentNode[]): void {
-    this.nodes = nodes;
-    this.changed.fire(undefined);
+function ledgerItem(node: LedgerNode): vscode.TreeItem {
+  const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+  item.id = node.id;
+  item.description = node.description;
+  item.tooltip = node.tooltip;
+  const color =
+    node.marker === 'missing' || node.marker === 'foreign'
+      ? new vscode.ThemeColor('list.warningForeground')
+      : node.marker === 'halfRemoved'
+        ? new vscode.ThemeColor('list.errorForeground')
+        : undefined;
+  item.iconPath = new vscode.ThemeIcon(node.icon, color);
+  if (node.location) {
+    item.command = { command: 'debugSidecar.openLocation', title: 'Open', arguments: [node.location] };
   }
+  return item;
+}
 
-  getChildren(element?: AgentNode): AgentNode[] {
-    return element ? [] : this.nodes;
-  }
-
-  getTreeItem(node: AgentNode): vscode.TreeItem {
-    const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
-    item.id = `agent:${node.id}`;
-    item.description = node.description;
-    item.tooltip = node.tooltip;
-    item.iconPath = new vscode.ThemeIcon(node.icon, node.alert ? new vscode.ThemeColor('list.warningForeground') : undefined);
-    return item;
-  }
-
-  dispose(): void {
-    this.changed.dispose();
-  }
+function agentItem(node: AgentNode): vscode.TreeItem {
+  const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+  item.id = `agent:${node.id}`;
+  item.description = node.description;
+  item.tooltip = node.tooltip;
+  item.iconPath = new vscode.ThemeIcon(node.icon, node.alert ? new vscode.ThemeColor('list.warningForeground') : undefined);
+  return item;
 }
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -237,9 +225,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const serverLog = vscode.window.createOutputChannel('Debug Sidecar: Server', { log: true });
   const item = vscode.window.createStatusBarItem('debugSidecar.status', vscode.StatusBarAlignment.Left, 100);
   item.name = 'Debug Sidecar';
-  const tree = new LedgerTree();
+  const tree = new ListTree<LedgerNode>(ledgerItem);
   const view = vscode.window.createTreeView('debugSidecar.ledger', { treeDataProvider: tree });
-  const agentsTree = new AgentsTree();
+  const agentsTree = new ListTree<AgentNode>(agentItem);
   const agentsView = vscode.window.createTreeView('debugSidecar.agents', { treeDataProvider: agentsTree });
   context.subscriptions.push(runLog, serverLog, item, tree, view, agentsTree, agentsView);
 

@@ -32,6 +32,28 @@ pub(super) fn concatenation(
     lines.join(join)
 }
 
+/// Java's line: the header, each value through `dbgJson`, the time.
+pub(super) fn java_line(input: &SnippetInput) -> String {
+    concatenation(
+        input,
+        Lit::Java,
+        "\n        + ",
+        |n| format!("dbgJson.apply({n})"),
+        "System.currentTimeMillis()",
+    )
+}
+
+/// C#'s line: the header, each value through `dbgJson`, the time.
+pub(super) fn csharp_line(input: &SnippetInput) -> String {
+    concatenation(
+        input,
+        Lit::CSharp,
+        "\n        + ",
+        |n| format!("dbgJson({n})"),
+        "System.DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()",
+    )
+}
+
 /// Java's value writer.
 pub(super) const JAVA_JSON_FN: &str = r#"    java.util.function.Function<Object, String> dbgJson = dbgValue -> dbgValue == null || dbgValue instanceof Boolean
         || dbgValue instanceof Number && String.valueOf(dbgValue).matches("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?") ? String.valueOf(dbgValue)
@@ -52,16 +74,7 @@ pub(super) fn java(input: &SnippetInput) -> String {
         &[
             ("LOG", &lit(Lit::Java, input.log_file)),
             ("VALUE_FN", with_values(input, JAVA_JSON_FN)),
-            (
-                "LINE",
-                &concatenation(
-                    input,
-                    Lit::Java,
-                    "\n        + ",
-                    |n| format!("dbgJson.apply({n})"),
-                    "System.currentTimeMillis()",
-                ),
-            ),
+            ("LINE", &java_line(input)),
         ],
     )
 }
@@ -117,16 +130,7 @@ pub(super) fn csharp(input: &SnippetInput) -> String {
         &[
             ("LOG", &lit(Lit::CSharp, input.log_file)),
             ("VALUE_FN", with_values(input, CSHARP_JSON_FN)),
-            (
-                "LINE",
-                &concatenation(
-                    input,
-                    Lit::CSharp,
-                    "\n        + ",
-                    |n| format!("dbgJson({n})"),
-                    "System.DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()",
-                ),
-            ),
+            ("LINE", &csharp_line(input)),
         ],
     )
 }

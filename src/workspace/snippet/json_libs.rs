@@ -63,18 +63,28 @@ end
     )
 }
 
+/// PHP's `data` entries: bare names get their `$`.
+pub(super) fn php_data(input: &SnippetInput) -> String {
+    data_entries(
+        input,
+        |n| lit(Lit::Php, n),
+        " => ",
+        |n| {
+            if is_identifier(n) {
+                format!("${n}")
+            } else {
+                n.to_string()
+            }
+        },
+    )
+}
+
 /// PHP 7+: `@` silences warnings (an undefined variable, a missing
 /// directory), `(object)` keeps an empty `data` an object, partial output
 /// writes null for what JSON cannot hold. Bare names get their `$`.
 pub(super) fn php(input: &SnippetInput) -> String {
     let key = |n: &str| lit(Lit::Php, n);
-    let data = data_entries(input, key, " => ", |n| {
-        if is_identifier(n) {
-            format!("${n}")
-        } else {
-            n.to_string()
-        }
-    });
+    let data = php_data(input);
     fill(
         r#"try {
     @file_put_contents(@@LOG@@, json_encode([

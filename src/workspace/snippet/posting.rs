@@ -9,9 +9,10 @@
 //! have no posting block.
 
 use super::by_hand::{
-    concatenation, rust_data, shell_data, CSHARP_JSON_FN, JAVA_JSON_FN, KOTLIN_JSON_FN,
+    concatenation, csharp_line, java_line, rust_data, shell_data, CSHARP_JSON_FN, JAVA_JSON_FN,
+    KOTLIN_JSON_FN,
 };
-use super::json_libs::{go_values, js_fields, PYTHON_JSON_FIX};
+use super::json_libs::{go_values, js_fields, php_data, PYTHON_JSON_FIX};
 use super::text::*;
 use super::{no_ingest_url, SnippetInput, UnsupportedLanguage};
 
@@ -190,16 +191,7 @@ fn java(input: &SnippetInput, url: &str) -> String {
         &[
             ("URL", &lit(Lit::Java, url)),
             ("VALUE_FN", with_values(input, JAVA_JSON_FN)),
-            (
-                "LINE",
-                &concatenation(
-                    input,
-                    Lit::Java,
-                    "\n        + ",
-                    |n| format!("dbgJson.apply({n})"),
-                    "System.currentTimeMillis()",
-                ),
-            ),
+            ("LINE", &java_line(input)),
         ],
     )
 }
@@ -242,16 +234,7 @@ fn csharp(input: &SnippetInput, url: &str) -> String {
         &[
             ("URL", &lit(Lit::CSharp, url)),
             ("VALUE_FN", with_values(input, CSHARP_JSON_FN)),
-            (
-                "LINE",
-                &concatenation(
-                    input,
-                    Lit::CSharp,
-                    "\n        + ",
-                    |n| format!("dbgJson({n})"),
-                    "System.DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()",
-                ),
-            ),
+            ("LINE", &csharp_line(input)),
         ],
     )
 }
@@ -286,13 +269,7 @@ end
 /// environment); `@` silences the warning of a failed post.
 fn php(input: &SnippetInput, url: &str) -> String {
     let key = |n: &str| lit(Lit::Php, n);
-    let data = data_entries(input, key, " => ", |n| {
-        if is_identifier(n) {
-            format!("${n}")
-        } else {
-            n.to_string()
-        }
-    });
+    let data = php_data(input);
     fill(
         r#"try {
     @file_get_contents(@@URL@@, false, stream_context_create(["http" => ["method" => "POST", "header" => "Content-Type: application/json", "timeout" => 2, "ignore_errors" => true, "content" => json_encode([
