@@ -57,6 +57,19 @@ def check_rounds(shown, rounds, what="the session"):
           f"{what} ended after {found.group(1)} round(s), not {rounds}")
 
 
+def check_editor_wake(done, host):
+    """An editor's command answered that `host` wakes the agent: waiting for
+    it, or (a fast host) already delivered by it; either way naming it."""
+    wake = done.get("wake") or {}
+    message = wake.get("message") or ""
+    if wake.get("state") == "waiting":
+        check(message.startswith("Waking the agent in ") and host in message,
+              f"the editor's command does not say {host} wakes the agent: {wake}")
+    else:
+        check(wake.get("state") == "delivered" and f"(woken in {host})" in message,
+              f"the editor's command does not say the agent is woken in {host}: {wake}")
+
+
 def check_kickoff_names_round(text, round_no, what="the Proceed kickoff"):
     """A Proceed kickoff the model got names the run of the round it
     closed, and no other round's."""

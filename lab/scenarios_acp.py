@@ -9,7 +9,7 @@ import os
 import time
 
 from acp import ServeWatcher
-from harness import (ENDED_AFTER, ask_serve, check, check_kickoff_names_round, check_rounds,
+from harness import (check_editor_wake, ENDED_AFTER, ask_serve, check, check_kickoff_names_round, check_rounds,
                      record_wake_time)
 
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
@@ -165,8 +165,7 @@ def woken(kind, binary, ws):
             ws.run_app("3", "4", "5")
             pressed = time.monotonic()
             done = ask_serve(ws, "debug/done", {}, host="vscode")
-            check((done.get("wake") or {}).get("state") == "waiting",
-                  f"Mark fixed in an editor does not say the agent is woken: {done.get('wake')}")
+            check_editor_wake(done, "an ACP editor")
             editor.watch(lambda: requests_of(lab, "done"), 15, "Mark fixed woke no turn")
             record_wake_time("acp", requests_of(lab, "done")[0]["at"] - pressed)
             editor.watch(lambda: ENDED_AFTER.search("".join(editor.chunks())), 60,

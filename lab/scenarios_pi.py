@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from harness import (ask_serve, check, check_kickoff_names_round, check_rounds, Failure,
+from harness import (check_editor_wake, ask_serve, check, check_kickoff_names_round, check_rounds, Failure,
                      record_wake_time)
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from pi_hosts import RpcSession
@@ -258,8 +258,7 @@ def pi_woken(kind, binary, ws):
             ws.run_app("3", "4", "5")
             pressed = time.monotonic()
             done = ask_serve(ws, "debug/done", {}, host="vscode")
-            check((done.get("wake") or {}).get("state") == "waiting",
-                  f"Mark fixed in an editor does not say the agent is woken: {done.get('wake')}")
+            check_editor_wake(done, name)
             fixed = wait_requests(lab, "fixed", 15)
             check(fixed, f"Mark fixed in an editor did not wake {kind.name}")
             record_wake_time(kind.name, fixed[0]["at"] - pressed)

@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from harness import (Failure, ask_serve, check, check_kickoff_names_round, check_rounds,
+from harness import (check_editor_wake, Failure, ask_serve, check, check_kickoff_names_round, check_rounds,
                      record_wake_time)
 from opencode import OpenCodeAnthropic, OpenCodeServer
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
@@ -283,8 +283,7 @@ def opencode_woken(kind, binary, ws):
             ws.run_app("3", "4", "5")
             pressed = time.monotonic()
             done = ask_serve(ws, "debug/done", {}, host="vscode")
-            check((done.get("wake") or {}).get("state") == "waiting",
-                  f"Mark fixed in an editor does not say the agent is woken: {done.get('wake')}")
+            check_editor_wake(done, "OpenCode")
             fixed = wait_requests(lab, "done", 15)
             check(fixed, "Mark fixed in an editor did not wake OpenCode")
             record_wake_time("opencode", fixed[0]["at"] - pressed)
