@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from harness import (check_editor_wake, Failure, ask_serve, check, check_kickoff_names_round, check_rounds,
+from harness import (check_editor_wake, ENDED_AFTER, Failure, ask_serve, check, check_kickoff_names_round, check_rounds,
                      record_wake_time)
 from opencode import OpenCodeAnthropic, OpenCodeServer
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
@@ -292,7 +292,13 @@ def opencode_woken(kind, binary, ws):
                 time.sleep(0.2)
             check(not ws.status()[0].get("active"), f"the session did not end: {ws.status()}")
             check(not script.unplayed(), f"unplayed turns: {script.unplayed()}")
+            # The plugin shows the cleanup summary once the stop's answer
+            # reaches it, a moment after the state says the session ended.
+            deadline = time.monotonic() + 10
             toasts = server.toasts()
+            while not ENDED_AFTER.search("\n".join(toasts)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+                toasts = server.toasts()
             check(any("pressed Proceed outside the chat" in t for t in toasts),
                   f"the person was not told why the turn started: {toasts}")
             check_rounds("\n".join(toasts), 2, "the woken session")
