@@ -379,9 +379,8 @@ def omp_subagents(kind, binary, ws):
             act(kind, "task", {"context": "the cart", "tasks": [
                 {"name": "Alpha", "agent": "task", "task": "CHILDA count the items"},
                 {"name": "Beta", "agent": "task", "task": "CHILDB read the config"}]}),
-            # A wait returns at the first one to end.
-            act(kind, "hub", {"op": "wait"}),
-            act(kind, "hub", {"op": "wait"}),
+            # Subagents in the foreground (async off below): the call
+            # returns with both ends, as a `hub wait` may not.
             say("Alpha counted 3; Beta failed."),
         ], name="parent"),
         Turn("CHILDA", [act(kind, "bash", {"command": "echo 3"}),
@@ -394,7 +393,11 @@ def omp_subagents(kind, binary, ws):
         pi = kind(binary, ws, lab.port)
         pi.install()
         pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace
+        foreground = os.path.join(pi.agent_dir, "config.yml")
+        with open(foreground, "w") as f:
+            f.write("async:\n  enabled: false\n")
         pi.prompt("PARENT delegate the checks")
+        os.remove(foreground)
         check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
         # What the host itself reported to the parent's model.
         waited = "\n".join(last_tool_result(r["body"]) for r in requests_of(lab, "parent"))
@@ -416,8 +419,10 @@ def omp_subagents(kind, binary, ws):
               f"Beta: {beta}")
         changes = agent_changes(trace)
         for agent_id, final in (("Alpha", "completed"), ("Beta", "error")):
+            # Queued first when the host listed it before it started (a
+            # foreground subagent may start first), then running, then its end.
             went = statuses(changes, agent_id)
-            check(went == ["queued", "running", final],
+            check(went in (["queued", "running", final], ["running", final]),
                   f"{agent_id}'s agents/changed statuses: {went}")
 
     # A question to the parent, answered.
@@ -480,6 +485,42 @@ def omp_subagents(kind, binary, ws):
                 run.kill()
         gamma = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}["Gamma"]
         check(gamma["status"] == "stopped", f"Gamma after the host stopped: {gamma}")
+
+    # The host killed outright (SIGKILL) says nothing: its sidecar, whose
+    # input ends with it, stops what its client reported.
+    lab_script = script(kind, [
+        Turn("PARENT killed", [
+            act(kind, "task", {"context": "c", "tasks": [
+                {"name": "Epsilon", "agent": "task", "task": "CHILDE wait for the tests"}]}),
+            act(kind, "hub", {"op": "wait"}),
+            say("done"),
+        ], name="parent-killed"),
+        Turn("CHILDE", [act(kind, "bash", {"command": "sleep 60"}),
+                        act(kind, "yield", {"data": "tested"}), say("done")], name="epsilon"),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        run = pi.start("PARENT killed task")
+        try:
+            deadline = time.monotonic() + 60
+            running = False
+            while time.monotonic() < deadline and not running:
+                time.sleep(0.2)
+                found = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}
+                running = found.get("Epsilon", {}).get("status") == "running"
+            check(running, "Epsilon never ran")
+            os.kill(run.pid, signal.SIGKILL)
+            run.wait(timeout=10)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        deadline = time.monotonic() + 10
+        epsilon = {}
+        while time.monotonic() < deadline and epsilon.get("status") != "stopped":
+            time.sleep(0.2)
+            epsilon = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}["Epsilon"]
+        check(epsilon.get("status") == "stopped", f"Epsilon after the host was killed: {epsilon}")
 
 ALL = [
     (name, host, play)

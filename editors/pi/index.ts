@@ -345,6 +345,8 @@ type AgentEvent = Record<string, unknown> & { id: string; kind: string };
 type Usage = { input: number; output: number; cacheRead: number; cacheWrite: number };
 type Seen = {
   finished: boolean;
+  /** Whether its type and task were sent. */
+  described?: boolean;
   usage: Usage;
   compactions: number;
   result?: string;
@@ -369,12 +371,16 @@ class SubagentFeed {
     return seen;
   }
 
-  /** The `task` call's own list: a pending subagent is queued. */
+  /** The `task` call's own list: each subagent's type and task, once (a
+   * `queued` never rewinds a record that runs already, and a pending one is
+   * queued by it). */
   listed(progress: unknown) {
     if (!Array.isArray(progress)) return;
     for (const entry of progress) {
-      if (typeof entry?.id !== "string" || entry.status !== "pending" || this.seen.has(entry.id)) continue;
-      this.of(entry.id);
+      if (typeof entry?.id !== "string") continue;
+      const seen = this.of(entry.id);
+      if (seen.described) continue;
+      seen.described = true;
       this.send({ id: entry.id, kind: "queued", type: entry.agent, description: entry.description ?? entry.assignment });
     }
   }

@@ -256,6 +256,21 @@ pub struct AgentEvent {
     pub stats: AgentStats,
 }
 
+impl AgentEvent {
+    /// `stopped` for `id`, with nothing else.
+    pub fn stopped(id: impl Into<String>) -> Self {
+        AgentEvent {
+            id: id.into(),
+            kind: AgentEventKind::Stopped,
+            agent_type: None,
+            description: None,
+            result: None,
+            error: None,
+            stats: AgentStats::default(),
+        }
+    }
+}
+
 /// All subagent records of a session, in order of first appearance.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -197,9 +197,37 @@ impl Engine {
         event: AgentEvent,
         now: u64,
     ) -> Result<(), EngineError> {
+        self.fed_agents
+            .entry(session_id.to_string())
+            .or_default()
+            .insert(event.id.clone());
         self.change_activity(session_id, now, &mut |activity| {
             activity.agents.apply(event.clone(), now);
         })
+    }
+
+    /// The host that reported these subagents is gone (its connection
+    /// ended, killed or not): every one still queued or running is stopped,
+    /// so none stays `running` after the host that ran it.
+    pub fn stop_fed_agents(&mut self, now: u64) {
+        let fed = std::mem::take(&mut self.fed_agents);
+        for (session_id, ids) in fed {
+            let result = self.change_activity(&session_id, now, &mut |activity| {
+                let unfinished: Vec<String> = activity
+                    .agents
+                    .list()
+                    .into_iter()
+                    .filter(|r| ids.contains(&r.id) && !r.status.is_finished())
+                    .map(|r| r.id)
+                    .collect();
+                for id in unfinished {
+                    activity.agents.apply(AgentEvent::stopped(id), now);
+                }
+            });
+            if let Err(error) = result {
+                tracing::warn!("could not stop the subagents of {session_id}: {error}");
+            }
+        }
     }
 
     /// Heartbeat: keeps running turns' bubbles alive and retires stale ones,

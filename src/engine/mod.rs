@@ -290,6 +290,9 @@ pub struct Engine {
 
     /// Values redacted per run file, counted by offset.
     redactions: RefCell<crate::workspace::redaction::RedactionCounter>,
+    /// The subagents this process's client reported, per session: stopped
+    /// when it goes (`stop_fed_agents`).
+    fed_agents: HashMap<String, std::collections::BTreeSet<String>>,
 }
 
 impl Engine {
@@ -315,6 +318,7 @@ impl Engine {
             asks_wake: false,
             redactor: std::cell::OnceCell::new(),
             redactions: RefCell::default(),
+            fed_agents: HashMap::new(),
         }
     }
 

@@ -68,6 +68,18 @@ pub struct Backend {
     shutdown_seen: Arc<AtomicBool>,
 }
 
+/// The client is gone (the connection ended, with or without `shutdown`):
+/// the subagents it reported do not outlive it.
+impl Drop for Backend {
+    fn drop(&mut self) {
+        if let Some(owner) = self.owner.get() {
+            if let Err(error) = owner.ask(|engine, now| engine.stop_fed_agents(now)) {
+                tracing::warn!("could not stop the client's subagents: {error}");
+            }
+        }
+    }
+}
+
 /// A client that wakes the agent: its registration, made once the state
 /// directory exists (a waker never makes one).
 struct WakerSlot {
