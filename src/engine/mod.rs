@@ -497,12 +497,7 @@ impl Engine {
             listeners: if live {
                 ingest::listener::Listening::all(&self.config.state_dir, session_id)
                     .into_iter()
-                    .map(|(target, at)| {
-                        (
-                            target,
-                            std::net::SocketAddr::new(at.bind, at.port).to_string(),
-                        )
-                    })
+                    .map(|(target, at)| (target, at.address()))
                     .collect()
             } else {
                 Vec::new()

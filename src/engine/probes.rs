@@ -99,8 +99,7 @@ impl Engine {
         };
         let language =
             snippet::language_for(&file, request.language.as_deref()).map_err(unsupported)?;
-        // A target's listener is started only for a block that can post to it.
-        snippet::check_writable(language, Some(""), target.posts()).map_err(unsupported)?;
+        snippet::check_language(language, target.posts()).map_err(unsupported)?;
         let reached = match (live, target.posts()) {
             (true, true) => Some(self.target_listener(session_id, target)?),
             _ => None,

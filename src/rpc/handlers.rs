@@ -234,17 +234,14 @@ impl RequestHandler for ProbeSnippet {
     ) -> Result<ProbeSnippetResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
         let placed = engine.probe_snippet(&session, p.into_request(), now)?;
-        let notes: Vec<String> =
-            crate::core::text::placement_note(&placed.probe.file, &placed.placement)
-                .into_iter()
-                .chain(
-                    placed
-                        .reached
-                        .as_ref()
-                        .map(|r| crate::core::text::target_note(r.target, &r.listening)),
-                )
-                .collect();
-        let note = (!notes.is_empty()).then(|| notes.join("\n"));
+        let note = crate::core::text::snippet_notes(
+            &placed.probe.file,
+            &placed.placement,
+            placed
+                .reached
+                .as_ref()
+                .map(|r| (r.target, r.listening.as_str())),
+        );
         Ok(ProbeSnippetResult {
             probe: placed.probe,
             language: placed.language.to_string(),

@@ -424,15 +424,26 @@ pub fn snippet_result(
         inline_cut(&probe.id, ID),
         inline_cut(&probe.file, LOCATION)
     );
-    if let Some(note) = placement_note(&probe.file, placement) {
+    if let Some(notes) = snippet_notes(&probe.file, placement, reached) {
         text.push('\n');
-        text.push_str(&note);
-    }
-    if let Some((target, listening)) = reached {
-        text.push('\n');
-        text.push_str(&target_note(target, listening));
+        text.push_str(&notes);
     }
     text
+}
+
+/// What to know about a placed block beyond the block itself: where its
+/// file sits for the walk, and where it posts from elsewhere. Every face
+/// says the same.
+pub fn snippet_notes(
+    file: &str,
+    placement: &Placement,
+    reached: Option<(Target, &str)>,
+) -> Option<String> {
+    let notes: Vec<String> = placement_note(file, placement)
+        .into_iter()
+        .chain(reached.map(|(target, listening)| target_note(target, listening)))
+        .collect();
+    (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 /// What the person is told when their mark landed.

@@ -46,9 +46,12 @@ impl Listening {
         let file = Listening::file(state_dir, session_id, target);
         let handle = crate::workspace::runlog::open_own(&file).ok()?;
         let found: Listening = serde_json::from_reader(io::Read::take(handle, 4096)).ok()?;
-        let alive =
-            !cfg!(target_os = "linux") || Path::new(&format!("/proc/{}", found.pid)).exists();
-        alive.then_some(found)
+        super::process_alive(found.pid).then_some(found)
+    }
+
+    /// `address:port` it listens on.
+    pub fn address(&self) -> String {
+        std::net::SocketAddr::new(self.bind, self.port).to_string()
     }
 
     /// Every target the session has a running listener for.

@@ -105,12 +105,13 @@ impl IngestInfo {
     /// Whether the process that wrote it still runs (always true where
     /// that cannot be told).
     pub fn is_alive(&self) -> bool {
-        if cfg!(target_os = "linux") {
-            Path::new(&format!("/proc/{}", self.pid)).exists()
-        } else {
-            true
-        }
+        process_alive(self.pid)
     }
+}
+
+/// Whether process `pid` still runs (always true where that cannot be told).
+pub(super) fn process_alive(pid: u32) -> bool {
+    !cfg!(target_os = "linux") || Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// A token file the sidecar minted for this user: a regular file (not a

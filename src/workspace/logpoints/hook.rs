@@ -122,7 +122,7 @@ pub struct Hook {
     /// process's `/proc/<pid>/fd/<n>`, so the values a program logs (its
     /// secrets among them) are never written to a disk, not even until the
     /// run ends. Elsewhere they write `*.jsonl` files into the folder.
-    hits: Option<std::fs::File>,
+    hits: Option<(std::fs::File, String)>,
 }
 
 impl Hook {
@@ -178,7 +178,7 @@ impl Hook {
                 json!({"path": path, "line": b.line, "probes": probes})
             })
             .collect();
-        let hits = self.hits.as_ref().and_then(proc_path).unwrap_or_default();
+        let hits = self.hits.as_ref().map_or("", |(_, path)| path.as_str());
         json!({
             // Ends in `__`: Python mangles a name that starts with two
             // underscores inside a class body unless it ends with two too.
@@ -201,7 +201,7 @@ impl Hook {
             processes: 0,
             said: HashSet::new(),
         };
-        if let Some(hits) = self.hits.as_ref().and_then(|f| f.try_clone().ok()) {
+        if let Some(hits) = self.hits.as_ref().and_then(|(f, _)| f.try_clone().ok()) {
             // Not a `.jsonl` name: the folder's files never take its place.
             reader
                 .files
@@ -251,17 +251,17 @@ fn group(set: &[SetLogpoint]) -> Vec<Breakpoint> {
 /// The reader's name for the records in memory.
 const IN_MEMORY: &str = "<memory>";
 
-/// An anonymous file in memory for the records, closed on exec (the hooks
-/// open it by its `/proc` path); none where the system has no such file.
-fn hits_in_memory() -> Option<std::fs::File> {
+/// An anonymous file in memory for the records, closed on exec, and the
+/// `/proc` path the hooks open it by; none where the system has no such file.
+fn hits_in_memory() -> Option<(std::fs::File, String)> {
     #[cfg(target_os = "linux")]
     {
         let fd =
             rustix::fs::memfd_create("debug-sidecar-hits", rustix::fs::MemfdFlags::CLOEXEC).ok()?;
         let file = std::fs::File::from(fd);
         // Only when another process of this user can open it as the hooks will.
-        proc_path(&file)?;
-        return Some(file);
+        let path = proc_path(&file)?;
+        return Some((file, path));
     }
     #[allow(unreachable_code)]
     None

@@ -179,19 +179,29 @@ fn canonical(requested: &str) -> Option<&'static str> {
         .map(|(name, _, _)| *name)
 }
 
-/// Refuses what `snippet` would refuse (a language with no posting block
-/// when the block must `post`, a browser block without an ingest URL), so a
-/// caller can check before it registers a probe.
+/// Refuses a language with no block of the kind asked for (one that must
+/// `post`), before any address or URL is known: a target's listener is
+/// started only for a block that can post to it.
+pub fn check_language(language: &str, post: bool) -> Result<(), UnsupportedLanguage> {
+    match canonical(language) {
+        None => Err(UnsupportedLanguage::new(language)),
+        Some(language) if post && !posting::posts(language) => Err(posting::cannot_post(language)),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Refuses what `snippet` would refuse (`check_language`, and a browser
+/// block without an ingest URL), so a caller can check before it registers
+/// a probe.
 pub fn check_writable(
     language: &str,
     ingest_url: Option<&str>,
     post: bool,
 ) -> Result<(), UnsupportedLanguage> {
+    check_language(language, post)?;
     match canonical(language) {
-        None => Err(UnsupportedLanguage::new(language)),
-        Some(language) if post && !posting::posts(language) => Err(posting::cannot_post(language)),
         Some("browser") if ingest_url.is_none() => Err(no_ingest_url()),
-        Some(_) => Ok(()),
+        _ => Ok(()),
     }
 }
 
