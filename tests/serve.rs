@@ -437,7 +437,7 @@ fn a_notification_with_bad_params_is_dropped_not_answered() {
 
 #[test]
 fn stdin_that_is_no_pipe_and_stdout_that_is_a_file_work_too() {
-    // Neither is a pipe: stdin (a socket) is read on a thread and stdout
+    // Neither is a pipe: stdin (a socket) is read as a socket and stdout
     // (a file) is written in place.
     use std::io::Write;
     use std::os::unix::net::UnixStream;
@@ -483,4 +483,113 @@ fn stdin_that_is_no_pipe_and_stdout_that_is_a_file_work_too() {
     answers(3);
     send(json!({"jsonrpc": "2.0", "method": "exit"}));
     assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+/// The frames in `chunk`, or why it does not end at a frame's end.
+fn whole_frames(chunk: &[u8]) -> Result<usize, String> {
+    let (mut at, mut count) = (0, 0);
+    while at < chunk.len() {
+        let rest = &chunk[at..];
+        let Some(end) = rest.windows(4).position(|w| w == b"\r\n\r\n") else {
+            return Err(format!(
+                "a header without its end: {:?}",
+                String::from_utf8_lossy(rest)
+            ));
+        };
+        let header = String::from_utf8_lossy(&rest[..end]);
+        let length: usize = header
+            .strip_prefix("Content-Length: ")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("not a header: {header:?}"))?;
+        if rest.len() < end + 4 + length {
+            return Err(format!(
+                "a frame cut after {} of its {length} body bytes: {header:?}",
+                rest.len() - end - 4
+            ));
+        }
+        at += end + 4 + length;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// A `serve` whose stdin is a stream socket pair (as Node spawns a child)
+/// and whose stdout is a socket pair of `kind`; 40 requests, each read as it
+/// comes. Returns every read in arrival order.
+fn over_socket_pairs(kind: rustix::net::SocketType) -> Vec<Vec<u8>> {
+    use rustix::net::{socketpair, AddressFamily, SocketFlags};
+    use std::io::{Read, Write};
+    let workspace = Workspace::new("socket-pairs");
+    let uri = format!("file://{}", workspace.root.display());
+    let pair = |kind| socketpair(AddressFamily::UNIX, kind, SocketFlags::CLOEXEC, None).unwrap();
+    let (to_server, server_in) = pair(rustix::net::SocketType::STREAM);
+    let (from_server, server_out) = pair(kind);
+    let (mut to_server, mut from_server) = (
+        std::fs::File::from(to_server),
+        std::fs::File::from(from_server),
+    );
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .current_dir(&workspace.root)
+        .stdin(Stdio::from(server_in))
+        .stdout(Stdio::from(server_out))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reads = Vec::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut exchange = |message: Value| {
+        to_server
+            .write_all(&frame(message.to_string().as_bytes()))
+            .unwrap();
+        if message.get("id").is_none() {
+            return;
+        }
+        // Requests are answered in order; notifications may come between.
+        let answer = format!("\"id\":{}", message["id"]);
+        loop {
+            let read = from_server.read(&mut buffer).expect("an answer");
+            assert!(read > 0, "the server closed its output");
+            reads.push(buffer[..read].to_vec());
+            if String::from_utf8_lossy(&buffer[..read]).contains(&answer) {
+                return;
+            }
+        }
+    };
+    exchange(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"capabilities": {}, "workspaceFolders": [{"uri": uri, "name": "w"}]}}));
+    exchange(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    for id in 2..40 {
+        exchange(json!({"jsonrpc": "2.0", "id": id, "method": "debug/status"}));
+    }
+    exchange(json!({"jsonrpc": "2.0", "id": 40, "method": "shutdown"}));
+    exchange(json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    reads
+}
+
+#[test]
+fn over_socket_pairs_as_node_spawns_a_child_it_serves() {
+    let reads = over_socket_pairs(rustix::net::SocketType::STREAM);
+    let bytes = reads.concat();
+    let mut reader = std::io::BufReader::new(bytes.as_slice());
+    let mut answered = 0;
+    while let Ok(Some(message)) = debug_sidecar::rpc::client::read_frame(&mut reader) {
+        answered += usize::from(message.get("id").is_some());
+    }
+    assert_eq!(answered, 40);
+}
+
+#[test]
+fn each_frame_leaves_in_one_write() {
+    // A client waiting in read() wakes at the first write, so a header
+    // written before its body reaches it alone; vscode-jsonrpc then re-arms
+    // a timer for the missing body every 10 s, forever if the server dies
+    // in between. A packet socket keeps each write apart, so every read here
+    // is one write of the server's.
+    for read in over_socket_pairs(rustix::net::SocketType::SEQPACKET) {
+        if let Err(why) = whole_frames(&read) {
+            panic!("a write ended inside a frame: {why}");
+        }
+    }
 }

@@ -79,4 +79,4 @@ emacs --batch -Q --eval "(progn
 
 echo "== ERT against $DEBUG_SIDECAR_BIN" >&2
 cd "$BUILD"
-emacs --batch -Q -L "$BUILD" -l "$BUILD/debug-sidecar-test.elc" -f ert-run-tests-batch-and-exit
+timeout --kill-after=10 600 emacs --batch -Q -L "$BUILD" -l "$BUILD/debug-sidecar-test.elc" -f ert-run-tests-batch-and-exit

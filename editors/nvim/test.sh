@@ -51,4 +51,4 @@ cd "$HERE"
 # -u NONE: no user config; -l: run the Lua file and exit with its status.
 XDG_STATE_HOME="$XDG_TMP/state" XDG_DATA_HOME="$XDG_TMP/data" XDG_CACHE_HOME="$XDG_TMP/cache" \
 XDG_CONFIG_HOME="$XDG_TMP/config" XDG_RUNTIME_DIR="$XDG_TMP/run" \
-  "$NVIM" --headless -u NONE -i NONE -l "$HERE/test/session_spec.lua"
+  timeout --kill-after=10 600 "$NVIM" --headless -u NONE -i NONE -l "$HERE/test/session_spec.lua"

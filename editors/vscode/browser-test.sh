@@ -153,7 +153,7 @@ set +e
 DRIVE_PORT="$port" DRIVE_RUN="$run" DRIVE_BIN="$bin" \
   DRIVE_PLAYWRIGHT="$npm_dir/node_modules/playwright-core" \
   DRIVE_README_SHOTS="${DRIVE_README_SHOTS:-}" \
-  node "$here/browser/drive.mjs"
+  timeout --kill-after=10 900 node "$here/browser/drive.mjs"
 status=$?
 set -e
 say "ran in $(( $(date +%s) - installed ))s after the installs; screenshots in $run/shots"

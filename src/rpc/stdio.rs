@@ -2,10 +2,13 @@
 //! tokio's `Stdin` and `Stdout` hand every read and write to a pool thread,
 //! which cost more than the rest of a request's round trip.
 //!
-//! When they are pipes (an editor or harness spawned us), they are read and
-//! written as non-blocking pipes on the server's own thread. Otherwise (a
+//! When they are pipes or stream sockets (an editor or harness spawned us;
+//! Node's `child_process` gives socket pairs), they are read and written as
+//! non-blocking descriptors on the server's own thread. Otherwise (a
 //! terminal, a file) one thread reads stdin into a channel and stdout is
-//! written in place, leaving the descriptors' modes alone.
+//! written in place, leaving the descriptors' modes alone. Either way a
+//! frame leaves in one write: a reader never sees a header without its body
+//! because the writer stopped between them.
 
 /// stdin as the server reads it.
 pub fn input() -> io::Result<Box<dyn AsyncRead + Unpin + Send>> {
@@ -13,6 +16,9 @@ pub fn input() -> io::Result<Box<dyn AsyncRead + Unpin + Send>> {
     {
         use std::os::fd::AsFd;
         let fd = io::stdin().as_fd().try_clone_to_owned()?;
+        if let Some(socket) = stream_socket(&fd) {
+            return Ok(Box::new(socket));
+        }
         if let Ok(pipe) = tokio::net::unix::pipe::Receiver::from_owned_fd(fd) {
             return Ok(Box::new(pipe));
         }
@@ -26,11 +32,27 @@ pub fn output() -> io::Result<Box<dyn AsyncWrite + Unpin + Send>> {
     {
         use std::os::fd::AsFd;
         let fd = io::stdout().as_fd().try_clone_to_owned()?;
+        if let Some(socket) = stream_socket(&fd) {
+            return Ok(Box::new(socket));
+        }
         if let Ok(pipe) = tokio::net::unix::pipe::Sender::from_owned_fd(fd) {
             return Ok(Box::new(pipe));
         }
     }
-    Ok(Box::new(DirectStdout::new()))
+    Ok(Box::new(DirectStdout::new()?))
+}
+
+/// `fd` as a non-blocking stream socket, when it is one (a copy of it: the
+/// process's own descriptor stays open for anything else that uses it).
+#[cfg(unix)]
+fn stream_socket(fd: &std::os::fd::OwnedFd) -> Option<tokio::net::UnixStream> {
+    let kind = rustix::net::sockopt::socket_type(fd).ok()?;
+    if kind != rustix::net::SocketType::STREAM {
+        return None;
+    }
+    let socket = std::os::unix::net::UnixStream::from(fd.try_clone().ok()?);
+    socket.set_nonblocking(true).ok()?;
+    tokio::net::UnixStream::from_std(socket).ok()
 }
 
 use std::io::{self, Read, Write};
@@ -107,18 +129,35 @@ impl AsyncRead for ThreadedStdin {
     }
 }
 
-/// stdout written in place.
-pub struct DirectStdout(io::Stdout);
-
-impl DirectStdout {
-    pub fn new() -> Self {
-        DirectStdout(io::stdout())
-    }
+/// stdout written in place: what the server writes is kept until it
+/// flushes, then written whole to the descriptor itself (std's `Stdout`
+/// would write a frame's header at its line break and the body after it).
+pub struct DirectStdout {
+    out: std::fs::File,
+    pending: Vec<u8>,
 }
 
-impl Default for DirectStdout {
-    fn default() -> Self {
-        Self::new()
+impl DirectStdout {
+    pub fn new() -> io::Result<Self> {
+        #[cfg(unix)]
+        let out = {
+            use std::os::fd::AsFd;
+            std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?)
+        };
+        #[cfg(windows)]
+        let out = {
+            use std::os::windows::io::AsHandle;
+            std::fs::File::from(io::stdout().as_handle().try_clone_to_owned()?)
+        };
+        Ok(DirectStdout {
+            out,
+            pending: Vec::new(),
+        })
+    }
+
+    fn write_pending(&mut self) -> io::Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        self.out.write_all(&pending)
     }
 }
 
@@ -128,14 +167,15 @@ impl AsyncWrite for DirectStdout {
         _: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Poll::Ready(self.get_mut().0.write(buf))
+        self.get_mut().pending.extend_from_slice(buf);
+        Poll::Ready(Ok(buf.len()))
     }
 
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.get_mut().0.flush())
+        Poll::Ready(self.get_mut().write_pending())
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.get_mut().0.flush())
+        Poll::Ready(self.get_mut().write_pending())
     }
 }
