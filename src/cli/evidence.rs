@@ -41,7 +41,11 @@ pub fn mark(place: Where, words: &str) -> anyhow::Result<ExitCode> {
 pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
     let (mut engine, session) = place.open()?;
     if args.summary {
-        let (target, summary) = engine.log_summary(&session, args.run.as_deref())?;
+        let (target, summary) = engine.log_summary(
+            &session,
+            args.run.as_deref(),
+            crate::engine::owner::now_ms(),
+        )?;
         if args.json {
             println!(
                 "{}",

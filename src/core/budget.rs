@@ -40,6 +40,10 @@ pub const ID: usize = 48;
 pub const LOCATION: usize = 160;
 /// The problem or a user's note quoted in a kickoff.
 pub const KICKOFF_TEXT: usize = 6 * 1024;
+/// Probes with no value a Proceed kickoff lists first (`core::hits`), and
+/// the bytes of one such row.
+pub const KICKOFF_NO_HIT_ROWS: usize = 6;
+pub const KICKOFF_NO_HIT_ROW: usize = 240;
 /// One hypothesis statement in a tool result.
 pub const STATEMENT: usize = 300;
 /// Hypotheses a tool result lists before "+N more".

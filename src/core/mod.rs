@@ -11,6 +11,7 @@ pub mod escape;
 pub mod findings;
 pub mod harness;
 pub mod harness_memory;
+pub mod hits;
 pub mod host;
 pub mod json_skim;
 pub mod logpoint;

@@ -321,10 +321,15 @@ impl Engine {
         session_id: &str,
         applied: Applied,
     ) -> (Snapshot, Option<String>) {
-        let env = self.env(session_id, applied.after.state.session().is_some());
+        let mut env = self.env(session_id, applied.after.state.session().is_some());
         let kickoff = applied.after.state.session().and_then(|session| {
             applied.effects.iter().find_map(|effect| match effect {
-                Effect::Kickoff(kickoff) => Some(text::kickoff(session, *kickoff, &env)),
+                Effect::Kickoff(kickoff) => {
+                    if let crate::core::machine::Kickoff::Proceed { closed_round } = kickoff {
+                        env.no_hits = self.no_hits_of_round(session_id, session, *closed_round);
+                    }
+                    Some(text::kickoff(session, *kickoff, &env))
+                }
                 _ => None,
             })
         });

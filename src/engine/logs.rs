@@ -178,15 +178,28 @@ impl Engine {
         &mut self,
         session_id: &str,
         run: Option<&str>,
+        now: u64,
     ) -> Result<(LogRun, LogSummary), EngineError> {
         let target = self.log_run(session_id, run)?;
         if target.run.is_none() {
             return Ok((target, LogSummary::default()));
         }
         let mut summary = logread::summarize(&target.file, self.redactor())?;
-        let (marks, total) = logread::marks::marks(&target.file, self.redactor())?;
-        summary.marks = marks;
-        summary.marks_total = total;
+        let outcomes = logread::outcomes::read(&target.file, self.redactor())?;
+        summary.marks = outcomes.marks;
+        summary.marks_total = outcomes.marks_total;
+        if let Some(run) = target.run.as_deref() {
+            // `notOnDisk` rests on a scan of the files those probes name.
+            self.rescan_issued(session_id, now)?;
+            let stored = self.load(session_id)?;
+            super::hits::fill_table(
+                &self.config().root,
+                stored.state.session(),
+                run,
+                &mut summary,
+                &outcomes.facts,
+            );
+        }
         Ok((target, summary))
     }
 

@@ -11,6 +11,7 @@ mod activity;
 mod commands;
 mod config;
 mod harness;
+mod hits;
 mod logpoints;
 mod logs;
 pub mod owner;
@@ -506,6 +507,8 @@ impl Engine {
             host: self.host,
             // Counted where the board is rendered (`context`).
             redacted: 0,
+            // Judged where a Proceed kickoff is made (`with_kickoff`).
+            no_hits: Vec::new(),
         }
     }
 

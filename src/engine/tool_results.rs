@@ -130,8 +130,11 @@ pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
     let marks = summary.describe_marks();
     let mut used = marks.as_ref().map_or(0, |m| m.len() + 1);
     let mut listed = 0;
-    // As many probes as the cap has room for, the first seen first.
-    for probe in &summary.probes {
+    // As many probes as the cap has room for: those with no value first
+    // (why is the finding), then the first seen first.
+    let mut probes: Vec<&crate::workspace::logread::ProbeFigures> = summary.probes.iter().collect();
+    probes.sort_by_key(|p| p.hits > 0);
+    for probe in probes {
         let line = probe.describe();
         used += line.len() + 1;
         if used > budget::TOOL_RESULT - 1024 {

@@ -423,11 +423,11 @@ impl RequestHandler for Logs {
 impl RequestHandler for LogSummaryRequest {
     fn handle(
         engine: &mut Engine,
-        _: u64,
+        now: u64,
         p: LogSummaryParams,
     ) -> Result<LogSummaryResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        let (target, summary) = engine.log_summary(&session, p.run.as_deref())?;
+        let (target, summary) = engine.log_summary(&session, p.run.as_deref(), now)?;
         Ok(LogSummaryResult {
             file: file_name(&target),
             run: target.run,

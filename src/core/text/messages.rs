@@ -280,7 +280,8 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
          Round {} is yours now.\n",
         session.round().index
     );
-    if lines == 0 {
+    out.push_str(&no_hit_rows(&env.no_hits));
+    if lines == 0 && env.no_hits.is_empty() {
         out.push_str(
             "No line arrived. Before anything else, find out why: the probed code did not run, \
              the program was not rebuilt or restarted, or a probe is not on disk.\n",
@@ -312,6 +313,42 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
          Lines with `source` stdout, stderr or exit are the program's output and exit status, \
          recorded by `debug-sidecar run`. A check you can run yourself (a test, a script) \
          runs with run_reproduction, into a run of its own; the user still verifies."
+    );
+    out
+}
+
+/// The probes of the closed round that logged no value, each with why (the
+/// sidecar's words, from the run's records): what to look at first.
+fn no_hit_rows(rows: &[crate::core::hits::NoHitRow]) -> String {
+    use crate::core::budget::{KICKOFF_NO_HIT_ROW, KICKOFF_NO_HIT_ROWS};
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "{} probe(s) of that round logged no value; why, from the run's records:\n",
+        rows.len()
+    );
+    for row in rows.iter().take(KICKOFF_NO_HIT_ROWS) {
+        let line = format!(
+            "{} ({}) at {}: {}: {}",
+            inline_cut(&row.probe_id, ID),
+            inline_cut(row.hypothesis_id.as_deref().unwrap_or("-"), ID),
+            inline_cut(&row.location, LOCATION),
+            row.reason.as_str(),
+            row.why
+        );
+        let _ = writeln!(out, "  {}", inline_cut(&line, KICKOFF_NO_HIT_ROW));
+    }
+    if rows.len() > KICKOFF_NO_HIT_ROWS {
+        let _ = writeln!(
+            out,
+            "  +{} more: log_summary lists every probe.",
+            rows.len() - KICKOFF_NO_HIT_ROWS
+        );
+    }
+    out.push_str(
+        "Start from these: no value is evidence too, and a staleBuild, notSet or notOnDisk \
+         row means that probe's evidence was never collected.\n",
     );
     out
 }

@@ -65,6 +65,9 @@ pub struct RenderEnv {
     pub tools: crate::core::harness::ToolNaming,
     /// Where the person is: how the texts spell their commands.
     pub host: crate::core::host::Host,
+    /// The probes of the round the person just closed that logged no
+    /// value, with why (`core::hits`): they lead the Proceed kickoff.
+    pub no_hits: Vec<crate::core::hits::NoHitRow>,
 }
 
 /// The file probes append to: a link the workspace re-points at the current

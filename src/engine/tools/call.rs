@@ -246,8 +246,9 @@ impl Call<'_> {
             }
             "log_summary" => {
                 let p: LogSummaryParams = parse(arguments)?;
-                let (target, summary) = self
-                    .run(move |engine, session, _| engine.log_summary(session, p.run.as_deref()))?;
+                let (target, summary) = self.run(move |engine, session, now| {
+                    engine.log_summary(session, p.run.as_deref(), now)
+                })?;
                 Ok(tool_results::summary(target.run.as_deref(), &summary))
             }
             "record_hypotheses" => {

@@ -11,7 +11,7 @@
 //! turns their lines into hits and notes. What they say is bounded and
 //! parsed, never trusted: the program could write there too.
 
-use super::{AdapterEvent, SetLogpoint};
+use super::{AdapterEvent, RunNote, SetLogpoint};
 use crate::core::logpoint::{MAX_HITS_PER_LOGPOINT, VALUE_CAP};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -216,11 +216,14 @@ impl Hook {
             std::thread::sleep(POLL);
         }
         if reader.processes == 0 {
-            report(AdapterEvent::Note(format!(
-                "{} {} logpoint(s) not set: {}",
-                self.set.len(),
-                self.runtime.language(),
-                self.runtime.none_ran()
+            report(AdapterEvent::Note(RunNote::not_set(
+                self.set.iter().map(|l| l.probe_id.clone()).collect(),
+                format!(
+                    "{} {} logpoint(s) not set: {}",
+                    self.set.len(),
+                    self.runtime.language(),
+                    self.runtime.none_ran()
+                ),
             )));
         }
     }
@@ -339,7 +342,7 @@ struct Reader<'a> {
     /// Each hit file and its unfinished line.
     files: BTreeMap<OsString, (std::fs::File, Vec<u8>)>,
     processes: u64,
-    said: HashSet<String>,
+    said: HashSet<RunNote>,
 }
 
 impl Reader<'_> {
@@ -396,18 +399,23 @@ impl Reader<'_> {
         let set = &self.hook.set;
         let runtime = self.hook.runtime;
         // One sentence per logpoint on breakpoint `b`: "logpoint ID (LOC)" and
-        // what follows it.
-        let each = |b: usize, tail: &dyn Fn() -> String| -> Vec<String> {
+        // what follows it; `not_set` when it says the logpoint is not set.
+        let each = |b: usize, not_set: bool, tail: &dyn Fn() -> String| -> Vec<RunNote> {
             self.hook.breakpoints.get(b).map_or_else(Vec::new, |bp| {
                 bp.probes
                     .iter()
                     .map(|&i| {
-                        format!(
+                        let message = format!(
                             "logpoint {} ({}){}",
                             set[i].probe_id,
                             set[i].location(),
                             tail()
-                        )
+                        );
+                        if not_set {
+                            RunNote::not_set(vec![set[i].probe_id.clone()], message)
+                        } else {
+                            RunNote::said(message)
+                        }
                     })
                     .collect()
             })
@@ -427,7 +435,7 @@ impl Reader<'_> {
                 return;
             }
             Report::Resolved { b, line } => match self.hook.breakpoints.get(b) {
-                Some(bp) if line != u64::from(bp.line) => each(b, &|| {
+                Some(bp) if line != u64::from(bp.line) => each(b, false, &|| {
                     format!(
                         ": {} set it on line {line} ({})",
                         runtime.name(),
@@ -436,17 +444,19 @@ impl Reader<'_> {
                 }),
                 _ => Vec::new(),
             },
-            Report::Unresolved { b } => each(b, &|| format!(" is not set: {}", runtime.no_code())),
+            Report::Unresolved { b } => {
+                each(b, true, &|| format!(" is not set: {}", runtime.no_code()))
+            }
             Report::Error { b, m } => {
                 let why = crate::core::escape::inline_cut(&m, 300);
                 match b.filter(|&b| b < self.hook.breakpoints.len()) {
-                    Some(b) => each(b, &|| {
+                    Some(b) => each(b, true, &|| {
                         format!(" is not set in a {} process: {why}", runtime.name())
                     }),
-                    None => vec![format!(
+                    None => vec![RunNote::said(format!(
                         "logpoints not set in a {} process: {why}",
                         runtime.name()
-                    )],
+                    ))],
                 }
             }
         };

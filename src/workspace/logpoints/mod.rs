@@ -48,7 +48,37 @@ pub enum AdapterEvent {
     },
     /// Something the person and the model should know (a logpoint not
     /// set, the adapter gone).
-    Note(String),
+    Note(RunNote),
+}
+
+/// A sentence `run` records about its logpoints, and the logpoints it says
+/// were not set (the hit table's `notSet`, read back from the record).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RunNote {
+    pub message: String,
+    pub not_set: Vec<String>,
+}
+
+impl std::fmt::Display for RunNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl RunNote {
+    pub fn said(message: String) -> Self {
+        RunNote {
+            message,
+            not_set: Vec::new(),
+        }
+    }
+
+    pub fn not_set(ids: Vec<String>, message: String) -> Self {
+        RunNote {
+            message,
+            not_set: ids,
+        }
+    }
 }
 
 /// The session's logpoints as one run sets them: each runtime's through
@@ -110,7 +140,7 @@ impl Logpoints {
 pub struct Plan {
     pub command: Vec<String>,
     pub logpoints: Option<Logpoints>,
-    pub notes: Vec<String>,
+    pub notes: Vec<RunNote>,
 }
 
 /// Plans a run of `command` in `cwd` with the live logpoints `live`.
@@ -142,9 +172,12 @@ pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan
                 }
                 hooks.push(hook);
             }
-            Err(error) => notes.push(format!(
-                "{} logpoints not set: their folder could not be written ({error})",
-                runtime.language()
+            Err(error) => notes.push(RunNote::not_set(
+                hook_ids(&probes),
+                format!(
+                    "{} logpoints not set: their folder could not be written ({error})",
+                    runtime.language()
+                ),
             )),
         }
     }
@@ -157,6 +190,10 @@ pub fn plan(command: &[String], cwd: &Path, root: &Path, live: &[Probe]) -> Plan
         logpoints,
         notes,
     }
+}
+
+fn hook_ids(probes: &[Probe]) -> Vec<String> {
+    probes.iter().map(|p| p.id.clone()).collect()
 }
 
 /// A tag the program cannot guess: the hook folders' names and the name the
@@ -177,7 +214,7 @@ fn nonce() -> String {
 /// file read, each line found where it was placed, or where its text moved
 /// to. Answers the ones to set and a sentence for each that moved or is
 /// not set.
-pub fn prepare(root: &Path, probes: &[Probe]) -> (Vec<SetLogpoint>, Vec<String>) {
+pub fn prepare(root: &Path, probes: &[Probe]) -> (Vec<SetLogpoint>, Vec<RunNote>) {
     let root_real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut set = Vec::new();
     let mut notes = Vec::new();
@@ -189,8 +226,11 @@ pub fn prepare(root: &Path, probes: &[Probe]) -> (Vec<SetLogpoint>, Vec<String>)
         let placed = probe.location();
         let real = root.join(&probe.file).canonicalize().ok();
         let Some(path) = real.filter(|p| p.starts_with(&root_real) && p.is_file()) else {
-            notes.push(format!(
-                "logpoint {id} ({placed}) is not set: its file is gone (or now outside the workspace)"
+            notes.push(RunNote::not_set(
+                vec![probe.id.clone()],
+                format!(
+                    "logpoint {id} ({placed}) is not set: its file is gone (or now outside the workspace)"
+                ),
             ));
             continue;
         };
@@ -201,15 +241,18 @@ pub fn prepare(root: &Path, probes: &[Probe]) -> (Vec<SetLogpoint>, Vec<String>)
         let line = match check_line(&lines, line, &spec.line_hash) {
             LineCheck::Same => line,
             LineCheck::Moved { to } => {
-                notes.push(format!(
+                notes.push(RunNote::said(format!(
                     "logpoint {id} ({placed}): that line moved to line {to}; set there"
-                ));
+                )));
                 to
             }
             LineCheck::Changed => {
-                notes.push(format!(
-                    "logpoint {id} ({placed}) is not set: the line changed since it was placed \
-                     (remove it and place it again)"
+                notes.push(RunNote::not_set(
+                    vec![probe.id.clone()],
+                    format!(
+                        "logpoint {id} ({placed}) is not set: the line changed since it was placed \
+                         (remove it and place it again)"
+                    ),
                 ));
                 continue;
             }
@@ -283,12 +326,18 @@ mod tests {
         std::fs::write(dir.join("a.py"), "import os\nx = 1\ny = x\n").unwrap();
         let (set, notes) = prepare(&dir, &[logpoint("a.py", 1, "y = x")]);
         assert_eq!(set[0].line, 3);
-        assert!(notes[0].contains("moved to line 3"), "{notes:?}");
+        assert!(notes[0].message.contains("moved to line 3"), "{notes:?}");
+        assert!(notes[0].not_set.is_empty());
         let (set, notes) = prepare(&dir, &[logpoint("a.py", 2, "x = 2")]);
         assert!(set.is_empty());
-        assert!(notes[0].contains("the line changed"), "{notes:?}");
+        assert!(notes[0].message.contains("the line changed"), "{notes:?}");
+        assert_eq!(notes[0].not_set, ["p1"]);
         let (set, notes) = prepare(&dir, &[logpoint("../a.py", 2, "x = 1")]);
-        assert!(set.is_empty() && notes[0].contains("gone"), "{notes:?}");
+        assert!(
+            set.is_empty() && notes[0].message.contains("gone"),
+            "{notes:?}"
+        );
+        assert_eq!(notes[0].not_set, ["p1"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -7,7 +7,7 @@
 use crate::core::redact::Redactor;
 use serde::Serialize;
 use serde_json::Value;
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::Path;
 
 /// The `source` of a mark's record.
@@ -28,47 +28,10 @@ pub struct Mark {
 }
 
 /// The marks of a run, in order (at most `MARKS_LISTED`), and how many
-/// there are. A line is parsed only when it holds the word `marker`.
+/// there are.
 pub fn marks(file: &Path, redactor: &Redactor) -> io::Result<(Vec<Mark>, u64)> {
-    let handle = match crate::workspace::runlog::open_own(file) {
-        Ok(handle) => handle,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-        Err(e) => return Err(e),
-    };
-    let finder = memchr::memmem::Finder::new(MARKER);
-    let mut reader = BufReader::with_capacity(1 << 20, handle);
-    let (mut listed, mut count, mut line) = (Vec::new(), 0u64, 0u64);
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        if reader.read_until(b'\n', &mut raw)? == 0 {
-            break;
-        }
-        line += 1;
-        if finder.find(&raw).is_none() {
-            continue;
-        }
-        let Ok(mut value) = serde_json::from_slice::<Value>(&raw) else {
-            continue;
-        };
-        if value.get("source").and_then(Value::as_str) != Some(MARKER) {
-            continue;
-        }
-        count += 1;
-        if listed.len() < MARKS_LISTED {
-            redactor.record(&mut value);
-            listed.push(Mark {
-                line,
-                words: value
-                    .get("words")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                timestamp: value.get("timestamp").cloned(),
-            });
-        }
-    }
-    Ok((listed, count))
+    let outcomes = super::outcomes::read(file, redactor)?;
+    Ok((outcomes.marks, outcomes.marks_total))
 }
 
 /// The record of a mark: the person's words (cut to `MARK_WORDS`) and the time.

@@ -11,6 +11,7 @@ use std::path::Path;
 
 mod line_scan;
 pub mod marks;
+pub mod outcomes;
 mod summary;
 pub use summary::{summarize, LogSummary, ProbeFigures, SUMMARY_PROBES};
 

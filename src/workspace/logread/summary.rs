@@ -11,6 +11,8 @@
 
 use super::line_scan::{self, Fields};
 use super::{Malformed, MALFORMED_LISTED};
+use crate::core::hits::{NoHit, Verdict};
+use crate::core::model::Probe;
 use crate::core::redact::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -51,21 +53,91 @@ pub struct ProbeFigures {
     pub last_timestamp: Option<Value>,
     /// Up to five distinct `data` values, in the order first seen.
     pub values: Vec<Value>,
+    /// Lines that carried values: `count` less the failed ones.
+    pub hits: u64,
+    /// Lines in which the probe recorded its own failure.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
+    /// Why a probe of the run's round logged no value (`hits` 0), from the
+    /// run's records (`core::hits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<NoHit>,
+    /// The reason in words, and the words of the record it rests on when
+    /// the program or its runtime wrote them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 impl ProbeFigures {
-    /// One line for a reader: `p1 (H1) x3 at cart.py:4: {"n":1} | {"n":2}`.
+    /// A probe of the round that logged nothing, with its verdict.
+    pub fn not_logged(probe: &Probe, verdict: Option<Verdict>) -> Self {
+        let (reason, why, evidence) = match verdict {
+            Some(v) => (Some(v.reason), Some(v.why), v.evidence),
+            None => (None, None, None),
+        };
+        ProbeFigures {
+            probe_id: probe.id.clone(),
+            hypothesis_id: probe.hypothesis_id.clone(),
+            location: Some(probe.location()),
+            count: 0,
+            first_timestamp: None,
+            last_timestamp: None,
+            values: Vec::new(),
+            hits: 0,
+            failed: 0,
+            reason,
+            why,
+            evidence,
+        }
+    }
+
+    /// The verdict on a probe with no hit.
+    pub fn judge(&mut self, verdict: Option<Verdict>) {
+        if let Some(v) = verdict {
+            self.reason = Some(v.reason);
+            self.why = Some(v.why);
+            self.evidence = v.evidence;
+        }
+    }
+
+    /// One line for a reader: `p1 (H1) x3 at cart.py:4: {"n":1} | {"n":2}`,
+    /// or for a probe with no value `p2 (H1) at cart.py:9: no value
+    /// [notReached]: the program ended normally without running this line`.
     pub fn describe(&self) -> String {
-        let values: Vec<String> = self.values.iter().map(Value::to_string).collect();
         // The program wrote every field: none may start a line of its own.
         use crate::core::budget::{ID, LOCATION, SUMMARY_VALUES};
         use crate::core::escape::inline_cut;
-        format!(
-            "{} ({}) x{} at {}: {}",
+        let head = format!(
+            "{} ({})",
             inline_cut(&self.probe_id, ID),
             inline_cut(self.hypothesis_id.as_deref().unwrap_or("-"), ID),
-            self.count,
-            inline_cut(self.location.as_deref().unwrap_or("?"), LOCATION),
+        );
+        let location = inline_cut(self.location.as_deref().unwrap_or("?"), LOCATION);
+        let failed = if self.failed > 0 {
+            format!(" ({} failed)", self.failed)
+        } else {
+            String::new()
+        };
+        if self.hits == 0 {
+            let reason = self.reason.map_or("no reason recorded", NoHit::as_str);
+            let why = self
+                .why
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default();
+            let evidence = self
+                .evidence
+                .as_deref()
+                .map(|e| format!(" \u{2014} {}", inline_cut(e, SUMMARY_VALUES)))
+                .unwrap_or_default();
+            return format!("{head} at {location}: no value [{reason}]{why}{evidence}{failed}");
+        }
+        let values: Vec<String> = self.values.iter().map(Value::to_string).collect();
+        format!(
+            "{head} x{} at {location}{failed}: {}",
+            self.hits,
             inline_cut(&values.join(" | "), SUMMARY_VALUES)
         )
     }
@@ -277,6 +349,11 @@ impl Figures {
             first_timestamp: self.first_timestamp.as_deref().map(kept_value),
             last_timestamp: last,
             values: self.values,
+            hits: self.count,
+            failed: 0,
+            reason: None,
+            why: None,
+            evidence: None,
         }
     }
 }

@@ -14,7 +14,7 @@ mod process;
 mod recorder;
 
 use crate::core::reproduction::{Ending, RunReport, Source};
-use crate::workspace::logpoints::{AdapterEvent, Logpoints};
+use crate::workspace::logpoints::{AdapterEvent, Logpoints, RunNote};
 use process::{ending_of, kill_group, spawn_reader, PersonSignals};
 use recorder::Recorder;
 use std::io;
@@ -76,7 +76,7 @@ enum Event {
     Closed(Source),
     Exited(std::process::ExitStatus),
     Hit(String, serde_json::Map<String, serde_json::Value>, u64),
-    Note(String, u64),
+    Note(RunNote, u64),
     /// A logpoint hook's reader ended.
     HookDone,
 }
@@ -105,7 +105,7 @@ pub fn run_with(
     target: &Target,
     limits: &Limits,
     logpoints: Option<Logpoints>,
-    notes: &[String],
+    notes: &[RunNote],
 ) -> Result<RunReport, RunError> {
     let (program, args) = command.split_first().ok_or(RunError::NoCommand)?;
     let file = crate::workspace::runlog::open_own_append(&target.file).map_err(|error| {

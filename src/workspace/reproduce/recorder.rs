@@ -4,7 +4,7 @@
 use super::{now_ms, RunError, Target, BATCH_BYTES};
 use crate::core::redact::LineStream;
 use crate::core::reproduction::{Ending, Source, TailLine, LINE_CAP, TAIL_LINES, TAIL_LINE_BYTES};
-use crate::workspace::logpoints::{self, SetLogpoint};
+use crate::workspace::logpoints::{self, RunNote, SetLogpoint};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::Write;
@@ -109,6 +109,9 @@ struct NoteRecord<'a> {
     run_id: &'a str,
     source: &'static str,
     message: &'a str,
+    /// The logpoints the note says were not set (the hit table reads them).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    not_set: &'a [String],
     timestamp: u64,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     agent_run: bool,
@@ -219,12 +222,13 @@ impl<'a> Recorder<'a> {
     }
 
     /// What `run` says about the logpoints, as a record of the run.
-    pub(super) fn note(&mut self, note: &str, at: u64) {
+    pub(super) fn note(&mut self, note: &RunNote, at: u64) {
         let record = NoteRecord {
             session_id: &self.target.session_id,
             run_id: &self.target.run_id,
             source: "sidecar",
-            message: note,
+            message: &note.message,
+            not_set: &note.not_set,
             timestamp: at,
             agent_run: self.target.agent,
         };

@@ -12,17 +12,20 @@ pub(super) const PYTHON_JSON_FIX: &str = r#"__import__("re").sub(r'("(?:[^"\\]|\
 /// Python 3.7+: `json`, `re` and `time` imported in place; anything `json`
 /// cannot write goes in as its `repr`, and the `NaN` and infinities it
 /// writes bare (not JSON) are quoted: outside its strings nothing else in
-/// its output holds those letters.
+/// its output holds those letters. A value that raises (a name not in
+/// scope) makes the line a `probeError` instead of `data`: the hit table's
+/// `probeFailed`.
 pub(super) fn python(input: &SnippetInput) -> String {
     let key = |n: &str| lit(Lit::Python, n);
     fill(
         r#"try:
+    _dbg_line = {@@HEADER@@, "timestamp": __import__("time").time_ns() // 1000000}
+    try:
+        _dbg_line["data"] = {@@DATA@@}
+    except Exception as _dbg_e:
+        _dbg_line["probeError"] = ("%s: %s" % (type(_dbg_e).__name__, _dbg_e))[:300]
     with open(@@LOG@@, "a", encoding="utf-8") as _dbg_log:
-        _dbg_log.write(@@FIX@@__import__("json").dumps({
-            @@HEADER@@,
-            "data": {@@DATA@@},
-            "timestamp": __import__("time").time_ns() // 1000000,
-        }, default=repr)) + "\n")
+        _dbg_log.write(@@FIX@@__import__("json").dumps(_dbg_line, default=repr)) + "\n")
 except Exception:
     pass
 "#,
@@ -121,7 +124,8 @@ pub(super) fn js_fields(input: &SnippetInput) -> (String, String) {
 
 /// Node (CommonJS or ES module): `fs` from `require` where it exists, else
 /// from `process.getBuiltinModule` (Node 20.16+), since an ES module cannot
-/// import inside a block.
+/// import inside a block. A value that throws (a name not in scope) or that
+/// JSON cannot write (a BigInt, a cycle) makes the line a `probeError`.
 pub(super) fn node(input: &SnippetInput, typescript: bool) -> String {
     let fs = if typescript {
         r#"const dbgFs: any = typeof require === "function" ? require("fs") : (process as any).getBuiltinModule("fs");"#
@@ -132,11 +136,10 @@ pub(super) fn node(input: &SnippetInput, typescript: bool) -> String {
     fill(
         r#"try {
   @@FS@@
-  dbgFs.appendFileSync(@@LOG@@, JSON.stringify({
-    @@HEADER@@,
-    data: @@DATA@@,
-    timestamp: Date.now(),
-  }) + "\n");
+  const dbgLine = { @@HEADER@@, timestamp: Date.now() };
+  let dbgText = "";
+  try { dbgText = JSON.stringify({ ...dbgLine, data: @@DATA@@ }); } catch (dbgE) { dbgText = JSON.stringify({ ...dbgLine, probeError: String(dbgE).slice(0, 300) }); }
+  dbgFs.appendFileSync(@@LOG@@, dbgText + "\n");
 } catch {}
 "#,
         &[

@@ -76,12 +76,13 @@ fn python(input: &SnippetInput, url: &str) -> String {
     let key = |n: &str| lit(Lit::Python, n);
     fill(
         r#"try:
+    _dbg_line = {@@HEADER@@, "timestamp": __import__("time").time_ns() // 1000000}
+    try:
+        _dbg_line["data"] = {@@DATA@@}
+    except Exception as _dbg_e:
+        _dbg_line["probeError"] = ("%s: %s" % (type(_dbg_e).__name__, _dbg_e))[:300]
     _dbg_u = __import__("urllib.request").request
-    _dbg_u.build_opener(_dbg_u.ProxyHandler({})).open(_dbg_u.Request(@@URL@@, headers={"Content-Type": "application/json"}, data=@@FIX@@__import__("json").dumps({
-        @@HEADER@@,
-        "data": {@@DATA@@},
-        "timestamp": __import__("time").time_ns() // 1000000,
-    }, default=repr)).encode()), timeout=2).close()
+    _dbg_u.build_opener(_dbg_u.ProxyHandler({})).open(_dbg_u.Request(@@URL@@, headers={"Content-Type": "application/json"}, data=@@FIX@@__import__("json").dumps(_dbg_line, default=repr)).encode()), timeout=2).close()
 except Exception:
     pass
 "#,

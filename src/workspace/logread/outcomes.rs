@@ -1,0 +1,225 @@
+//! What a run's records say beyond its probe values, read in one pass: the
+//! person's marks, the recorded programs' exit records, the logpoints `run`
+//! could not set, and the lines in which a probe recorded its own failure
+//! (a source block's `probeError`, a logpoint hit whose every value is an
+//! `$error`). A line is parsed only when it holds one of those words.
+
+use super::marks::{Mark, MARKER, MARKS_LISTED};
+use crate::core::hits::{ProgramEnd, RunFacts};
+use crate::core::redact::Redactor;
+use crate::core::reproduction::Ending;
+use serde_json::Value;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+/// The field a source block writes instead of `data` when it failed.
+pub const PROBE_ERROR: &str = "probeError";
+/// Recorded programs a run's facts keep (the latest).
+const PROGRAMS_KEPT: usize = 256;
+/// Probes whose failures or unset logpoints are kept.
+const PROBES_KEPT: usize = super::SUMMARY_PROBES;
+/// The longest failure or note kept.
+const WORDS: usize = 200;
+
+/// A run's marks and facts.
+#[derive(Debug, Default)]
+pub struct Outcomes {
+    pub marks: Vec<Mark>,
+    pub marks_total: u64,
+    pub facts: RunFacts,
+}
+
+/// Reads `file` once for its marks and facts; an absent file has none.
+pub fn read(file: &Path, redactor: &Redactor) -> io::Result<Outcomes> {
+    let handle = match crate::workspace::runlog::open_own(file) {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Outcomes::default()),
+        Err(e) => return Err(e),
+    };
+    let words =
+        aho_corasick::AhoCorasick::new([MARKER, "\"exit\"", "notSet", PROBE_ERROR, "$error"])
+            .map_err(io::Error::other)?;
+    let mut reader = BufReader::with_capacity(1 << 20, handle);
+    let mut out = Outcomes::default();
+    let (mut raw, mut line) = (Vec::new(), 0u64);
+    loop {
+        raw.clear();
+        if reader.read_until(b'\n', &mut raw)? == 0 {
+            break;
+        }
+        line += 1;
+        if !words.is_match(&raw) {
+            continue;
+        }
+        let Ok(mut value) = serde_json::from_slice::<Value>(&raw) else {
+            continue;
+        };
+        if !value.is_object() {
+            continue;
+        }
+        redactor.record(&mut value);
+        out.take(line, &value);
+    }
+    Ok(out)
+}
+
+impl Outcomes {
+    fn take(&mut self, line: u64, value: &Value) {
+        let text = |key: &str| value.get(key).and_then(Value::as_str);
+        match text("source") {
+            Some(MARKER) => {
+                self.marks_total += 1;
+                if self.marks.len() < MARKS_LISTED {
+                    self.marks.push(Mark {
+                        line,
+                        words: text("words").unwrap_or_default().to_string(),
+                        timestamp: value.get("timestamp").cloned(),
+                    });
+                }
+                return;
+            }
+            Some("exit") => {
+                if let Some(program) = program_end(value) {
+                    if self.facts.programs.len() >= PROGRAMS_KEPT {
+                        self.facts.programs.remove(0);
+                    }
+                    self.facts.programs.push(program);
+                }
+                return;
+            }
+            Some("sidecar") => {
+                let ids = value.get("notSet").and_then(Value::as_array);
+                let message = crate::core::budget::cut(text("message").unwrap_or(""), WORDS);
+                for id in ids.into_iter().flatten().filter_map(Value::as_str) {
+                    let not_set = &mut self.facts.not_set;
+                    if not_set.len() < PROBES_KEPT && !not_set.contains_key(id) {
+                        not_set.insert(id.to_string(), message.clone());
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        let Some(probe_id) = text("probeId") else {
+            return;
+        };
+        let Some(failure) = failure(value) else {
+            return;
+        };
+        let failures = &mut self.facts.failures;
+        if let Some((count, _)) = failures.get_mut(probe_id) {
+            *count += 1;
+        } else if failures.len() < PROBES_KEPT {
+            failures.insert(
+                probe_id.to_string(),
+                (1, crate::core::budget::cut(&failure, WORDS)),
+            );
+        }
+    }
+}
+
+/// The failure a probe's line records: its `probeError`, or the first
+/// `$error` when every value of its `data` is one. None for a line with a
+/// value.
+pub fn failure(value: &Value) -> Option<String> {
+    if let Some(error) = value.get(PROBE_ERROR) {
+        return Some(
+            error
+                .as_str()
+                .map_or_else(|| error.to_string(), str::to_string),
+        );
+    }
+    let data = value.get("data")?.as_object()?;
+    let mut first = None;
+    for item in data.values() {
+        let error = item.as_object().and_then(|o| o.get("$error"))?;
+        first.get_or_insert_with(|| error.as_str().unwrap_or("it failed").to_string());
+    }
+    first
+}
+
+/// A recorded program from its exit record.
+fn program_end(value: &Value) -> Option<ProgramEnd> {
+    let number = |key: &str| value.get(key).and_then(Value::as_u64);
+    let ended_ms = number("timestamp")?;
+    let duration = number("durationMs").unwrap_or(0);
+    let ending = if value.get("timedOut").and_then(Value::as_bool) == Some(true) {
+        Ending::TimedOut {
+            after_sec: duration / 1000,
+        }
+    } else if let Some(signal) = value.get("signal").and_then(Value::as_i64) {
+        Ending::Signalled {
+            signal: i32::try_from(signal).ok()?,
+        }
+    } else {
+        Ending::Exited {
+            code: i32::try_from(value.get("exitCode")?.as_i64()?).ok()?,
+        }
+    };
+    let executable = value
+        .get("command")
+        .and_then(Value::as_array)
+        .and_then(|words| words.first())
+        .and_then(Value::as_str)
+        .map(|word| crate::core::budget::cut(word, WORDS));
+    Some(ProgramEnd {
+        started_ms: ended_ms.saturating_sub(duration),
+        ended_ms,
+        ending,
+        executable,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn exits_unset_logpoints_and_failures_are_read_and_values_are_not() {
+        let lines = [
+            json!({"source": "sidecar", "message": "logpoint p3 (a.py:9) is not set: no code", "notSet": ["p3"]}),
+            json!({"probeId": "p1", "data": {"x": 1}}),
+            json!({"probeId": "p2", "data": {"x": {"$error": "NameError: x"}, "y": {"$error": "NameError: y"}}}),
+            json!({"probeId": "p2", "data": {"x": {"$error": "NameError: x"}, "y": 2}}),
+            json!({"probeId": "p4", "probeError": "ReferenceError: total is not defined"}),
+            json!({"probeId": "p5", "data": {"note": "an $error in words is a value"}}),
+            json!({"source": "exit", "timestamp": 5_000, "durationMs": 1_200, "exitCode": 3, "command": ["./app", "--x"]}),
+            json!({"source": "exit", "timestamp": 9_000, "durationMs": 60_000, "signal": 9, "timedOut": true, "command": ["sleep"]}),
+            json!({"source": "marker", "words": "clicked Save"}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let file = super::super::test_logs::log("outcomes", &text);
+        let out = read(&file, &Redactor::default()).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(out.marks_total, 1);
+        assert_eq!(out.marks[0].line, 9);
+        assert_eq!(
+            out.facts.not_set["p3"],
+            "logpoint p3 (a.py:9) is not set: no code"
+        );
+        assert_eq!(out.facts.failures["p2"], (1, "NameError: x".to_string()));
+        assert_eq!(
+            out.facts.failures["p4"],
+            (1, "ReferenceError: total is not defined".to_string())
+        );
+        assert!(!out.facts.failures.contains_key("p1") && !out.facts.failures.contains_key("p5"));
+        assert_eq!(
+            out.facts.programs,
+            vec![
+                ProgramEnd {
+                    started_ms: 3_800,
+                    ended_ms: 5_000,
+                    ending: Ending::Exited { code: 3 },
+                    executable: Some("./app".into()),
+                },
+                ProgramEnd {
+                    started_ms: 0,
+                    ended_ms: 9_000,
+                    ending: Ending::TimedOut { after_sec: 60 },
+                    executable: Some("sleep".into()),
+                },
+            ]
+        );
+    }
+}
