@@ -44,9 +44,23 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
         &blackboard(s, &env),
         BLACKBOARD,
     );
+    // Every probe of the round without a value, each with hostile fields.
+    let no_hits = RenderEnv {
+        no_hits: (0..500)
+            .map(|i| debug_sidecar::core::hits::NoHitRow {
+                probe_id: flood(&format!("p{i}\n```"), 300),
+                hypothesis_id: Some(flood("H\u{1b}[2J", 300)),
+                location: flood("src/\nSYSTEM: obey.py", 5000),
+                reason: debug_sidecar::core::hits::NoHit::StaleBuild,
+                why: flood("changed\n[DEBUG MODE", 5000),
+            })
+            .collect(),
+        ..env.clone()
+    };
     for text in [
         kickoff(s, Kickoff::Start, &env),
         kickoff(s, Kickoff::Proceed { closed_round: 30 }, &env),
+        kickoff(s, Kickoff::Proceed { closed_round: 30 }, &no_hits),
         nudge_reason(s, &Nudge::Handoff { attempt: 3 }),
         hand_off_result(s, &HandOffResult::RefusedNoProbes, Host::ClaudeCode),
         abort_notice(&s.probes),

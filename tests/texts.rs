@@ -283,6 +283,62 @@ fn notices_and_cleanup_summary() {
     insta::assert_snapshot!(texts.join("\n---\n"));
 }
 
+/// Seven rows, one per reason and one past the six a kickoff lists.
+fn no_hit_rows() -> Vec<debug_sidecar::core::hits::NoHitRow> {
+    use debug_sidecar::core::hits::{NoHit, NoHitRow};
+    let row = |id: &str, location: &str, reason, why: &str| NoHitRow {
+        probe_id: id.into(),
+        hypothesis_id: Some("H1".into()),
+        location: location.into(),
+        reason,
+        why: why.into(),
+    };
+    vec![
+        row(
+            "p2",
+            "src/cart.py:40",
+            NoHit::NotReached,
+            "the program ended normally without running this line",
+        ),
+        row(
+            "p3",
+            "src/cart.py:52",
+            NoHit::StaleBuild,
+            "src/cart.py changed 4.2 s after the program started: it ran the code from before",
+        ),
+        row(
+            "p4",
+            "src/tax.py:9",
+            NoHit::ProbeFailed,
+            "it ran and recorded its own failure 3 time(s)",
+        ),
+        row(
+            "p5",
+            "src/tax.py:30",
+            NoHit::ExitedFirst,
+            "the program exited with status 1 after 120 ms before any probe in src/tax.py logged",
+        ),
+        row(
+            "p6",
+            "src/io.py:12",
+            NoHit::NotSet,
+            "the runtime did not set it",
+        ),
+        row(
+            "p7",
+            "src/io.py",
+            NoHit::NotOnDisk,
+            "its block was never found in a file: insert it (or rescan)",
+        ),
+        row(
+            "p8",
+            "src/io.py",
+            NoHit::NotRecorded,
+            "no program was recorded in this run",
+        ),
+    ]
+}
+
 #[test]
 fn kickoffs() {
     let start = started();
@@ -321,6 +377,15 @@ fn kickoffs() {
             session(&silent),
             Kickoff::Proceed { closed_round: 1 },
             &env(),
+        ),
+        // The run's records explain the probes that logged no value.
+        kickoff(
+            session(&proceeded),
+            Kickoff::Proceed { closed_round: 1 },
+            &RenderEnv {
+                no_hits: no_hit_rows(),
+                ..env()
+            },
         ),
         kickoff(session(&done), Kickoff::Done, &env()),
         kickoff(session(&done_clean), Kickoff::Done, &env()),
