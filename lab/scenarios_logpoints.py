@@ -40,11 +40,11 @@ def read_person_run(person):
 def claude_logpoints(kind, binary, ws):
     tools = ",".join(claude_names(t) for t in (
         "record_hypotheses", "probe_snippet", "run_reproduction", "read_logs",
-        "hand_off_to_user", "remove_logpoints"))
+        "hand_off_to_user", "remove_logpoints", "log_summary"))
     person = {}
     script = Script([
         Turn(PROBLEM, [
-            call("ToolSearch", {"query": f"select:{tools}", "max_results": 6}),
+            call("ToolSearch", {"query": f"select:{tools}", "max_results": 7}),
             call("record_hypotheses", {"hypotheses": HYPOTHESES}),
             call("probe_snippet", {"file": "app.py", "kind": "logpoint", "line": BUG_LINE,
                                    "hypothesisId": "H1",
@@ -67,6 +67,7 @@ def claude_logpoints(kind, binary, ws):
             say("Fixed: please check."),
         ], name="proceed"),
         Turn("debug-done", [
+            call("log_summary", {}),
             call("remove_logpoints", {"probeIds": ["p1"]}),
             say("The logpoint is removed; no file held a probe."),
         ], name="done"),
@@ -124,6 +125,11 @@ def claude_logpoints(kind, binary, ws):
         kickoff = request_text(done[0]["body"])
         check("remove_logpoints" in kickoff and "p1" in kickoff,
               "the Mark fixed kickoff does not ask for the logpoint's removal")
+        # The hit table of the verifying run: the logpoint logged nothing, and why.
+        table = last_tool_result(done[1]["body"])
+        check(f"p1 (H1) at app.py:{BUG_LINE}: no value [notSet]: the runtime did not set it" in table
+              and "the line changed since it was placed" in table,
+              f"log_summary did not say why the logpoint logged nothing: {table[:600]!r}")
         check("verified" in shown.text.lower(),
               f"the person was not told the cleanup was verified: {shown.text[-400:]!r}")
         check_rounds(shown.text, 2)
