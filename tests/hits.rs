@@ -177,6 +177,15 @@ fn each_probe_without_a_value_says_why_in_every_face_and_in_the_kickoff() {
         "the program ended normally without running this line"
     );
     assert_eq!(table(&cli_summary(root)), expected);
+    let for_person = sidecar(root, &["logs", "--summary"], None);
+    let for_person = String::from_utf8_lossy(&for_person.stdout);
+    println!("{for_person}");
+    assert!(
+        for_person.contains(&format!(
+            "{unreached} (H3) at other.py:2: no value [notReached]: the program ended normally"
+        )),
+        "{for_person}"
+    );
     let tool = &mcp_tool_texts(root, &[("log_summary", json!({}))])[0];
     for (id, why) in [
         (&failed, "no value [probeFailed]: it ran and recorded its own failure 1 time(s) \u{2014} NameError"),

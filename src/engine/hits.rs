@@ -85,7 +85,14 @@ pub(super) fn fill_table(
         let logged = logged_files.contains(probe.file.as_str());
         let verdict = hits::verdict(probe, hits, logged, &times, facts);
         match summary.probes.iter_mut().find(|f| f.probe_id == probe.id) {
-            Some(figures) => figures.judge(verdict),
+            Some(figures) => {
+                // The block was written before a scan knew its line.
+                if probe.line.is_some() && figures.location.as_deref() == Some(probe.file.as_str())
+                {
+                    figures.location = Some(probe.location());
+                }
+                figures.judge(verdict);
+            }
             None => summary
                 .probes
                 .push(ProbeFigures::not_logged(probe, verdict)),

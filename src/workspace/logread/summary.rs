@@ -132,7 +132,7 @@ impl ProbeFigures {
                 .as_deref()
                 .map(|e| format!(" \u{2014} {}", inline_cut(e, SUMMARY_VALUES)))
                 .unwrap_or_default();
-            return format!("{head} at {location}: no value [{reason}]{why}{evidence}{failed}");
+            return format!("{head} at {location}: no value [{reason}]{why}{evidence}");
         }
         let values: Vec<String> = self.values.iter().map(Value::to_string).collect();
         format!(
