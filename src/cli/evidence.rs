@@ -67,6 +67,9 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
         if let Some(sources) = summary.describe_sources() {
             println!("  by source: {sources}");
         }
+        if let Some(attempts) = summary.attempts.filter(|a| a.total > 1) {
+            println!("  the reproduction {}", attempts.describe());
+        }
         if summary.too_long > 0 {
             println!(
                 "  {} line(s) over 4 MiB counted from their first fields, their values not read",

@@ -193,6 +193,13 @@ pub enum Command {
     Run {
         #[command(flatten)]
         place: Where,
+        /// Run it N times into the run (at most 1000) and say how often it
+        /// failed, with a 95% interval: a flaky bug's rate.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        repeat: u64,
+        /// With --repeat: stop at the first attempt that fails.
+        #[arg(long, requires = "repeat")]
+        until_fail: bool,
         /// The program and its arguments, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
@@ -232,7 +239,19 @@ impl Cli {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Demo { keep, logpoints }) => demo::run(keep, logpoints),
-        Some(Command::Run { place, command }) => run::run(place, command),
+        Some(Command::Run {
+            place,
+            repeat,
+            until_fail,
+            command,
+        }) => run::run(
+            place,
+            command,
+            crate::workspace::reproduce::Repeat {
+                times: repeat,
+                until_fail,
+            },
+        ),
         Some(Command::Check { paths, json }) => check::run(paths, json),
         Some(Command::Install {
             agent,

@@ -7,11 +7,10 @@
 use super::Where;
 use crate::core::reproduction::PERSON_RUN_CAP;
 use crate::engine::owner::now_ms;
-use crate::workspace::logpoints;
-use crate::workspace::reproduce::{self, Limits, RunError};
+use crate::workspace::reproduce::{self, Limits, Progress, Repeat, RunError};
 use std::process::ExitCode;
 
-pub fn run(place: Where, command: Vec<String>) -> anyhow::Result<ExitCode> {
+pub fn run(place: Where, command: Vec<String>, repeat: Repeat) -> anyhow::Result<ExitCode> {
     let (mut engine, session) = place.open()?;
     let target = engine.begin_run(&session)?;
     let live = engine.live_logpoints(&session)?;
@@ -20,26 +19,46 @@ pub fn run(place: Where, command: Vec<String>) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()
         .ok()
         .filter(|dir| dir.starts_with(&root))
-        .unwrap_or(root);
+        .unwrap_or(root.clone());
     let limits = Limits {
         run_bytes: PERSON_RUN_CAP,
         timeout: None,
         pass_through: true,
-        stdin: true,
+        stdin: repeat.times == 1,
+        attempt: None,
     };
-    let plan = logpoints::plan(&command, &cwd, &engine.config().root, &live);
-    for note in &plan.notes {
-        eprintln!("debug-sidecar: {note}");
-    }
-    let report = match reproduce::run_with(
-        &plan.command,
+    let mut worst = 0u8;
+    let outcome = reproduce::repeated(
+        &command,
         &cwd,
+        &root,
+        &live,
         &target,
         &limits,
-        plan.logpoints,
-        &plan.notes,
-    ) {
-        Ok(report) => report,
+        repeat,
+        |progress| match progress {
+            Progress::Notes(notes) => {
+                for note in notes {
+                    eprintln!("debug-sidecar: {note}");
+                }
+            }
+            Progress::Ended(attempt, report) => {
+                let status = report.ending.exit_code();
+                if status != 0 {
+                    worst = status;
+                }
+                if repeat.times > 1 {
+                    eprintln!(
+                        "debug-sidecar: attempt {attempt} of {}: the program {}",
+                        repeat.times,
+                        report.ending.describe()
+                    );
+                }
+            }
+        },
+    );
+    let (report, attempts) = match outcome {
+        Ok(done) => done,
         Err(error @ RunError::Spawn { .. }) => {
             // As a shell says it: nothing ran, nothing was recorded.
             eprintln!("debug-sidecar: {error}");
@@ -54,5 +73,10 @@ pub fn run(place: Where, command: Vec<String>) -> anyhow::Result<ExitCode> {
         "{}",
         crate::core::text::person_run_notice(&session, &report)
     );
+    if repeat.times > 1 {
+        eprintln!("debug-sidecar: the reproduction {}.", attempts.describe());
+        // Failed at least once: the last failure's status.
+        return Ok(ExitCode::from(worst));
+    }
     Ok(ExitCode::from(report.ending.exit_code()))
 }

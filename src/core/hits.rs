@@ -76,6 +76,8 @@ pub struct RunFacts {
     /// Lines in which a probe recorded its own failure, and the first
     /// failure's words.
     pub failures: BTreeMap<String, (u64, String)>,
+    /// Every recorded program of the run as an attempt of the reproduction.
+    pub attempts: super::rates::Attempts,
 }
 
 /// What the workspace knows of one probe's file.

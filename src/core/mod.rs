@@ -20,6 +20,7 @@ pub mod markers;
 pub mod message_shape;
 pub mod model;
 pub mod progress;
+pub mod rates;
 pub mod redact;
 pub mod reproduction;
 pub mod revision;

@@ -326,7 +326,8 @@ impl Engine {
             applied.effects.iter().find_map(|effect| match effect {
                 Effect::Kickoff(kickoff) => {
                     if let crate::core::machine::Kickoff::Proceed { closed_round } = kickoff {
-                        env.no_hits = self.no_hits_of_round(session_id, session, *closed_round);
+                        (env.no_hits, env.closed_attempts) =
+                            self.no_hits_of_round(session_id, session, *closed_round);
                     }
                     Some(text::kickoff(session, *kickoff, &env))
                 }

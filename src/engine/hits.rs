@@ -5,6 +5,7 @@
 use super::*;
 use crate::core::hits::{self, FileTimes, NoHitRow, RunFacts};
 use crate::core::model::{DebugSession, ProbeState};
+use crate::core::rates::Attempts;
 use crate::workspace::logread::{LogSummary, ProbeFigures};
 use std::collections::HashSet;
 use std::path::Path;
@@ -152,26 +153,27 @@ impl Engine {
     }
 
     /// The probes of round `closed_round` that logged no value in its run,
-    /// with why; none when its run cannot be read.
+    /// with why, and the run's attempts when it recorded more than one;
+    /// none when its run cannot be read.
     pub(super) fn no_hits_of_round(
         &self,
         session_id: &str,
         session: &DebugSession,
         closed_round: u32,
-    ) -> Vec<NoHitRow> {
+    ) -> (Vec<NoHitRow>, Option<Attempts>) {
         let Some(round) = session
             .rounds
             .iter()
             .rev()
             .find(|r| r.index == closed_round)
         else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
         let file = crate::workspace::runlog::run_file(&self.runs_dir(session_id), &round.run_id);
         let read = logread::summarize(&file, self.redactor())
             .and_then(|summary| Ok((summary, logread::outcomes::read(&file, self.redactor())?)));
         let Ok((mut summary, outcomes)) = read else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
         fill_table(
             &self.config().root,
@@ -180,6 +182,10 @@ impl Engine {
             &mut summary,
             &outcomes.facts,
         );
-        no_hit_rows(&summary)
+        let attempts = outcomes.facts.attempts;
+        (
+            no_hit_rows(&summary),
+            (attempts.total > 1).then_some(attempts),
+        )
     }
 }

@@ -188,6 +188,8 @@ impl Engine {
         let outcomes = logread::outcomes::read(&target.file, self.redactor())?;
         summary.marks = outcomes.marks;
         summary.marks_total = outcomes.marks_total;
+        let attempts = outcomes.facts.attempts;
+        summary.attempts = (attempts.total > 0).then_some(attempts);
         if let Some(run) = target.run.as_deref() {
             // `notOnDisk` rests on a scan of the files those probes name.
             self.rescan_issued(session_id, now)?;

@@ -509,6 +509,7 @@ impl Engine {
             redacted: 0,
             // Judged where a Proceed kickoff is made (`with_kickoff`).
             no_hits: Vec::new(),
+            closed_attempts: None,
         }
     }
 

@@ -150,9 +150,15 @@ pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
         .describe_sources()
         .map(|s| format!("; by source: {s}"))
         .unwrap_or_default();
+    // Our count of the run's exit records: outside the fence.
+    let rate = summary
+        .attempts
+        .filter(|a| a.total > 1)
+        .map(|a| format!("; the reproduction {}", a.describe()))
+        .unwrap_or_default();
     let mut text = fence_within(
         &format!(
-            "Summary of run {run} ({} line(s), {} without a probe id{sources})",
+            "Summary of run {run} ({} line(s), {} without a probe id{sources}{rate})",
             summary.lines, summary.without_probe
         ),
         "text",

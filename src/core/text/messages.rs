@@ -280,6 +280,14 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
          Round {} is yours now.\n",
         session.round().index
     );
+    if let Some(attempts) = env.closed_attempts {
+        let _ = writeln!(
+            out,
+            "Its reproduction ran {} times and {}.",
+            attempts.total,
+            attempts.describe()
+        );
+    }
     out.push_str(&no_hit_rows(&env.no_hits));
     if lines == 0 && env.no_hits.is_empty() {
         out.push_str(

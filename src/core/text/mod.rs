@@ -68,6 +68,9 @@ pub struct RenderEnv {
     /// The probes of the round the person just closed that logged no
     /// value, with why (`core::hits`): they lead the Proceed kickoff.
     pub no_hits: Vec<crate::core::hits::NoHitRow>,
+    /// The attempts of that round's run (its recorded programs), when more
+    /// than one: its failure rate leads the kickoff too.
+    pub closed_attempts: Option<crate::core::rates::Attempts>,
 }
 
 /// The file probes append to: a link the workspace re-points at the current

@@ -94,6 +94,7 @@ impl Reproduction {
             timeout: Some(self.timeout),
             pass_through: false,
             stdin: false,
+            attempt: None,
         };
         // Python and Node programs run under their debugger when the session has logpoints.
         let plan =

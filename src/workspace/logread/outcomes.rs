@@ -80,6 +80,7 @@ impl Outcomes {
             }
             Some("exit") => {
                 if let Some(program) = program_end(value) {
+                    self.facts.attempts.add(!program.ended_normally());
                     if self.facts.programs.len() >= PROGRAMS_KEPT {
                         self.facts.programs.remove(0);
                     }

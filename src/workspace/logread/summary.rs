@@ -176,6 +176,10 @@ pub struct LogSummary {
     /// Marks in the run, listed or not.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub marks_total: u64,
+    /// The recorded programs of the run (each exit record an attempt of the
+    /// reproduction) and how many failed; absent when none was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<crate::core::rates::Attempts>,
 }
 
 /// Distinct sources a summary names.
@@ -593,6 +597,8 @@ impl<'r> Piece<'r> {
             // Found by their own reader (`marks`).
             marks: Vec::new(),
             marks_total: 0,
+            // From the exit records (`outcomes`).
+            attempts: None,
         };
         // Named in the order a reader of the file meets them.
         for (source, n) in self.sources.named {

@@ -12,11 +12,13 @@
 
 mod process;
 mod recorder;
+mod repeat;
 
 use crate::core::reproduction::{Ending, RunReport, Source};
 use crate::workspace::logpoints::{AdapterEvent, Logpoints, RunNote};
 use process::{ending_of, kill_group, spawn_reader, PersonSignals};
 use recorder::Recorder;
+pub use repeat::{repeated, Progress, Repeat, MAX_REPEAT};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -58,6 +60,9 @@ pub struct Limits {
     /// The program reads this process's stdin (the person's terminal);
     /// otherwise it reads nothing.
     pub stdin: bool,
+    /// Attempt i of n of a repeated reproduction (`repeat`): its exit
+    /// record says so.
+    pub attempt: Option<(u64, u64)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -261,7 +266,7 @@ pub fn run_with(
     recorder.close(Source::Stdout, now_ms());
     recorder.close(Source::Stderr, now_ms());
     let duration_ms = started.elapsed().as_millis() as u64;
-    recorder.exit(&asked, ending, duration_ms);
+    recorder.exit(&asked, ending, duration_ms, limits.attempt);
     recorder.flush()?;
     Ok(RunReport {
         run_id: target.run_id.clone(),

@@ -44,6 +44,11 @@ struct ExitRecord<'a> {
     timed_out: bool,
     /// What `run` exits with (the program's status, 128+n for a signal).
     status: u8,
+    /// Attempt i of n of a repeated reproduction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempts: Option<u64>,
     duration_ms: u64,
     stdout_lines: u64,
     stderr_lines: u64,
@@ -394,7 +399,13 @@ impl<'a> Recorder<'a> {
         self.within_cap(before);
     }
 
-    pub(super) fn exit(&mut self, command: &[String], ending: Ending, duration_ms: u64) {
+    pub(super) fn exit(
+        &mut self,
+        command: &[String],
+        ending: Ending,
+        duration_ms: u64,
+        attempt: Option<(u64, u64)>,
+    ) {
         let mut message = format!("the program {}", ending.describe());
         if self.dropped > 0 {
             message.push_str(&format!(
@@ -426,6 +437,8 @@ impl<'a> Recorder<'a> {
             signal,
             timed_out: matches!(ending, Ending::TimedOut { .. }),
             status: ending.exit_code(),
+            attempt: attempt.map(|a| a.0),
+            attempts: attempt.map(|a| a.1),
             duration_ms,
             stdout_lines: self.lines[0],
             stderr_lines: self.lines[1],

@@ -1,0 +1,117 @@
+//! Failure rates (issue 31): a flaky program (it fails on a fixed 7 of
+//! every 20 runs) through `debug-sidecar run --repeat`, the rate in every
+//! summary face and in the Proceed kickoff, `--until-fail`, and Mark fixed
+//! gated on a post-fix repeat significantly better than the rate before.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use support::*;
+
+/// Fails on runs 2, 5, 8, 11, 13, 16 and 19 of every 20 (a counter file),
+/// unless `fixed` exists.
+const FLAKY: &str = r#"import os, sys
+n = int(open('count').read()) if os.path.exists('count') else 0
+open('count', 'w').write(str(n + 1))
+if not os.path.exists('fixed') and n % 20 in (1, 4, 7, 10, 12, 15, 18):
+    print('lost an update', file=sys.stderr)
+    sys.exit(1)
+print('ok')
+"#;
+
+fn repeat(root: &Path, args: &[&str]) -> std::process::Output {
+    let mut command = std::process::Command::new(BIN);
+    command
+        .arg("run")
+        .args(args)
+        .args(["--", "python3", "flaky.py"])
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .env_remove("DEBUG_SIDECAR_SESSION");
+    command.output().unwrap()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_flaky_reproduction_is_measured_and_its_rate_reaches_every_face() {
+    let workspace = Workspace::new("rates");
+    let root = &workspace.root;
+    std::fs::write(root.join("flaky.py"), FLAKY).unwrap();
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"problem": "updates get lost"}))
+        .unwrap();
+    let ran = repeat(root, &["--repeat", "20"]);
+    let said = stderr(&ran);
+    assert_eq!(ran.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("debug-sidecar: attempt 2 of 20: the program exited with status 1"),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            "debug-sidecar: the reproduction failed 7 of 20 (35%, 95% interval 18%-57%)."
+        ),
+        "{said}"
+    );
+    // Each attempt's exit record is numbered.
+    let log = current_log(&mut server);
+    let exits: Vec<Value> = records(&log)
+        .into_iter()
+        .filter(|r| r["source"] == "exit")
+        .collect();
+    assert_eq!(exits.len(), 20);
+    assert_eq!(
+        (exits[1]["attempt"].as_u64(), exits[1]["attempts"].as_u64()),
+        (Some(2), Some(20))
+    );
+    assert_eq!(exits[1]["exitCode"], 1);
+
+    let summary = server.request("debug/logSummary", json!({})).unwrap();
+    assert_eq!(
+        summary["attempts"],
+        json!({"failed": 7, "total": 20}),
+        "{summary}"
+    );
+    let cli = sidecar(root, &["logs", "--summary", "--json"], None);
+    let cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_eq!(cli["summary"]["attempts"], summary["attempts"]);
+    let person = sidecar(root, &["logs", "--summary"], None);
+    assert!(
+        String::from_utf8_lossy(&person.stdout)
+            .contains("  the reproduction failed 7 of 20 (35%, 95% interval 18%-57%)"),
+        "{person:?}"
+    );
+    let tool = &mcp_tool_texts(root, &[("log_summary", json!({}))])[0];
+    assert!(
+        tool.contains("; the reproduction failed 7 of 20 (35%, 95% interval 18%-57%))"),
+        "{tool}"
+    );
+
+    server
+        .request(
+            "debug/handOff",
+            json!({"mode": "reproduce", "steps": ["Run `debug-sidecar run --repeat 20 -- python3 flaky.py`."]}),
+        )
+        .unwrap();
+    let proceeded = server.request("debug/proceed", json!({})).unwrap();
+    let kickoff = proceeded["kickoff"].as_str().unwrap();
+    assert!(
+        kickoff.contains(
+            "Its reproduction ran 20 times and failed 7 of 20 (35%, 95% interval 18%-57%)."
+        ),
+        "{kickoff}"
+    );
+
+    // --until-fail stops at the first failure (the counter is at 20 now:
+    // runs 21 and 22, the second fails).
+    let until = repeat(root, &["--repeat", "20", "--until-fail"]);
+    let said = stderr(&until);
+    assert_eq!(until.status.code(), Some(1), "{said}");
+    assert!(said.contains("the reproduction failed 1 of 2 ("), "{said}");
+    assert!(!said.contains("attempt 3 of 20"), "{said}");
+}
