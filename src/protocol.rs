@@ -506,6 +506,11 @@ pub struct RunReproductionParams {
     /// Seconds before the program (and its process group) is killed:
     /// default 60, at most 600.
     pub timeout_sec: Option<u64>,
+    /// Run it this many times (at most 50) into the one run, to measure how
+    /// often a flaky bug fails: the answer says "failed k of N (rate, 95%
+    /// interval)". `timeoutSec` is each attempt's cap; all attempts
+    /// together get at most 600 s.
+    pub repeat: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -469,7 +469,7 @@ fn turn_states_and_progress_come_from_the_updates() {
     serve.drain(support::QUIET);
     editor.prompt(2, "SCRIPT:stubborn look");
     let mut states = Vec::new();
-    while let Some(message) = serve.next_message(support::QUIET * 5) {
+    while let Some(message) = serve.next_message(support::QUIET * 20) {
         if message["method"] == "turn/stateChanged" {
             let state = message["params"]["state"].as_str().unwrap().to_string();
             if states.last() != Some(&state) {

@@ -115,3 +115,48 @@ fn a_flaky_reproduction_is_measured_and_its_rate_reaches_every_face() {
     assert!(said.contains("the reproduction failed 1 of 2 ("), "{said}");
     assert!(!said.contains("attempt 3 of 20"), "{said}");
 }
+
+#[test]
+fn the_agent_measures_the_rate_with_run_reproduction_repeat() {
+    let workspace = Workspace::new("rates-agent");
+    let root = &workspace.root;
+    std::fs::write(root.join("flaky.py"), FLAKY).unwrap();
+    assert!(sidecar(root, &["start", "updates get lost"], None)
+        .status
+        .success());
+    let texts = mcp_tool_texts(
+        root,
+        &[
+            (
+                "run_reproduction",
+                json!({"command": ["python3", "flaky.py"], "repeat": 20}),
+            ),
+            (
+                "run_reproduction",
+                json!({"command": ["python3", "flaky.py"], "repeat": 20, "timeoutSec": 60}),
+            ),
+            (
+                "run_reproduction",
+                json!({"command": ["python3", "flaky.py"], "repeat": 0}),
+            ),
+        ],
+    );
+    assert!(
+        texts[0].contains(
+            "Its 20 attempts: the reproduction failed 7 of 20 (35%, 95% interval 18%-57%). \
+             Exit status of each, in order: 0 1 0 0 1 0 0 1 0 0 1 0 1 0 0 1 0 0 1 0."
+        ),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        texts[1].contains("could take longer than 600 s in all"),
+        "{}",
+        texts[1]
+    );
+    assert!(
+        texts[2].contains("Invalid argument `repeat`: give 1 to 50 attempts."),
+        "{}",
+        texts[2]
+    );
+}

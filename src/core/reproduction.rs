@@ -32,6 +32,43 @@ pub fn agent_timeout(asked: Option<u64>) -> Result<std::time::Duration, String> 
     }
 }
 
+/// Most attempts an agent's run may repeat.
+pub const AGENT_REPEAT_MAX: u64 = 50;
+
+/// An agent run's cap per attempt and its number of attempts, from what it
+/// asked for. One attempt: `agent_timeout`. More: each gets `timeoutSec`,
+/// or when not given an equal share of the most (at most the default); all
+/// of them together may not outlast the most. Refused when the attempts
+/// are zero or over `AGENT_REPEAT_MAX`.
+pub fn agent_attempts(
+    timeout_sec: Option<u64>,
+    repeat: Option<u64>,
+) -> Result<(std::time::Duration, u64), String> {
+    let times = repeat.unwrap_or(1);
+    if times == 0 || times > AGENT_REPEAT_MAX {
+        return Err(format!(
+            "Invalid argument `repeat`: give 1 to {AGENT_REPEAT_MAX} attempts."
+        ));
+    }
+    if times == 1 {
+        return Ok((agent_timeout(timeout_sec)?, 1));
+    }
+    let each = match timeout_sec {
+        Some(_) => agent_timeout(timeout_sec)?,
+        None => std::time::Duration::from_secs(
+            (AGENT_TIMEOUT_MAX_SEC / times).clamp(1, AGENT_TIMEOUT_DEFAULT_SEC),
+        ),
+    };
+    if each.as_secs().saturating_mul(times) > AGENT_TIMEOUT_MAX_SEC {
+        return Err(format!(
+            "Invalid argument `repeat`: {times} attempts of up to {} s each could take longer \
+             than {AGENT_TIMEOUT_MAX_SEC} s in all; ask for fewer, or a smaller `timeoutSec`.",
+            each.as_secs()
+        ));
+    }
+    Ok((each, times))
+}
+
 /// Which stream a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -120,6 +157,33 @@ pub struct RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_agent_runs_share_the_time_cap() {
+        use std::time::Duration;
+        assert_eq!(agent_attempts(None, None), Ok((Duration::from_secs(60), 1)));
+        assert_eq!(
+            agent_attempts(None, Some(20)),
+            Ok((Duration::from_secs(30), 20))
+        );
+        assert_eq!(
+            agent_attempts(None, Some(5)),
+            Ok((Duration::from_secs(60), 5))
+        );
+        assert_eq!(
+            agent_attempts(Some(10), Some(50)),
+            Ok((Duration::from_secs(10), 50))
+        );
+        assert!(agent_attempts(Some(60), Some(20))
+            .unwrap_err()
+            .contains("in all"));
+        assert!(agent_attempts(None, Some(0))
+            .unwrap_err()
+            .contains("`repeat`"));
+        assert!(agent_attempts(None, Some(51))
+            .unwrap_err()
+            .contains("1 to 50"));
+    }
 
     #[test]
     fn exit_codes_follow_the_shell() {

@@ -383,16 +383,20 @@ pub fn mcp_tool_texts(root: &Path, calls: &[(&str, Value)]) -> Vec<String> {
                     "params": {"name": name, "arguments": arguments}}),
         );
     }
-    let mut texts = Vec::new();
-    while texts.len() < calls.len() {
+    // In the order of the calls: a run_reproduction is answered after the
+    // calls that follow it.
+    let mut texts = vec![String::new(); calls.len()];
+    let mut answered = 0;
+    while answered < calls.len() {
         let line = lines.next().expect("an answer").unwrap();
         let answer: Value = serde_json::from_str(&line).unwrap();
-        if answer["id"].as_u64().is_some_and(|id| id > 0) {
+        if let Some(id) = answer["id"].as_u64().filter(|id| *id > 0) {
             let text = answer["result"]["content"][0]["text"]
                 .as_str()
                 .unwrap_or_default();
             assert!(!text.is_empty(), "{answer}");
-            texts.push(text.to_string());
+            texts[id as usize - 1] = text.to_string();
+            answered += 1;
         }
     }
     drop(stdin);

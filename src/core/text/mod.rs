@@ -26,7 +26,9 @@ pub use messages::{
 pub use person::{
     agent_run_pending, bare_debug_line, receipt, wake_line, wake_started, Receipt, WakeLine,
 };
-pub use reproduction::{agent_run_result, person_run_notice, run_while_agent_runs};
+pub use reproduction::{
+    agent_repeat_result, agent_run_result, person_run_notice, run_while_agent_runs,
+};
 pub use skill::{skill_md, SKILL_NAME};
 
 use std::path::Path;

@@ -4,7 +4,7 @@
 use super::HAND_OFF_TOOL;
 use crate::core::budget::{cut, BOARD_ID};
 use crate::core::escape::{fence, inline_cut};
-use crate::core::reproduction::{RunReport, TAIL_LINE_BYTES};
+use crate::core::reproduction::{Ending, RunReport, TAIL_LINE_BYTES};
 use std::fmt::Write;
 
 /// The longest command line an answer quotes.
@@ -110,5 +110,22 @@ pub fn person_run_notice(session_id: &str, report: &RunReport) -> String {
         inline_cut(session_id, BOARD_ID),
         report.ending.describe(),
         seconds(report.duration_ms),
+    )
+}
+
+/// What an agent's repeated run adds to its answer: how often it failed, and
+/// how each attempt ended, in order.
+pub fn agent_repeat_result(attempts: crate::core::rates::Attempts, endings: &[Ending]) -> String {
+    let statuses: Vec<String> = endings
+        .iter()
+        .take(crate::core::reproduction::AGENT_REPEAT_MAX as usize)
+        .map(|e| e.exit_code().to_string())
+        .collect();
+    format!(
+        "\nIts {} attempts: the reproduction {}. Exit status of each, in order: {}. Each \
+         attempt's exit record carries its number (`attempt`).",
+        attempts.total,
+        attempts.describe(),
+        statuses.join(" ")
     )
 }

@@ -75,6 +75,8 @@ pub struct Reproduction {
     owner: Owner,
     command: Vec<String>,
     timeout: std::time::Duration,
+    /// Attempts to run (1 unless `repeat` asked for more).
+    repeat: u64,
     target: reproduce::Target,
     root: std::path::PathBuf,
     live: Vec<crate::core::model::Probe>,
@@ -97,15 +99,23 @@ impl Reproduction {
             attempt: None,
         };
         // Python and Node programs run under their debugger when the session has logpoints.
-        let plan =
-            crate::workspace::logpoints::plan(&self.command, &self.root, &self.root, &self.live);
-        let outcome = reproduce::run_with(
-            &plan.command,
+        let mut endings = Vec::new();
+        let outcome = reproduce::repeated(
+            &self.command,
             &self.root,
+            &self.root,
+            &self.live,
             &self.target,
             &limits,
-            plan.logpoints,
-            &plan.notes,
+            reproduce::Repeat {
+                times: self.repeat,
+                until_fail: false,
+            },
+            |progress| {
+                if let reproduce::Progress::Ended(_, report) = progress {
+                    endings.push(report.ending);
+                }
+            },
         );
         let ended = self.target.clone();
         let counted = self
@@ -117,7 +127,13 @@ impl Reproduction {
             Err(error) => tracing::warn!("the agent run's end was not recorded: {error}"),
         }
         outcome
-            .map(|report: RunReport| text::agent_run_result(&report))
+            .map(|(report, attempts): (RunReport, _)| {
+                let mut answer = text::agent_run_result(&report);
+                if self.repeat > 1 {
+                    answer.push_str(&text::agent_repeat_result(attempts, &endings));
+                }
+                answer
+            })
             .map_err(|error| error.to_string())
     }
 }
@@ -275,7 +291,7 @@ impl Call<'_> {
     /// The agent's own run, prepared: the engine names its run (refusing
     /// it unless the round is the agent's) and lends it `active.jsonl`.
     fn begin_reproduction(&self, p: RunReproductionParams) -> Result<Reproduction, String> {
-        let timeout = reproduction::agent_timeout(p.timeout_sec)?;
+        let (timeout, repeat) = reproduction::agent_attempts(p.timeout_sec, p.repeat)?;
         if p.command.first().is_none_or(|program| program.is_empty()) {
             return Err(
                 "Invalid argument `command`: give the program and its arguments, \
@@ -284,7 +300,7 @@ impl Call<'_> {
             );
         }
         let (target, root, live) = self.run(move |engine, session, now| {
-            let target = engine.begin_agent_run(session, timeout, now)?;
+            let target = engine.begin_agent_run(session, timeout * repeat as u32, now)?;
             let live = engine.live_logpoints(session);
             // The link goes back at once when the run cannot go on.
             let live = live.inspect_err(|_| {
@@ -296,6 +312,7 @@ impl Call<'_> {
             owner: self.owner.clone(),
             command: p.command,
             timeout,
+            repeat,
             target,
             root,
             live,

@@ -181,9 +181,10 @@ pub const TOOLS: [Tool; 10] = [
              the round is yours: `command` is the program and its arguments, run in the \
              workspace without a shell; killed after `timeoutSec` (default 60, at most 600). \
              Its stdout, stderr and exit status are recorded into a run of its own, marked as \
-             your agent run; the answer gives the exit status and the last lines. It never \
-             replaces the person's Proceed or Mark fixed, and is refused while the person holds \
-             the round.",
+             your agent run; the answer gives the exit status and the last lines. For a bug \
+             that fails only sometimes, `repeat` (at most 50) runs it that many times into the \
+             run and answers how often it failed, with a 95% interval. It never replaces the \
+             person's Proceed or Mark fixed, and is refused while the person holds the round.",
         hints: Hints {
             read_only: false,
             destructive: true,
