@@ -900,6 +900,17 @@ With a prefix argument, ask for the note."
     result))
 
 ;;;###autoload
+(defun debug-sidecar-mark (words)
+  "Mark this moment of the run with WORDS, what you saw just now.
+Like \"it froze right after Save\": the agent's summary of the run lists
+the mark by line."
+  (interactive (progn (debug-sidecar--ensure)
+                      (list (read-string "What happened just now: "))))
+  (let ((result (debug-sidecar--request 'debug/mark (list :words (or words "")))))
+    (debug-sidecar--notify "%s" (plist-get result :message))
+    result))
+
+;;;###autoload
 (defun debug-sidecar-abort (&optional confirmed)
   "Abort the debug session.  Asks first unless CONFIRMED."
   (interactive
@@ -1154,6 +1165,7 @@ A nil CURSOR reads RUN from its first line."
     (define-key map "s" #'debug-sidecar-start)
     (define-key map "p" #'debug-sidecar-proceed)
     (define-key map "f" #'debug-sidecar-done)
+    (define-key map "m" #'debug-sidecar-mark)
     (define-key map "a" #'debug-sidecar-abort)
     (define-key map "P" #'debug-sidecar-probes)
     (define-key map "l" #'debug-sidecar-logs)

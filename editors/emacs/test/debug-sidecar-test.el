@@ -372,6 +372,14 @@ the client learns of its changes through its own server's notifications."
       (delete-file (expand-file-name "legacy.js" ws))
       (delete-file (expand-file-name "half.sh" ws))
 
+      ;; The person marks the moment: the run holds it, the message says where.
+      (debug-sidecar-mark "it froze right after Save")
+      (ds-test-capture "after C-c , m (mark) with \"it froze right after Save\""
+                       debug-sidecar-last-notice)
+      (should (string-match-p "\\`Marked \"it froze right after Save\" at line [0-9]+ of run r1-"
+                              debug-sidecar-last-notice))
+      (should (eq (lookup-key debug-sidecar-command-map "m") 'debug-sidecar-mark))
+
       ;; Proceed: round 2 is the agent's, and the logs buffer follows the new run.
       (debug-sidecar-proceed "It printed 6000.")
       (should (equal (debug-sidecar-lighter) " Debug[idle · investigating r2]"))

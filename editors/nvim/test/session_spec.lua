@@ -522,6 +522,14 @@ case('an illegal command shows the server\'s own message', function()
   check(S.snapshot.stage == 'user_turn', 'the stage changed after a refused command')
 end)
 
+case(':DebugMark puts the moment with the words into the run', function()
+  local from = #notes + 1
+  vim.cmd('DebugMark it froze right after Save')
+  local n = wait_note(from, vim.log.levels.INFO, { 'Marked "it froze right after Save" at line ' })
+  see('notification, :DebugMark it froze right after Save', n.msg)
+  check(n.msg:find(' of run r1%-'), n.msg)
+end)
+
 case(':DebugProceed hands the round back to the agent', function()
   local from = #notes + 1
   vim.cmd('DebugProceed It printed 6000, not 5400.')

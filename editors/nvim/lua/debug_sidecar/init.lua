@@ -684,6 +684,14 @@ function M.done(note)
   end)
 end
 
+--- The person marks this moment of the run ("it froze right after Save"): a marker
+--- record with their words; the agent's summary lists it by line.
+function M.mark(words)
+  request('debug/mark', for_shown({ words = words or '' }), function(result)
+    notify(result.message)
+  end)
+end
+
 function M.abort()
   S.aborting = true
   request('debug/abort', for_shown({}), function(result)
@@ -764,6 +772,9 @@ local function define_commands()
   cmd('DebugDone', function(a)
     M.done(a.args)
   end, { nargs = '*', desc = 'debug-sidecar: the bug is fixed; the agent cleans up' })
+  cmd('DebugMark', function(a)
+    M.mark(a.args)
+  end, { nargs = '*', desc = 'debug-sidecar: mark this moment of the run, with what you saw' })
   cmd('DebugAbort', function()
     M.abort()
   end, { nargs = 0, desc = 'debug-sidecar: abort the debug session' })
