@@ -171,3 +171,64 @@ fn marks_split_a_run_and_every_face_lists_them() {
     let closed = cli(root, &["mark", "late"]);
     assert_eq!(closed.status.code(), Some(1), "{closed:?}");
 }
+
+#[test]
+fn the_summary_compares_each_probes_values_before_and_after_the_mark() {
+    let workspace = Workspace::new("marks-around");
+    let root = &workspace.root;
+    std::fs::write(
+        root.join("app.py"),
+        "import sys\nn = int(sys.argv[1])\nprint(n)\n",
+    )
+    .unwrap();
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"problem": "n jumps"}))
+        .unwrap();
+    let answer = server
+        .request(
+            "debug/probeSnippet",
+            json!({"file": "app.py", "hypothesisId": "H1", "message": "n", "variables": ["n"]}),
+        )
+        .unwrap();
+    let source = std::fs::read_to_string(root.join("app.py")).unwrap();
+    let (head, tail) = source.split_at(source.find("print").unwrap());
+    std::fs::write(
+        root.join("app.py"),
+        format!("{head}{}{tail}", answer["snippet"].as_str().unwrap()),
+    )
+    .unwrap();
+    assert!(cli(root, &["run", "--", "python3", "app.py", "1"])
+        .status
+        .success());
+    let marked = text(&cli(root, &["mark", "clicked", "Save"]));
+    let line = line_in(&marked);
+    assert!(cli(root, &["run", "--", "python3", "app.py", "7"])
+        .status
+        .success());
+    assert!(cli(root, &["run", "--", "python3", "app.py", "7"])
+        .status
+        .success());
+
+    let summary = server.request("debug/logSummary", json!({})).unwrap();
+    assert_eq!(
+        summary["aroundMark"],
+        json!({"line": line, "words": "clicked Save", "probes": [
+            {"probeId": "p1", "before": 1, "after": 2,
+             "valuesBefore": [{"n": 1}], "valuesAfter": [{"n": 7}]}
+        ]}),
+        "{summary}"
+    );
+    let expected = format!("around the person's mark at line {line} \"clicked Save\", per probe:");
+    let person = text(&cli(root, &["logs", "--summary"]));
+    assert!(
+        person.contains(&expected)
+            && person.contains("  p1: x1 before {\"n\":1}; x2 after {\"n\":7}"),
+        "{person}"
+    );
+    let tool = &mcp_tool_texts(root, &[("log_summary", json!({}))])[0];
+    assert!(
+        tool.contains(&expected) && tool.contains("p1: x1 before {\"n\":1}; x2 after {\"n\":7}"),
+        "{tool}"
+    );
+}

@@ -84,6 +84,11 @@ pub fn logs(place: Where, args: LogsArgs) -> anyhow::Result<ExitCode> {
                 "  {marks}\n  (`logs --after-line N --before-line M` shows the lines between two)"
             );
         }
+        if let Some(around) = &summary.around_mark {
+            for line in around.describe() {
+                println!("  {line}");
+            }
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let query = LogQuery {

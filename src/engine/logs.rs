@@ -188,6 +188,13 @@ impl Engine {
         let outcomes = logread::outcomes::read(&target.file, self.redactor())?;
         summary.marks = outcomes.marks;
         summary.marks_total = outcomes.marks_total;
+        if let Some(mark) = summary.marks.last() {
+            summary.around_mark = Some(logread::MarkComparison::of(
+                &target.file,
+                self.redactor(),
+                mark,
+            )?);
+        }
         let attempts = outcomes.facts.attempts;
         summary.attempts = (attempts.total > 0).then_some(attempts);
         if let Some(run) = target.run.as_deref() {

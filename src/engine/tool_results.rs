@@ -127,8 +127,11 @@ pub fn summary(run: Option<&str>, summary: &LogSummary) -> String {
     let mut lines: Vec<String> = Vec::new();
     // The person's marks (their words are untrusted: a page posts them too)
     // go inside the fence, after the probes, with room kept for them.
-    let marks = summary.describe_marks();
-    let mut used = marks.as_ref().map_or(0, |m| m.len() + 1);
+    let mut marks: Vec<String> = summary.describe_marks().into_iter().collect();
+    if let Some(around) = &summary.around_mark {
+        marks.extend(around.describe());
+    }
+    let mut used = marks.iter().map(|m| m.len() + 1).sum::<usize>();
     let mut listed = 0;
     // As many probes as the cap has room for: those with no value first
     // (why is the finding), then the first seen first.

@@ -13,7 +13,7 @@ mod line_scan;
 pub mod marks;
 pub mod outcomes;
 mod summary;
-pub use summary::{summarize, LogSummary, ProbeFigures, SUMMARY_PROBES};
+pub use summary::{summarize, LogSummary, MarkComparison, ProbeFigures, SUMMARY_PROBES};
 
 pub const DEFAULT_LIMIT: usize = 50;
 pub const MAX_LIMIT: usize = 500;
