@@ -27,7 +27,12 @@ pub fn run(
     engine.set_asks_wake(true);
     let answer = engine.person_command(&session, kind, note, now_ms())?;
     println!("{}", answer.said);
-    let revision = engine.status(&session, now_ms())?.revision;
+    // The revision the command left: a quick agent may have moved the
+    // state on already (its woken turn), and the wake is due at this one.
+    let revision = match answer.revision {
+        Some(revision) => revision,
+        None => engine.status(&session, now_ms())?.revision,
+    };
     match engine.wake_outlook(&session, revision)? {
         Some(outlook) if !answer.echoed => {
             println!("{}", wait_for_wake(&mut engine, &session, outlook)?)

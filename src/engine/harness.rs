@@ -23,6 +23,9 @@ pub struct PersonAnswer {
     /// Whether this answered the echo of a command applied moments ago
     /// rather than applying it again.
     pub echoed: bool,
+    /// The state's revision the command left (a wake it asked for is due at
+    /// it, however far a quick agent took the state since).
+    pub revision: Option<u64>,
 }
 
 impl Engine {
@@ -173,6 +176,7 @@ impl Engine {
                     receipt,
                     kickoff: Some(text::start_template(placeholder.trim(), &env)),
                     echoed: false,
+                    revision: None,
                 });
             }
         }
@@ -193,6 +197,7 @@ impl Engine {
                         receipt,
                         kickoff: Some(said.to_string()).filter(|t| !t.is_empty()),
                         echoed: true,
+                        revision: None,
                     }
                 }))
         };
@@ -215,7 +220,12 @@ impl Engine {
                         let receipt = text::Receipt::Started {
                             session: session_id.to_string(),
                         };
-                        (receipt, kickoff, snapshot_mark(&snapshot))
+                        (
+                            receipt,
+                            kickoff,
+                            snapshot_mark(&snapshot),
+                            snapshot.revision,
+                        )
                     })
             }
             PersonCommandKind::Proceed => {
@@ -235,7 +245,12 @@ impl Engine {
                             run,
                             round: snapshot.round.unwrap_or_default(),
                         };
-                        Ok((receipt, kickoff, snapshot_mark(&snapshot)))
+                        Ok((
+                            receipt,
+                            kickoff,
+                            snapshot_mark(&snapshot),
+                            snapshot.revision,
+                        ))
                     })
             }
             PersonCommandKind::Done => {
@@ -245,7 +260,12 @@ impl Engine {
                             note: words,
                             probes: snapshot.probes.live,
                         };
-                        (receipt, kickoff, snapshot_mark(&snapshot))
+                        (
+                            receipt,
+                            kickoff,
+                            snapshot_mark(&snapshot),
+                            snapshot.revision,
+                        )
                     })
             }
             PersonCommandKind::Abort => self.abort(session_id, now).map(|(snapshot, leftover)| {
@@ -253,11 +273,11 @@ impl Engine {
                     leftover: leftover.len(),
                 };
                 let notice = Some(text::abort_notice(&leftover));
-                (receipt, notice, snapshot_mark(&snapshot))
+                (receipt, notice, snapshot_mark(&snapshot), snapshot.revision)
             }),
         };
         match applied {
-            Ok((receipt, kickoff, left)) => {
+            Ok((receipt, kickoff, left, revision)) => {
                 let said = text::receipt(&receipt, false, self.host());
                 let remembered = kickoff.clone().unwrap_or_default();
                 self.change_activity(session_id, now, &mut |activity| {
@@ -274,6 +294,7 @@ impl Engine {
                     receipt,
                     kickoff,
                     echoed: false,
+                    revision: Some(revision),
                 })
             }
             // Refused, and the same command came moments ago: its echo,
