@@ -215,6 +215,10 @@ pub struct ProceedParams {
 pub struct DoneParams {
     pub session_id: Option<String>,
     pub note: Option<String>,
+    /// The person says it is fixed whatever the failure rate says: for a
+    /// bug whose reproduction failed only some of the time, Mark fixed is
+    /// otherwise refused until the attempts since are significantly better.
+    pub anyway: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

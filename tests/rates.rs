@@ -160,3 +160,86 @@ fn the_agent_measures_the_rate_with_run_reproduction_repeat() {
         texts[2]
     );
 }
+
+/// A session whose round 1 measured the flaky rate (7 of 20), then the fix
+/// (`fixed` exists) and a verifying hand-off in round 2.
+fn measured_then_fixed(root: &Path) -> debug_sidecar::rpc::client::Connection {
+    std::fs::write(root.join("flaky.py"), FLAKY).unwrap();
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"problem": "updates get lost"}))
+        .unwrap();
+    assert_eq!(repeat(root, &["--repeat", "20"]).status.code(), Some(1));
+    let steps = json!({"mode": "reproduce", "steps": ["Run it."]});
+    server.request("debug/handOff", steps.clone()).unwrap();
+    server.request("debug/proceed", json!({})).unwrap();
+    std::fs::write(root.join("fixed"), "").unwrap();
+    server.request("debug/handOff", steps).unwrap();
+    server
+}
+
+#[test]
+fn mark_fixed_on_a_flaky_bug_needs_a_significantly_better_repeat() {
+    let workspace = Workspace::new("rates-gate");
+    let root = &workspace.root;
+    let mut server = measured_then_fixed(root);
+    // One lucky run proves nothing.
+    assert!(repeat(root, &[]).status.success());
+    let refused = sidecar(root, &["done"], None);
+    // As any command the session refuses.
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let why = stderr(&refused);
+    assert!(
+        why.contains(
+            "Mark fixed needs more evidence: this bug fails only some of the time. Before the fix \
+             the reproduction failed 7 of 20 (35%, 95% interval 18%-57%); since, it failed 0 of 1 \
+             (0%, 95% interval 0%-79%), which that rate gives by chance too (p = 0.65; needs < \
+             0.01). Run it at least 11 times without a failure"
+        ),
+        "{why}"
+    );
+    let by_editor = server.request("debug/done", json!({})).unwrap_err();
+    assert!(
+        format!("{by_editor:?}").contains("Mark fixed needs more evidence"),
+        "{by_editor:?}"
+    );
+    assert_eq!(
+        server.request("debug/status", json!({})).unwrap()["stage"],
+        "user_turn",
+        "a refused Mark fixed changed the stage"
+    );
+    // Ten more without a failure: 0 of 11 after 35% is significantly lower.
+    assert!(repeat(root, &["--repeat", "10"]).status.success());
+    let done = server.request("debug/done", json!({})).unwrap();
+    let kickoff = done["kickoff"].as_str().unwrap();
+    assert!(
+        kickoff.contains(
+            "The fix rests on the reproduction's rate: before, it failed 7 of 20 (35%, 95% \
+             interval 18%-57%); since, it failed 0 of 11 (0%, 95% interval 0%-26%) (p = 0.0088, \
+             significantly lower)."
+        ),
+        "{kickoff}"
+    );
+}
+
+#[test]
+fn the_person_may_mark_a_flaky_bug_fixed_anyway_and_the_agent_is_told() {
+    let workspace = Workspace::new("rates-anyway");
+    let root = &workspace.root;
+    let mut server = measured_then_fixed(root);
+    assert!(repeat(root, &[]).status.success());
+    let anyway = sidecar(root, &["done", "--anyway", "--kickoff"], None);
+    assert!(anyway.status.success(), "{anyway:?}");
+    let said = String::from_utf8_lossy(&anyway.stdout);
+    assert!(
+        said.contains(
+            "The person marked it fixed anyway, without the evidence of a lower rate: \
+                       before, the reproduction failed 7 of 20"
+        ),
+        "{said}"
+    );
+    assert_eq!(
+        server.request("debug/status", json!({})).unwrap()["stage"],
+        "cleaning_up"
+    );
+}

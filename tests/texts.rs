@@ -779,3 +779,39 @@ fn a_mark_as_the_person_is_told_and_as_the_summary_lists_it() {
         summary(Some("r1-abc"), &listed)
     ));
 }
+
+#[test]
+fn a_flaky_bugs_mark_fixed_refused_and_backed() {
+    use debug_sidecar::core::rates::{fix_evidence, Attempts};
+    let before = Attempts {
+        failed: 7,
+        total: 20,
+    };
+    let lucky = Attempts {
+        failed: 0,
+        total: 1,
+    };
+    let clean = Attempts {
+        failed: 0,
+        total: 11,
+    };
+    let insufficient = fix_evidence(Some(before), lucky);
+    let debug_sidecar::core::rates::FixEvidence::Insufficient { p, needed, .. } = insufficient
+    else {
+        panic!("{insufficient:?}");
+    };
+    let done = run(
+        handed_off(1, HandoffMode::Reproduce),
+        vec![Command::Done { note: None }],
+    );
+    let backed = |anyway, after| RenderEnv {
+        fix_backing: fix_backing(&fix_evidence(Some(before), after), anyway),
+        ..env()
+    };
+    let texts = [
+        fix_refused(before, lucky, p, needed),
+        kickoff(session(&done), Kickoff::Done, &backed(false, clean)),
+        kickoff(session(&done), Kickoff::Done, &backed(true, lucky)),
+    ];
+    insta::assert_snapshot!(texts.join("\n---\n"));
+}

@@ -169,12 +169,18 @@ pub enum Command {
         #[arg(trailing_var_arg = true)]
         note: Vec<String>,
     },
-    /// It is fixed (Mark fixed): the agent removes every probe.
+    /// It is fixed (Mark fixed): the agent removes every probe. A bug that
+    /// failed only some of the time needs a repeat since that fails
+    /// significantly less (`run --repeat`), or --anyway.
     Done {
         #[command(flatten)]
         place: Where,
         #[command(flatten)]
         say: Say,
+        /// Fixed, whatever the failure rate says (the note then starts with
+        /// "fixed anyway").
+        #[arg(long)]
+        anyway: bool,
         #[arg(trailing_var_arg = true)]
         note: Vec<String>,
     },
@@ -302,7 +308,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Proceed { place, say, note }) => {
             session::run(place, say, PersonCommandKind::Proceed, note)
         }
-        Some(Command::Done { place, say, note }) => {
+        Some(Command::Done {
+            place,
+            say,
+            anyway,
+            mut note,
+        }) => {
+            if anyway {
+                note.insert(0, crate::core::text::FIXED_ANYWAY.to_string());
+            }
             session::run(place, say, PersonCommandKind::Done, note)
         }
         Some(Command::Abort { place, say }) => {

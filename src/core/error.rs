@@ -115,6 +115,14 @@ pub enum DomainError {
     /// A parameter is unusable; `field` names it.
     #[error("invalid {field}: {reason}")]
     Invalid { field: String, reason: String },
+    /// The command is legal in the stage but the evidence it needs is not
+    /// there yet (Mark fixed on a flaky bug's one lucky run); `reason` says
+    /// what would do and what the person may do instead.
+    #[error("{reason}")]
+    Refused {
+        command: CommandName,
+        reason: String,
+    },
 }
 
 impl DomainError {

@@ -101,6 +101,17 @@ pub struct Verdict {
     pub evidence: Option<String>,
 }
 
+/// `probeFailed` for a probe whose lines in the run recorded its own
+/// failure; None when none did.
+pub fn failed_verdict(probe_id: &str, run: &RunFacts) -> Option<Verdict> {
+    let (count, first) = run.failures.get(probe_id)?;
+    Some(Verdict {
+        reason: NoHit::ProbeFailed,
+        why: format!("it ran and recorded its own failure {count} time(s)"),
+        evidence: Some(first.clone()),
+    })
+}
+
 /// Languages whose programs run what a build made, not the source.
 fn compiled(language: Option<&str>) -> bool {
     matches!(
@@ -146,12 +157,8 @@ pub fn verdict(
             evidence: Some(note.clone()),
         });
     }
-    if let Some((count, first)) = run.failures.get(&probe.id) {
-        return Some(Verdict {
-            reason: NoHit::ProbeFailed,
-            why: format!("it ran and recorded its own failure {count} time(s)"),
-            evidence: Some(first.clone()),
-        });
+    if let Some(failed) = failed_verdict(&probe.id, run) {
+        return Some(failed);
     }
     if probe.state == ProbeState::Issued && !probe.is_logpoint() {
         return found(

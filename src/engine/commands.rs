@@ -126,15 +126,41 @@ impl Engine {
         Ok(self.with_kickoff(session_id, applied))
     }
 
+    /// Mark fixed. For a bug whose reproduction failed only some of the
+    /// time it needs attempts since that are significantly better, or the
+    /// person's word that it is fixed anyway (`anyway`, or a note starting
+    /// with "fixed anyway"); the cleanup kickoff tells the agent which.
     pub fn done(
         &mut self,
         session_id: &str,
         note: Option<String>,
+        anyway: bool,
         now: u64,
     ) -> Result<(Snapshot, Option<String>), EngineError> {
+        let anyway = anyway
+            || note
+                .as_deref()
+                .is_some_and(|n| n.trim().to_lowercase().starts_with(text::FIXED_ANYWAY));
+        let evidence = self.fix_evidence(session_id)?;
+        if let (
+            crate::core::rates::FixEvidence::Insufficient {
+                before,
+                after,
+                p,
+                needed,
+            },
+            false,
+        ) = (&evidence, anyway)
+        {
+            return Err(EngineError::Domain(DomainError::Refused {
+                command: CommandName::Done,
+                reason: text::fix_refused(*before, *after, *p, *needed),
+            }));
+        }
         let applied = self.apply(session_id, Command::Done { note }, now, ScanTiming::Inline)?;
         self.ask_wake(session_id, PersonCommandKind::Done, &applied, now)?;
-        Ok(self.with_kickoff(session_id, applied))
+        let backing = text::fix_backing(&evidence, anyway);
+        Ok(self.with_kickoff_backed(session_id, applied, backing))
     }
 
     pub fn record_hypotheses(
@@ -321,7 +347,18 @@ impl Engine {
         session_id: &str,
         applied: Applied,
     ) -> (Snapshot, Option<String>) {
+        self.with_kickoff_backed(session_id, applied, None)
+    }
+
+    /// `with_kickoff`, the cleanup kickoff ending with what the fix rests on.
+    fn with_kickoff_backed(
+        &self,
+        session_id: &str,
+        applied: Applied,
+        fix_backing: Option<String>,
+    ) -> (Snapshot, Option<String>) {
         let mut env = self.env(session_id, applied.after.state.session().is_some());
+        env.fix_backing = fix_backing;
         let kickoff = applied.after.state.session().and_then(|session| {
             applied.effects.iter().find_map(|effect| match effect {
                 Effect::Kickoff(kickoff) => {

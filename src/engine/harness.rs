@@ -254,7 +254,7 @@ impl Engine {
                     })
             }
             PersonCommandKind::Done => {
-                self.done(session_id, words.clone(), now)
+                self.done(session_id, words.clone(), false, now)
                     .map(|(snapshot, kickoff)| {
                         let receipt = text::Receipt::Fixed {
                             note: words,

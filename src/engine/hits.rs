@@ -102,13 +102,7 @@ pub(super) fn fill_table(
     // A probe the ledger no longer lists whose every line was a failure.
     for figures in &mut summary.probes {
         if figures.hits == 0 && figures.reason.is_none() {
-            if let Some((count, first)) = facts.failures.get(&figures.probe_id) {
-                figures.judge(Some(hits::Verdict {
-                    reason: hits::NoHit::ProbeFailed,
-                    why: format!("it ran and recorded its own failure {count} time(s)"),
-                    evidence: Some(first.clone()),
-                }));
-            }
+            figures.judge(hits::failed_verdict(&figures.probe_id, facts));
         }
     }
 }

@@ -16,6 +16,7 @@ mod logpoints;
 mod logs;
 pub mod owner;
 mod probes;
+mod rates;
 mod recording;
 mod session_io;
 pub mod tool_results;
@@ -510,6 +511,7 @@ impl Engine {
             // Judged where a Proceed kickoff is made (`with_kickoff`).
             no_hits: Vec::new(),
             closed_attempts: None,
+            fix_backing: None,
         }
     }
 

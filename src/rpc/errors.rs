@@ -77,6 +77,11 @@ pub fn engine_error(e: EngineError) -> Error {
             format!("invalid params: `{field}`: {reason}"),
             Some(json!({ "field": field })),
         ),
+        EngineError::Domain(DomainError::Refused { command, .. }) => error(
+            ILLEGAL_COMMAND,
+            e.to_string(),
+            Some(json!({ "command": command, "refused": true })),
+        ),
         EngineError::Io(_) | EngineError::Store(_) => error(WORKSPACE_ERROR, e.to_string(), None),
     }
 }

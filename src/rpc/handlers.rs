@@ -92,7 +92,7 @@ impl RequestHandler for Proceed {
 impl RequestHandler for Done {
     fn handle(engine: &mut Engine, now: u64, p: DoneParams) -> Result<KickoffResult, EngineError> {
         let session = engine.resolve(p.session_id.as_deref())?;
-        let (snapshot, kickoff) = engine.done(&session, p.note, now)?;
+        let (snapshot, kickoff) = engine.done(&session, p.note, p.anyway.unwrap_or(false), now)?;
         let wake = wake_info(engine, &session, snapshot.revision)?;
         Ok(KickoffResult {
             snapshot,

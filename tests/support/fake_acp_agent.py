@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 LOG = os.environ["FAKE_ACP_LOG"]
 mode = "stubborn"
@@ -108,6 +109,9 @@ def prompt(request):
     prompts_in_mode += 1
     update(session, {"sessionUpdate": "agent_thought_chunk",
                      "content": {"type": "text", "text": "thinking"}})
+    # A model thinks for a while: long enough that the thinking state is
+    # seen before the next update replaces it, on a busy machine too.
+    time.sleep(0.3)
     if mode == "exit":
         sys.exit(3)
     if mode == "handoff":

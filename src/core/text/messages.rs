@@ -242,12 +242,17 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
                 list.push('\n');
                 list.push_str(&logpoint_cleanup(&logpoints));
             }
+            let backing = env
+                .fix_backing
+                .as_deref()
+                .map(|b| format!("\n{b}"))
+                .unwrap_or_default();
             format!(
                 "The user marked the bug fixed. Clean up now: delete every probe block from its \
                  `#region debug-probe` line through its `#endregion debug-probe` line, and revert \
                  edits made only for rejected hypotheses. Keep the fix.\n{list}\nThen summarise in \
                  a few lines: root cause, fix, evidence. The sidecar rescans when you stop and \
-                 ends the session once no probe is left."
+                 ends the session once no probe is left.{backing}"
             )
         }
     }

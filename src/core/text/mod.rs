@@ -27,7 +27,8 @@ pub use person::{
     agent_run_pending, bare_debug_line, receipt, wake_line, wake_started, Receipt, WakeLine,
 };
 pub use reproduction::{
-    agent_repeat_result, agent_run_result, person_run_notice, run_while_agent_runs,
+    agent_repeat_result, agent_run_result, fix_backing, fix_refused, person_run_notice,
+    run_while_agent_runs, FIXED_ANYWAY,
 };
 pub use skill::{skill_md, SKILL_NAME};
 
@@ -73,6 +74,9 @@ pub struct RenderEnv {
     /// The attempts of that round's run (its recorded programs), when more
     /// than one: its failure rate leads the kickoff too.
     pub closed_attempts: Option<crate::core::rates::Attempts>,
+    /// What Mark fixed rests on for a flaky bug (`fix_backing`): it ends the
+    /// cleanup kickoff.
+    pub fix_backing: Option<String>,
 }
 
 /// The file probes append to: a link the workspace re-points at the current

@@ -129,3 +129,65 @@ pub fn agent_repeat_result(attempts: crate::core::rates::Attempts, endings: &[En
         statuses.join(" ")
     )
 }
+
+/// "p = 0.0088", "p = 0.65".
+fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_string()
+    } else if p < 0.1 {
+        format!("p = {p:.4}")
+    } else {
+        format!("p = {p:.2}")
+    }
+}
+
+/// Words a person's Mark fixed carries to say it is fixed whatever the
+/// rate says.
+pub const FIXED_ANYWAY: &str = "fixed anyway";
+
+/// Why Mark fixed is refused on a flaky bug, and the person's two ways on.
+pub fn fix_refused(
+    before: crate::core::rates::Attempts,
+    after: crate::core::rates::Attempts,
+    p: f64,
+    needed: u64,
+) -> String {
+    format!(
+        "Mark fixed needs more evidence: this bug fails only some of the time. Before the fix \
+         the reproduction {}; since, it {}, which that rate gives by chance too ({}; needs < \
+         0.01). Run it at least {needed} times without a failure (`debug-sidecar run --repeat \
+         {needed} -- <the command>`), then Mark fixed again; or, sure it is fixed, mark it fixed \
+         anyway: `debug-sidecar done --anyway` in a terminal, or Mark fixed with the words \
+         \"{FIXED_ANYWAY}\".",
+        before.describe(),
+        after.describe(),
+        p_value(p)
+    )
+}
+
+/// What the cleanup kickoff tells the agent the fix rests on, for a bug
+/// whose reproduction failed only some of the time.
+pub fn fix_backing(evidence: &crate::core::rates::FixEvidence, anyway: bool) -> Option<String> {
+    use crate::core::rates::FixEvidence;
+    match evidence {
+        FixEvidence::NotFlaky => None,
+        FixEvidence::Significant { before, after, p } => Some(format!(
+            "The fix rests on the reproduction's rate: before, it {}; since, it {} ({}, \
+             significantly lower). Say so in your summary.",
+            before.describe(),
+            after.describe(),
+            p_value(*p)
+        )),
+        FixEvidence::Insufficient {
+            before, after, p, ..
+        } if anyway => Some(format!(
+            "The person marked it fixed anyway, without the evidence of a lower rate: before, \
+             the reproduction {}; since, it {} ({}). Say in your summary that the fix is not \
+             proven by runs.",
+            before.describe(),
+            after.describe(),
+            p_value(*p)
+        )),
+        FixEvidence::Insufficient { .. } => None,
+    }
+}
