@@ -9,7 +9,7 @@ use crate::core::hits::{ProgramEnd, RunFacts};
 use crate::core::redact::Redactor;
 use crate::core::reproduction::Ending;
 use serde_json::Value;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, Read};
 use std::path::Path;
 
 /// The field a source block writes instead of `data` when it failed.
@@ -29,9 +29,17 @@ pub struct Outcomes {
     pub facts: RunFacts,
 }
 
+/// Bytes read at a time.
+const CHUNK: usize = 1 << 20;
+/// A line longer than this is counted, never parsed for its facts (they
+/// are short records: an exit, a mark, a note, a failure).
+const MAX_FACT_LINE: usize = 4 * 1024 * 1024;
+
 /// Reads `file` once for its marks and facts; an absent file has none.
+/// The words are searched in whole chunks and only the lines holding one
+/// are cut out and parsed: most of a large log is never copied.
 pub fn read(file: &Path, redactor: &Redactor) -> io::Result<Outcomes> {
-    let handle = match crate::workspace::runlog::open_own(file) {
+    let mut handle = match crate::workspace::runlog::open_own(file) {
         Ok(handle) => handle,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Outcomes::default()),
         Err(e) => return Err(e),
@@ -39,31 +47,84 @@ pub fn read(file: &Path, redactor: &Redactor) -> io::Result<Outcomes> {
     let words =
         aho_corasick::AhoCorasick::new([MARKER, "\"exit\"", "notSet", PROBE_ERROR, "$error"])
             .map_err(io::Error::other)?;
-    let mut reader = BufReader::with_capacity(1 << 20, handle);
     let mut out = Outcomes::default();
-    let (mut raw, mut line) = (Vec::new(), 0u64);
+    let mut chunk = vec![0u8; CHUNK];
+    // Bytes after the last line break read so far, and the lines before them.
+    let (mut pending, mut lines) = (Vec::new(), 0u64);
+    // Inside a line too long to parse: skip to its end.
+    let mut skipping = false;
     loop {
-        raw.clear();
-        if reader.read_until(b'\n', &mut raw)? == 0 {
+        let read = match handle.read(&mut chunk) {
+            Ok(read) => read,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let at_end = read == 0;
+        let mut fresh = &chunk[..read];
+        if skipping {
+            match memchr::memchr(b'\n', fresh) {
+                Some(at) => {
+                    lines += 1;
+                    skipping = false;
+                    fresh = &fresh[at + 1..];
+                }
+                None if at_end => break,
+                None => continue,
+            }
+        }
+        pending.extend_from_slice(fresh);
+        let whole = if at_end {
+            pending.len()
+        } else {
+            match memchr::memrchr(b'\n', &pending) {
+                Some(at) => at + 1,
+                None if pending.len() > MAX_FACT_LINE => {
+                    pending.clear();
+                    skipping = true;
+                    continue;
+                }
+                None => continue,
+            }
+        };
+        let region = &pending[..whole];
+        let (mut counted, mut handled) = (0usize, 0usize);
+        for found in words.find_iter(region) {
+            if found.start() < handled {
+                continue;
+            }
+            let start = memchr::memrchr(b'\n', &region[..found.start()]).map_or(0, |at| at + 1);
+            let stop = memchr::memchr(b'\n', &region[found.start()..])
+                .map_or(region.len(), |at| found.start() + at);
+            lines += memchr::memchr_iter(b'\n', &region[counted..start]).count() as u64;
+            counted = start;
+            handled = stop;
+            out.line(lines + 1, &region[start..stop], redactor);
+        }
+        lines += memchr::memchr_iter(b'\n', &region[counted..]).count() as u64;
+        pending.drain(..whole);
+        if at_end {
             break;
         }
-        line += 1;
-        if !words.is_match(&raw) {
-            continue;
-        }
-        let Ok(mut value) = serde_json::from_slice::<Value>(&raw) else {
-            continue;
-        };
-        if !value.is_object() {
-            continue;
-        }
-        redactor.record(&mut value);
-        out.take(line, &value);
     }
     Ok(out)
 }
 
 impl Outcomes {
+    /// Line `number` (without its line break), which holds one of the words.
+    fn line(&mut self, number: u64, raw: &[u8], redactor: &Redactor) {
+        if raw.len() > MAX_FACT_LINE {
+            return;
+        }
+        let Ok(mut value) = serde_json::from_slice::<Value>(raw) else {
+            return;
+        };
+        if !value.is_object() {
+            return;
+        }
+        redactor.record(&mut value);
+        self.take(number, &value);
+    }
+
     fn take(&mut self, line: u64, value: &Value) {
         let text = |key: &str| value.get(key).and_then(Value::as_str);
         match text("source") {
@@ -175,6 +236,35 @@ fn program_end(value: &Value) -> Option<ProgramEnd> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn marks_across_chunk_boundaries_keep_their_line_numbers() {
+        // Lines of 97 bytes and a mark every 997th line: marks fall on
+        // either side of, and across, the 1 MiB chunks; one long line too.
+        let mut text = String::new();
+        let mut expected = Vec::new();
+        for n in 1..=40_000u64 {
+            if n % 997 == 0 {
+                text.push_str(&format!("{{\"source\":\"marker\",\"words\":\"m{n}\"}}\n"));
+                expected.push(n);
+            } else if n == 5_000 {
+                text.push_str(&format!(
+                    "{{\"probeId\":\"p1\",\"data\":\"{}\"}}\n",
+                    "y".repeat(5 << 20)
+                ));
+            } else {
+                text.push_str(&format!("{:096}\n", n));
+            }
+        }
+        text.push_str("{\"source\":\"marker\",\"words\":\"last, no line break\"}");
+        let file = super::super::test_logs::log("outcomes-chunks", &text);
+        let out = read(&file, &Redactor::default()).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(out.marks_total, expected.len() as u64 + 1);
+        let lines: Vec<u64> = out.marks.iter().map(|m| m.line).collect();
+        assert_eq!(lines, expected[..MARKS_LISTED].to_vec());
+        assert_eq!(out.marks[3].words, format!("m{}", expected[3]));
+    }
 
     #[test]
     fn exits_unset_logpoints_and_failures_are_read_and_values_are_not() {
