@@ -125,6 +125,28 @@ pub(super) fn no_hit_rows(summary: &LogSummary) -> Vec<NoHitRow> {
 }
 
 impl Engine {
+    /// The summary of run `run` (in `file`) of `session` as a hit table,
+    /// its attempts counted, and the run's records it was judged by.
+    pub(super) fn judged(
+        &self,
+        file: &Path,
+        session: Option<&DebugSession>,
+        run: &str,
+    ) -> std::io::Result<(LogSummary, logread::outcomes::Outcomes)> {
+        let mut summary = logread::summarize(file, self.redactor())?;
+        let outcomes = logread::outcomes::read(file, self.redactor())?;
+        fill_table(
+            &self.config().root,
+            session,
+            run,
+            &mut summary,
+            &outcomes.facts,
+        );
+        let attempts = outcomes.facts.attempts;
+        summary.attempts = (attempts.total > 0).then_some(attempts);
+        Ok((summary, outcomes))
+    }
+
     /// Reads the files of the source probes no scan has seen yet, so a
     /// block inserted since counts as on disk.
     pub(super) fn rescan_issued(&mut self, session_id: &str, now: u64) -> Result<(), EngineError> {
@@ -164,18 +186,9 @@ impl Engine {
             return (Vec::new(), None);
         };
         let file = crate::workspace::runlog::run_file(&self.runs_dir(session_id), &round.run_id);
-        let read = logread::summarize(&file, self.redactor())
-            .and_then(|summary| Ok((summary, logread::outcomes::read(&file, self.redactor())?)));
-        let Ok((mut summary, outcomes)) = read else {
+        let Ok((summary, outcomes)) = self.judged(&file, Some(session), &round.run_id) else {
             return (Vec::new(), None);
         };
-        fill_table(
-            &self.config().root,
-            Some(session),
-            &round.run_id,
-            &mut summary,
-            &outcomes.facts,
-        );
         let attempts = outcomes.facts.attempts;
         (
             no_hit_rows(&summary),

@@ -181,11 +181,13 @@ impl Engine {
         now: u64,
     ) -> Result<(LogRun, LogSummary), EngineError> {
         let target = self.log_run(session_id, run)?;
-        if target.run.is_none() {
+        let Some(run) = target.run.as_deref() else {
             return Ok((target, LogSummary::default()));
-        }
-        let mut summary = logread::summarize(&target.file, self.redactor())?;
-        let outcomes = logread::outcomes::read(&target.file, self.redactor())?;
+        };
+        // `notOnDisk` rests on a scan of the files those probes name.
+        self.rescan_issued(session_id, now)?;
+        let stored = self.load(session_id)?;
+        let (mut summary, outcomes) = self.judged(&target.file, stored.state.session(), run)?;
         summary.marks = outcomes.marks;
         summary.marks_total = outcomes.marks_total;
         if let Some(mark) = summary.marks.last() {
@@ -194,20 +196,6 @@ impl Engine {
                 self.redactor(),
                 mark,
             )?);
-        }
-        let attempts = outcomes.facts.attempts;
-        summary.attempts = (attempts.total > 0).then_some(attempts);
-        if let Some(run) = target.run.as_deref() {
-            // `notOnDisk` rests on a scan of the files those probes name.
-            self.rescan_issued(session_id, now)?;
-            let stored = self.load(session_id)?;
-            super::hits::fill_table(
-                &self.config().root,
-                stored.state.session(),
-                run,
-                &mut summary,
-                &outcomes.facts,
-            );
         }
         Ok((target, summary))
     }

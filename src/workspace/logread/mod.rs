@@ -9,11 +9,13 @@ use serde_json::Value;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
+mod around_mark;
 mod line_scan;
 pub mod marks;
 pub mod outcomes;
 mod summary;
-pub use summary::{summarize, LogSummary, MarkComparison, ProbeFigures, SUMMARY_PROBES};
+pub use around_mark::MarkComparison;
+pub use summary::{summarize, LogSummary, ProbeFigures, SUMMARY_PROBES};
 
 pub const DEFAULT_LIMIT: usize = 50;
 pub const MAX_LIMIT: usize = 500;
