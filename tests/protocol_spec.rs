@@ -41,6 +41,21 @@ fn schemas_match_the_types() {
             drifted.push(name);
         }
     }
+    // Documents the sidecar writes for people and CI, beside the methods.
+    let documents = [(
+        "fix-certificate.json",
+        schemars::schema_for!(debug_sidecar::core::certificate::Certificate),
+    )];
+    for (name, schema) in documents {
+        expected.insert(name.to_string());
+        let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+        let path = dir.join(name);
+        if update {
+            fs::write(&path, &text).unwrap();
+        } else if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            drifted.push(name.to_string());
+        }
+    }
     let on_disk: BTreeSet<String> = fs::read_dir(&dir)
         .map(|entries| {
             entries

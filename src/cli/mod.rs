@@ -1,5 +1,6 @@
 //! The command-line face for people.
 
+mod certificate;
 mod check;
 mod demo;
 mod demo_logpoints;
@@ -36,9 +37,34 @@ pub enum Command {
     Check {
         /// Files or directories to check (default: the current directory).
         paths: Vec<std::path::PathBuf>,
+        /// Verify a fix certificate against this workspace instead: its
+        /// content hash, no probe or fingerprint of its session in any file,
+        /// and the run lines it cites, unchanged, where its runs are here.
+        #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+        certificate: Option<std::path::PathBuf>,
         /// Print JSON instead of lines.
         #[arg(long)]
         json: bool,
+    },
+    /// Write the fix certificate of the latest session that ended with its
+    /// cleanup verified: the problem, each hypothesis with its verdict and
+    /// the run lines it cites, the runs before and after the fix with their
+    /// hit tables, and the cleanup receipt, with a content hash that
+    /// `check --certificate` verifies.
+    Certificate {
+        /// The workspace (default: the nearest folder up from here holding
+        /// `.debug-sidecar/` or `.git`, else the current directory).
+        #[arg(long)]
+        workspace: Option<std::path::PathBuf>,
+        /// The state directory (default: $DEBUG_SIDECAR_DIR, else <workspace>/.debug-sidecar).
+        #[arg(long)]
+        state_dir: Option<std::path::PathBuf>,
+        /// Of this session (default: whichever ended last).
+        #[arg(long)]
+        session: Option<String>,
+        /// Write it to this file instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
     },
     /// Serve MCP over stdio for an agent (tools, prompts, the blackboard).
     Mcp,
@@ -258,7 +284,25 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 until_fail,
             },
         ),
-        Some(Command::Check { paths, json }) => check::run(paths, json),
+        Some(Command::Check {
+            certificate: Some(file),
+            json,
+            ..
+        }) => certificate::check(&file, json),
+        Some(Command::Check { paths, json, .. }) => check::run(paths, json),
+        Some(Command::Certificate {
+            workspace,
+            state_dir,
+            session,
+            out,
+        }) => certificate::write(
+            Where {
+                workspace,
+                state_dir,
+                session,
+            },
+            out,
+        ),
         Some(Command::Install {
             agent,
             write,
@@ -392,6 +436,14 @@ pub struct Where {
 impl Where {
     /// An engine on the workspace's saved state, and the session meant.
     fn open(self) -> anyhow::Result<(crate::engine::Engine, String)> {
+        let named = self.session.clone();
+        let mut engine = self.engine()?;
+        let session = engine.resolve(named.as_deref())?;
+        Ok((engine, session))
+    }
+
+    /// An engine on the workspace's saved state.
+    fn engine(self) -> anyhow::Result<crate::engine::Engine> {
         let root = match self.workspace {
             Some(root) => root,
             // From a subfolder, the workspace the agent's faces use too.
@@ -399,8 +451,6 @@ impl Where {
         };
         let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir)?;
         let store = crate::workspace::committed::open_store(&config.root, &config.state_dir);
-        let mut engine = crate::engine::Engine::new(config, store);
-        let session = engine.resolve(self.session.as_deref())?;
-        Ok((engine, session))
+        Ok(crate::engine::Engine::new(config, store))
     }
 }

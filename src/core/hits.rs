@@ -58,6 +58,10 @@ pub struct ProgramEnd {
     pub ending: Ending,
     /// Its first word, as recorded (`./target/debug/app`, `python3`).
     pub executable: Option<String>,
+    /// Its words as recorded, joined by spaces and cut.
+    pub command: String,
+    /// The exit record's line in the run's file.
+    pub line: u64,
 }
 
 impl ProgramEnd {
@@ -257,6 +261,8 @@ mod tests {
             ended_ms: 10_120,
             ending: Ending::Exited { code },
             executable: Some("./app".into()),
+            command: "./app".into(),
+            line: 1,
         }
     }
 

@@ -5,6 +5,7 @@
 pub mod activity;
 pub mod agents;
 pub mod budget;
+pub mod certificate;
 pub mod context_sync;
 pub mod error;
 pub mod escape;

@@ -87,7 +87,9 @@ impl Source {
 }
 
 /// How the program ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Ending {
     Exited {

@@ -52,6 +52,7 @@ impl Engine {
         let extras = ScanExtras {
             half_removed: outcome.half_removed,
             foreign: outcome.foreign,
+            files_read: outcome.files_read,
         };
         self.extras.insert(session_id.to_string(), extras.clone());
         Ok((stored, extras))
@@ -137,10 +138,17 @@ impl Engine {
         anyway: bool,
         now: u64,
     ) -> Result<(Snapshot, Option<String>), EngineError> {
-        let anyway = anyway
-            || note
-                .as_deref()
-                .is_some_and(|n| n.trim().to_lowercase().starts_with(text::FIXED_ANYWAY));
+        let said = note
+            .as_deref()
+            .is_some_and(|n| n.trim().to_lowercase().starts_with(text::FIXED_ANYWAY));
+        // The person's word is kept in the session's record (the round's
+        // notes, the fix certificate), however it was given.
+        let note = match (anyway && !said, note) {
+            (true, Some(note)) => Some(format!("{}: {note}", text::FIXED_ANYWAY)),
+            (true, None) => Some(text::FIXED_ANYWAY.to_string()),
+            (false, note) => note,
+        };
+        let anyway = anyway || said;
         let evidence = self.fix_evidence(session_id)?;
         if let (
             crate::core::rates::FixEvidence::Insufficient {
@@ -245,6 +253,15 @@ impl Engine {
                 _ => None,
             })
             .unwrap_or(StopDecision::Allow { notice: None });
+        if let (
+            StopDecision::Allow {
+                notice: Some(machine::Notice::CleanupVerified(_)),
+            },
+            Some(session),
+        ) = (&decision, applied.before.session())
+        {
+            self.keep_ended(session_id, session, now);
+        }
         // Texts are rendered against the state they speak of: a nudge against
         // the session it sends back, a notice against the round just closed.
         let reason = text::stop_reason(applied.after.state.session(), &decision);

@@ -8,6 +8,7 @@
 //! jobs in arrival order.
 
 mod activity;
+pub mod certificate;
 mod commands;
 mod config;
 mod harness;
@@ -157,6 +158,8 @@ pub struct LogsAnswer {
 pub struct ScanExtras {
     pub half_removed: Vec<HalfRemoved>,
     pub foreign: Vec<ForeignProbe>,
+    /// Files the scan read (the walk's and the tracked ones).
+    pub files_read: usize,
 }
 
 /// A probe scan the owner should run off its thread and commit back.

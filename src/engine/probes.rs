@@ -251,6 +251,7 @@ impl Engine {
             ScanExtras {
                 half_removed: outcome.half_removed,
                 foreign: outcome.foreign,
+                files_read: outcome.files_read,
             },
         );
         self.reconcile(session_id, outcome.report, now)

@@ -121,6 +121,7 @@ impl<'a> SessionIo<'a> {
         *halves = Some(ScanExtras {
             half_removed: outcome.half_removed,
             foreign: outcome.foreign,
+            files_read: outcome.files_read,
         });
         let transition = machine::apply(state, Command::ProbeScan(outcome.report), now)?;
         let reconciled = transition

@@ -83,7 +83,13 @@ const FENCED_BODY: usize = budget::TOOL_RESULT - 3 * 1024;
 /// for the page are named with where to find them.
 pub fn logs(answer: &LogsAnswer) -> String {
     let page = &answer.page;
-    let body: Vec<String> = page.entries.iter().map(|e| e.entry.to_string()).collect();
+    // Numbered, so evidence can cite a line (`r1-x:12`) and the fix
+    // certificate can find it again.
+    let body: Vec<String> = page
+        .entries
+        .iter()
+        .map(|e| format!("{}: {}", e.line, e.entry))
+        .collect();
     let mut text = String::new();
     if let Some(note) = &answer.target.note {
         text.push_str(&inline_cut(note, LOCATION * 2));
@@ -92,11 +98,12 @@ pub fn logs(answer: &LogsAnswer) -> String {
     let run = inline_cut(answer.target.run.as_deref().unwrap_or("-"), ID);
     text.push_str(&fence_within(
         &format!(
-            "Run {run} ({} line(s) in the file; {} shown)",
+            "Run {run} ({} line(s) in the file; {} shown, each after its line number: cite \
+             one as {run}:<line>)",
             answer.total,
             body.len()
         ),
-        "jsonl",
+        "text",
         &body.join("\n"),
         FENCED_BODY,
     ));

@@ -4,6 +4,7 @@
 pub mod artifacts;
 pub mod breadcrumb;
 pub mod committed;
+pub mod ended;
 pub mod git_index;
 pub mod ingest;
 pub mod logpoints;

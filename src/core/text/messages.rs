@@ -140,6 +140,10 @@ fn cleanup_summary(summary: &CleanupSummary) -> String {
     if summary.hypotheses.len() > listed.len() {
         let _ = write!(out, "\n  +{} more", summary.hypotheses.len() - listed.len());
     }
+    out.push_str(
+        "\nIts fix certificate, for the pull request: `debug-sidecar certificate --out fix.json` \
+         (`debug-sidecar check --certificate fix.json` verifies it).",
+    );
     out
 }
 
@@ -320,7 +324,7 @@ fn proceed_kickoff(session: &DebugSession, closed_round: u32, env: &RenderEnv) -
         out,
         "1. Read the evidence with read_logs or log_summary for that run.\n\
          2. Mark each hypothesis confirmed, rejected or inconclusive with {HYPOTHESES_TOOL}, \
-         citing log lines.\n\
+         citing log lines as {run_id}:<line> (read_logs numbers them).\n\
          3. If one is confirmed, fix it, keep the probes, and hand off again so the user \
          verifies the fix. Otherwise refine the hypotheses, add probes and hand off again.\n\
          Lines with `source` stdout, stderr or exit are the program's output and exit status, \

@@ -43,7 +43,7 @@ pub fn skill_md() -> String {
          them a form), or marks the bug fixed.\n\
          4. Read the evidence with `read_logs` or `log_summary` for the run, mark each \
          hypothesis confirmed, rejected or inconclusive with `{HYPOTHESES_TOOL}`, citing log \
-         lines.\n\
+         lines as `<run>:<line>` (`read_logs` numbers them).\n\
          5. Fix only what the logs confirmed, keep the probes, and hand off again so the user \
          verifies the fix.\n\
          6. When the user marks it fixed: delete every probe block from its \

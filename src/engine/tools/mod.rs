@@ -152,7 +152,8 @@ pub const TOOLS: [Tool; 10] = [
         name: "record_hypotheses",
         title: "Record hypotheses",
         description: "Record 3-5 testable hypotheses, or update their status (open, confirmed, \
-             rejected, inconclusive) with evidence citing log lines.",
+             rejected, inconclusive) with evidence citing log lines as `<runId>:<line>` \
+             (read_logs numbers them), so the fix certificate can point at them.",
         hints: hints(false, true),
         schema: schema_of::<RecordHypothesesParams>,
     },

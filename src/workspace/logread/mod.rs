@@ -139,6 +139,10 @@ fn check_cursor(
     Ok(())
 }
 
+/// What an entry costs a page beyond its text: the line number it is
+/// shown after (`12345678: `).
+const NUMBERED: usize = 10;
+
 /// One page of the entries matching `query`, from its cursor on.
 /// Every entry goes through `redactor` before it is matched or kept: a
 /// filter cannot find a secret that the page would not show.
@@ -222,11 +226,12 @@ pub fn read_page(file: &Path, query: &LogQuery, redactor: &Redactor) -> Result<L
             }
             continue;
         }
-        if page.entries.len() == limit || used + text.len() > max_bytes {
+        let cost = text.len() + NUMBERED;
+        if page.entries.len() == limit || used + cost > max_bytes {
             page.next_cursor = Some(format!("{}:{}", here.0, here.1));
             return Ok(page);
         }
-        used += text.len();
+        used += cost;
         page.entries.push(LogEntry { line, entry });
     }
 }

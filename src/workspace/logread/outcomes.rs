@@ -140,7 +140,7 @@ impl Outcomes {
                 return;
             }
             Some("exit") => {
-                if let Some(program) = program_end(value) {
+                if let Some(program) = program_end(line, value) {
                     self.facts.attempts.add(!program.ended_normally());
                     if self.facts.programs.len() >= PROGRAMS_KEPT {
                         self.facts.programs.remove(0);
@@ -201,7 +201,7 @@ pub fn failure(value: &Value) -> Option<String> {
 }
 
 /// A recorded program from its exit record.
-fn program_end(value: &Value) -> Option<ProgramEnd> {
+fn program_end(line: u64, value: &Value) -> Option<ProgramEnd> {
     let number = |key: &str| value.get(key).and_then(Value::as_u64);
     let ended_ms = number("timestamp")?;
     let duration = number("durationMs").unwrap_or(0);
@@ -218,17 +218,23 @@ fn program_end(value: &Value) -> Option<ProgramEnd> {
             code: i32::try_from(value.get("exitCode")?.as_i64()?).ok()?,
         }
     };
-    let executable = value
+    let words: Vec<&str> = value
         .get("command")
         .and_then(Value::as_array)
-        .and_then(|words| words.first())
-        .and_then(Value::as_str)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let executable = words
+        .first()
         .map(|word| crate::core::budget::cut(word, WORDS));
     Some(ProgramEnd {
         started_ms: ended_ms.saturating_sub(duration),
         ended_ms,
         ending,
         executable,
+        command: crate::core::budget::cut(&words.join(" "), WORDS),
+        line,
     })
 }
 
@@ -303,12 +309,16 @@ mod tests {
                     ended_ms: 5_000,
                     ending: Ending::Exited { code: 3 },
                     executable: Some("./app".into()),
+                    command: "./app --x".into(),
+                    line: 7,
                 },
                 ProgramEnd {
                     started_ms: 0,
                     ended_ms: 9_000,
                     ending: Ending::TimedOut { after_sec: 60 },
                     executable: Some("sleep".into()),
+                    command: "sleep".into(),
+                    line: 8,
                 },
             ]
         );

@@ -11,6 +11,7 @@
 
 pub mod index;
 mod stream;
+pub mod texts;
 
 use crate::core::findings::{Clues, Finding, FindingKind};
 use crate::core::machine::{FoundProbe, ScanReport, ScanScope};
@@ -94,6 +95,8 @@ pub struct ScanOutcome {
     pub half_removed: Vec<HalfRemoved>,
     /// Other tools' probes and other sessions' probes.
     pub foreign: Vec<ForeignProbe>,
+    /// Files the scan read.
+    pub files_read: usize,
 }
 
 /// What a session's scan reads besides the walk.
@@ -159,7 +162,10 @@ pub fn rescan_session(
     full: bool,
 ) -> ScanOutcome {
     let (findings, _) = index::rescan(state_dir, target, full);
-    outcome_for(&findings.found, session_id, ScanScope::Workspace)
+    ScanOutcome {
+        files_read: findings.files_read,
+        ..outcome_for(&findings.found, session_id, ScanScope::Workspace)
+    }
 }
 
 /// Split findings into this session's probes and everything else.
@@ -223,6 +229,7 @@ pub fn outcome_for(findings: &[Finding], session: &str, scope: ScanScope) -> Sca
         },
         half_removed,
         foreign,
+        files_read: 0,
     }
 }
 
