@@ -34,6 +34,7 @@ import scenarios_acp  # noqa: E402
 import scenarios_logpoints  # noqa: E402
 import scenarios_tui  # noqa: E402
 import scenarios_containers  # noqa: E402
+import scenarios_rates  # noqa: E402
 from acp import ClaudeAcp, CodexAcp  # noqa: E402
 from pi_hosts import OhMyPi, Pi  # noqa: E402
 from tui_hosts import ClaudeTui, CodexTui  # noqa: E402
@@ -60,7 +61,8 @@ def main():
                 "codex-tui": (CodexTui, os.environ.get("LAB_CODEX"))}
     failed, timings = [], []
     for name, harness_name, play in (scenarios.ALL + scenarios_logpoints.ALL + scenarios_reach.ALL + scenarios_pi.ALL
-                                    + scenarios_acp.ALL + scenarios_tui.ALL + scenarios_containers.ALL):
+                                    + scenarios_acp.ALL + scenarios_tui.ALL + scenarios_containers.ALL
+                                    + scenarios_rates.ALL):
         label = f"{harness_name}: {name}"
         if args.only and not any(o in label for o in args.only):
             continue

@@ -184,10 +184,13 @@ def pi_whole_loop(kind, binary, ws):
         check(s.get("stage") == "user_turn" and s["probes"]["live"] == 1, f"after the hand-off: {s}")
         ran = ws.run_app("3", "4", "5")
         check("total: 9" in ran.stdout, f"the buggy program printed {ran.stdout!r}")
-        pi.prompt("/debug-proceed", resume=True)
+        # The person's words after the command reach the agent as their note.
+        pi.prompt("/debug-proceed it printed total: 9", resume=True)
         read = [r for r in requests_of(lab, "proceed")]
         check(len(read) >= 2 and '"prices"' in last_tool_result(read[1]["body"]),
               "the model did not read the probe's line after Proceed")
+        check("> it printed total: 9" in json.dumps(read[0]["body"]),
+              "the person's words after /debug-proceed did not reach the kickoff")
         check("return sum(prices)\n" in ws.read("app.py"), "the fix was not made")
         pi.prompt("/debug-done", resume=True)
         one_current_board_each(lab)
@@ -196,6 +199,14 @@ def pi_whole_loop(kind, binary, ws):
         s = session(ws)
         check(not s.get("active"), f"the session did not end after a verified cleanup: {s}")
         check(ws.sidecar("check", check_rc=False).returncode == 0, "`debug-sidecar check` found probes")
+        # The session's fix certificate holds against the tree it left.
+        ws.sidecar("certificate", "--out", "fix.json")
+        verified = ws.sidecar("check", "--certificate", "fix.json", "--json", check_rc=False)
+        check(verified.returncode == 0, f"the certificate does not hold: {verified.stdout}")
+        certificate = json.loads(ws.read("fix.json"))
+        check([p["id"] for p in certificate["cleanup"]["probes"]] == ["p1"]
+              and certificate["observations"][0]["text"] == "it printed total: 9",
+              f"the certificate: {certificate}")
 
 
 def pi_woken(kind, binary, ws):

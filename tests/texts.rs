@@ -808,12 +808,23 @@ fn a_flaky_bugs_mark_fixed_refused_and_backed() {
         fix_backing: fix_backing(&fix_evidence(Some(before), after), anyway),
         ..env()
     };
+    use debug_sidecar::core::host::{Host, HOSTS};
     let texts = [
-        fix_refused(before, lucky, p, needed),
+        fix_refused(before, lucky, p, needed, Host::Mcp),
         kickoff(session(&done), Kickoff::Done, &backed(false, clean)),
         kickoff(session(&done), Kickoff::Done, &backed(true, lucky)),
     ];
     insta::assert_snapshot!(texts.join("\n---\n"));
+    // The override as each host takes it (the person gives it there).
+    let overrides: Vec<String> = HOSTS
+        .iter()
+        .map(|host| {
+            let text = fix_refused(before, lucky, p, needed, *host);
+            let from = text.find("mark it fixed anyway:").unwrap();
+            format!("{}: {}", host.name(), &text[from..])
+        })
+        .collect();
+    insta::assert_snapshot!("fix_refused_per_host", overrides.join("\n"));
 }
 
 /// `read_logs` numbers each line it shows, so evidence can cite it

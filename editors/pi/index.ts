@@ -138,9 +138,12 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   const person = (name: string, method: string, description: string) =>
     pi.registerCommand(name, {
       description,
-      handler: async (_args, ctx) => {
+      handler: async (args, ctx) => {
         current = ctx;
-        const answer = await guarded(() => sidecar.request(method, {}));
+        // Words after the command are the person's note (`/debug-proceed it
+        // printed 9`, `/debug-done fixed anyway`), as the texts tell them.
+        const note = typeof args === "string" ? args.trim() : "";
+        const answer = await guarded(() => sidecar.request(method, note ? { note } : {}));
         startTurn(answer?.kickoff);
         await settle(ctx);
       },

@@ -382,6 +382,21 @@ impl Host {
         format!("Once you have reproduced it, {proceed}; if it is fixed, {done}{terminal}.")
     }
 
+    /// What the person types here to mark it fixed with `words` (a note the
+    /// command carries to the session); None where Mark fixed takes no
+    /// words (VS Code's button, OpenCode's and a plain MCP client's
+    /// prompts, which declare no note).
+    pub fn done_with(self, words: &str) -> Option<String> {
+        match self {
+            Host::VsCode | Host::OpenCode | Host::Mcp => None,
+            Host::Emacs => Some(format!("C-u M-x debug-sidecar-done RET {words} RET")),
+            _ => Some(format!(
+                "{} {words}",
+                self.spelling(PersonCommandKind::Done).what()
+            )),
+        }
+    }
+
     /// The same for the model's texts: how the person continues here.
     pub fn go_on_for_model(self) -> String {
         let proceed = self.spelling(PersonCommandKind::Proceed).clause();

@@ -162,7 +162,7 @@ impl Engine {
         {
             return Err(EngineError::Domain(DomainError::Refused {
                 command: CommandName::Done,
-                reason: text::fix_refused(*before, *after, *p, *needed),
+                reason: text::fix_refused(*before, *after, *p, *needed, self.host()),
             }));
         }
         let applied = self.apply(session_id, Command::Done { note }, now, ScanTiming::Inline)?;

@@ -4,6 +4,7 @@
 use super::HAND_OFF_TOOL;
 use crate::core::budget::{cut, BOARD_ID};
 use crate::core::escape::{fence, inline_cut};
+use crate::core::host::TERMINAL_DONE;
 use crate::core::reproduction::{Ending, RunReport, TAIL_LINE_BYTES};
 use std::fmt::Write;
 
@@ -151,14 +152,19 @@ pub fn fix_refused(
     after: crate::core::rates::Attempts,
     p: f64,
     needed: u64,
+    host: crate::core::host::Host,
 ) -> String {
+    // The override as this host takes it; a terminal takes it everywhere.
+    let anyway = match host.done_with(FIXED_ANYWAY) {
+        Some(typed) => format!("type `{typed}`, or `{TERMINAL_DONE} --anyway` in a terminal"),
+        None => format!("`{TERMINAL_DONE} --anyway` in a terminal"),
+    };
     format!(
         "Mark fixed needs more evidence: this bug fails only some of the time. Before the fix \
          the reproduction {}; since, it {}, which that rate gives by chance too ({}; needs < \
          0.01). Run it at least {needed} times without a failure (`debug-sidecar run --repeat \
          {needed} -- <the command>`), then Mark fixed again; or, sure it is fixed, mark it fixed \
-         anyway: `debug-sidecar done --anyway` in a terminal, or Mark fixed with the words \
-         \"{FIXED_ANYWAY}\".",
+         anyway: {anyway}.",
         before.describe(),
         after.describe(),
         p_value(p)
