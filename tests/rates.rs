@@ -243,3 +243,79 @@ fn the_person_may_mark_a_flaky_bug_fixed_anyway_and_the_agent_is_told() {
         "cleaning_up"
     );
 }
+
+/// Fails on 7 of every 20 attempts whatever order they run in: each takes
+/// the next free slot (`mkdir` is atomic), then sleeps a little.
+const FLAKY_SLOTS: &str = r#"import os, sys, time
+n = 0
+while True:
+    try:
+        os.mkdir('slot%d' % n)
+        break
+    except FileExistsError:
+        n += 1
+print('slot', n)
+time.sleep(0.3)
+if n % 20 in (1, 4, 7, 10, 12, 15, 18):
+    print('lost an update', file=sys.stderr)
+    sys.exit(1)
+"#;
+
+#[test]
+fn attempts_run_side_by_side_with_jobs_and_each_line_names_its_attempt() {
+    let workspace = Workspace::new("rates-jobs");
+    let root = &workspace.root;
+    std::fs::write(root.join("slots.py"), FLAKY_SLOTS).unwrap();
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"problem": "updates get lost"}))
+        .unwrap();
+    let ran = std::process::Command::new(BIN)
+        .args([
+            "run", "--repeat", "20", "--jobs", "4", "--", "python3", "slots.py",
+        ])
+        .current_dir(root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(ran.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("the reproduction failed 7 of 20 (35%, 95% interval 18%-57%)."),
+        "{said}"
+    );
+    // Side by side, their output is recorded, not shown.
+    assert!(
+        ran.stdout.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&ran.stdout)
+    );
+    let records = records(&current_log(&mut server));
+    let exits: Vec<&Value> = records.iter().filter(|r| r["source"] == "exit").collect();
+    let mut numbers: Vec<u64> = exits
+        .iter()
+        .map(|r| r["attempt"].as_u64().unwrap())
+        .collect();
+    numbers.sort();
+    assert_eq!(numbers, (1..=20).collect::<Vec<u64>>());
+    // Every line says which attempt printed it.
+    let lines: Vec<&Value> = records.iter().filter(|r| r["source"] == "stdout").collect();
+    assert_eq!(lines.len(), 20);
+    assert!(lines.iter().all(|r| r["attempt"].is_u64()), "{lines:?}");
+    // Attempts overlapped: one started before another ended.
+    let spans: Vec<(u64, u64)> = exits
+        .iter()
+        .map(|r| {
+            let end = r["timestamp"].as_u64().unwrap();
+            (end - r["durationMs"].as_u64().unwrap(), end)
+        })
+        .collect();
+    let overlapped = spans
+        .iter()
+        .enumerate()
+        .any(|(i, a)| spans[i + 1..].iter().any(|b| a.0 < b.1 && b.0 < a.1));
+    assert!(overlapped, "no two attempts ran at once: {spans:?}");
+    let summary = server.request("debug/logSummary", json!({})).unwrap();
+    assert_eq!(summary["attempts"], json!({"failed": 7, "total": 20}));
+}

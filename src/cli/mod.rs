@@ -229,7 +229,12 @@ pub enum Command {
         /// failed, with a 95% interval: a flaky bug's rate.
         #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
         repeat: u64,
-        /// With --repeat: stop at the first attempt that fails.
+        /// With --repeat: run J attempts at once (at most 32). Their output
+        /// is recorded, each line with its attempt, and not shown.
+        #[arg(long, value_name = "J", default_value_t = 1, requires = "repeat", value_parser = clap::value_parser!(u64).range(1..=32))]
+        jobs: u64,
+        /// With --repeat: stop at the first attempt that fails (with
+        /// --jobs, attempts already running finish and count).
         #[arg(long, requires = "repeat")]
         until_fail: bool,
         /// The program and its arguments, after `--`.
@@ -274,6 +279,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Run {
             place,
             repeat,
+            jobs,
             until_fail,
             command,
         }) => run::run(
@@ -281,6 +287,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command,
             crate::workspace::reproduce::Repeat {
                 times: repeat,
+                jobs,
                 until_fail,
             },
         ),

@@ -23,7 +23,8 @@ pub fn run(place: Where, command: Vec<String>, repeat: Repeat) -> anyhow::Result
     let limits = Limits {
         run_bytes: PERSON_RUN_CAP,
         timeout: None,
-        pass_through: true,
+        // Attempts side by side would mix their output on the terminal.
+        pass_through: repeat.jobs == 1,
         stdin: repeat.times == 1,
         attempt: None,
     };

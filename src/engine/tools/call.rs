@@ -109,6 +109,7 @@ impl Reproduction {
             &limits,
             reproduce::Repeat {
                 times: self.repeat,
+                jobs: 1,
                 until_fail: false,
             },
             |progress| {

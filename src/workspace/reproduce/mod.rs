@@ -199,6 +199,7 @@ pub fn run_with(
     drop(events);
     let mut recorder = Recorder::new(target, file, limits.run_bytes);
     recorder.logpoints = set;
+    recorder.attempt = limits.attempt.map(|(attempt, _)| attempt);
     for note in notes {
         recorder.note(note, now_ms());
     }

@@ -23,6 +23,10 @@ struct LineRecord<'a> {
     /// The line's whole length when only its first bytes were kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     truncated_from: Option<usize>,
+    /// The attempt of a repeated reproduction it came from (attempts may
+    /// run side by side).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u64>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     agent_run: bool,
 }
@@ -88,6 +92,8 @@ pub(super) struct Recorder<'a> {
     pub(super) dirty: [bool; 2],
     /// Each stream's line record up to its message, made once.
     line_prefix: [Vec<u8>; 2],
+    /// The attempt of a repeated reproduction this run of the program is.
+    pub(super) attempt: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -103,6 +109,8 @@ struct HitRecord<'a> {
     message: String,
     data: serde_json::Map<String, serde_json::Value>,
     timestamp: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u64>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     agent_run: bool,
 }
@@ -150,6 +158,7 @@ impl<'a> Recorder<'a> {
             streams: Default::default(),
             dirty: [false; 2],
             line_prefix: Default::default(),
+            attempt: None,
         }
     }
 
@@ -221,6 +230,7 @@ impl<'a> Recorder<'a> {
                 .unwrap_or_else(|| format!("logpoint {}", logpoint.probe_id)),
             data: logpoints::bounded_data(&logpoint, data),
             timestamp: at,
+            attempt: self.attempt,
             agent_run: self.target.agent,
         };
         self.append(&record);
@@ -392,6 +402,9 @@ impl<'a> Recorder<'a> {
         if let Some(length) = truncated_from {
             let _ = write!(self.batch, ",\"truncatedFrom\":{length}");
         }
+        if let Some(attempt) = self.attempt {
+            let _ = write!(self.batch, ",\"attempt\":{attempt}");
+        }
         if self.target.agent {
             self.batch.extend_from_slice(b",\"agentRun\":true");
         }
@@ -484,10 +497,11 @@ mod tests {
 
     #[test]
     fn hand_written_line_records_are_what_serde_writes() {
-        for agent in [false, true] {
+        for (agent, attempt) in [(false, None), (true, None), (false, Some(3))] {
             let target = target(agent);
             let file = std::fs::File::open("/dev/null").unwrap();
             let mut recorder = Recorder::new(&target, file, u64::MAX);
+            recorder.attempt = attempt;
             let texts = [
                 "plain",
                 "quote \" and \\ back",
@@ -507,6 +521,7 @@ mod tests {
                         message: text,
                         timestamp: 17 + n as u64,
                         truncated_from,
+                        attempt,
                         agent_run: agent,
                     };
                     serde_json::to_writer(&mut expected, &record).unwrap();

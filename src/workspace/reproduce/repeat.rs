@@ -8,20 +8,28 @@ use crate::core::rates::Attempts;
 use crate::core::reproduction::{Ending, RunReport};
 use crate::workspace::logpoints;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
 
 /// Most attempts one repeat runs.
 pub const MAX_REPEAT: u64 = 1000;
+/// Most attempts run side by side.
+pub const MAX_JOBS: u64 = 32;
 
-/// How often to run, and whether to stop at the first failure.
+/// How often to run, how many at once, and whether to stop at the first
+/// failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Repeat {
     pub times: u64,
+    /// Attempts run side by side (1: one after another).
+    pub jobs: u64,
     pub until_fail: bool,
 }
 
 impl Repeat {
     pub const ONCE: Repeat = Repeat {
         times: 1,
+        jobs: 1,
         until_fail: false,
     };
 }
@@ -35,8 +43,10 @@ pub enum Progress<'a> {
 }
 
 /// Runs `command` up to `repeat.times` times (from `cwd`, logpoints of
-/// `live` set each time) into `target`, telling `progress` as it goes. The
-/// last attempt's report and the count of failures.
+/// `live` set each time) into `target`, `repeat.jobs` at once, telling
+/// `progress` as attempts end. The last attempt's report and the count of
+/// failures. With `until_fail`, no attempt starts after one failed (those
+/// already running finish and count).
 #[allow(clippy::too_many_arguments)]
 pub fn repeated(
     command: &[String],
@@ -49,37 +59,88 @@ pub fn repeated(
     mut progress: impl FnMut(Progress),
 ) -> Result<(RunReport, Attempts), RunError> {
     let times = repeat.times.clamp(1, MAX_REPEAT);
-    let mut attempts = Attempts::default();
-    let mut used = 0u64;
-    let mut last = None;
-    for attempt in 1..=times {
-        let plan = logpoints::plan(command, cwd, root, live);
-        if attempt == 1 {
-            progress(Progress::Notes(&plan.notes));
-        }
+    let jobs = repeat.jobs.clamp(1, MAX_JOBS).min(times);
+    // The first attempt's plan says what could not be done with the
+    // logpoints; its notes are recorded once, with it.
+    let first = logpoints::plan(command, cwd, root, live);
+    progress(Progress::Notes(&first.notes));
+    let first = std::sync::Mutex::new(Some(first));
+    // What the attempts have recorded, for the run's one byte cap; the
+    // next attempt to start; whether one failed.
+    let used = AtomicU64::new(0);
+    let next = AtomicU64::new(1);
+    let stop = AtomicBool::new(false);
+    let (ended, reports) = mpsc::channel::<(u64, Result<RunReport, RunError>)>();
+    let attempt = |number: u64| {
+        let planned = (number == 1)
+            .then(|| first.lock().ok().and_then(|mut first| first.take()))
+            .flatten();
+        let (plan, notes) = match planned {
+            Some(plan) => {
+                let notes = plan.notes.clone();
+                (plan, notes)
+            }
+            None => (logpoints::plan(command, cwd, root, live), Vec::new()),
+        };
+        let left = limits.run_bytes.saturating_sub(used.load(Ordering::SeqCst));
         let limits = Limits {
-            // One cap for the whole run, whatever the number of attempts.
-            run_bytes: limits.run_bytes.saturating_sub(used),
-            attempt: (times > 1).then_some((attempt, times)),
+            // One cap for the whole run, shared by the attempts running.
+            run_bytes: left / jobs,
+            attempt: (times > 1).then_some((number, times)),
             ..limits.clone()
         };
-        let report = run_with(
-            &plan.command,
-            cwd,
-            target,
-            &limits,
-            plan.logpoints,
-            &plan.notes,
-        )?;
-        used += report.recorded_bytes;
-        let failed = report.ending != (Ending::Exited { code: 0 });
-        attempts.add(failed);
-        progress(Progress::Ended(attempt, &report));
-        last = Some(report);
-        if failed && repeat.until_fail {
-            break;
+        let report = run_with(&plan.command, cwd, target, &limits, plan.logpoints, &notes);
+        if let Ok(report) = &report {
+            used.fetch_add(report.recorded_bytes, Ordering::SeqCst);
         }
+        report
+    };
+    let failed_of = |report: &RunReport| report.ending != (Ending::Exited { code: 0 });
+    let mut attempts = Attempts::default();
+    let mut last = None;
+    let mut error = None;
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let ended = ended.clone();
+            let (next, stop, attempt) = (&next, &stop, &attempt);
+            scope.spawn(move || loop {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let number = next.fetch_add(1, Ordering::SeqCst);
+                if number > times {
+                    break;
+                }
+                let report = attempt(number);
+                let halt = match &report {
+                    Ok(report) => repeat.until_fail && failed_of(report),
+                    Err(_) => true,
+                };
+                if halt {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                if ended.send((number, report)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(ended);
+        for (number, report) in reports {
+            match report {
+                Ok(report) => {
+                    attempts.add(failed_of(&report));
+                    progress(Progress::Ended(number, &report));
+                    last = Some(report);
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+    });
+    match (last, error) {
+        (_, Some(error)) => Err(error),
+        (Some(last), None) => Ok((last, attempts)),
+        (None, None) => Err(RunError::NoCommand),
     }
-    let last = last.expect("one attempt at least");
-    Ok((last, attempts))
 }
