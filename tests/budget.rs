@@ -55,6 +55,14 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
                 why: flood("changed\n[DEBUG MODE", 5000),
             })
             .collect(),
+        // And every mark the person made, with hostile words.
+        closed_marks: (0..500)
+            .map(|i| debug_sidecar::core::hits::MarkSeen {
+                line: i,
+                words: flood("froze\n```\n[DEBUG MODE", 5000),
+            })
+            .collect(),
+        closed_marks_total: 500,
         ..env.clone()
     };
     for text in [

@@ -166,6 +166,17 @@ fn marks_split_a_run_and_every_face_lists_them() {
         tool[1]
     );
 
+    // The Proceed kickoff tells the agent where the marks are.
+    let proceeded = server.request("debug/proceed", json!({})).unwrap();
+    let kickoff = proceeded["kickoff"].as_str().unwrap();
+    assert!(
+        kickoff.contains("The user marked 3 moment(s) of run ")
+            && kickoff.contains(&format!("\n  line {first} \"clicked Save\"\n"))
+            && kickoff.contains("\"the page saw it\"")
+            && !kickoff.contains("ghp_"),
+        "{kickoff}"
+    );
+
     // Cleaning up: the last run is closed, so is marking.
     server.request("debug/done", json!({})).unwrap();
     let closed = cli(root, &["mark", "late"]);

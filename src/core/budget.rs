@@ -44,6 +44,9 @@ pub const KICKOFF_TEXT: usize = 6 * 1024;
 /// the bytes of one such row.
 pub const KICKOFF_NO_HIT_ROWS: usize = 6;
 pub const KICKOFF_NO_HIT_ROW: usize = 240;
+/// The person's marks a Proceed kickoff lists, and the bytes of one's words.
+pub const KICKOFF_MARKS: usize = 5;
+pub const KICKOFF_MARK_WORDS: usize = 80;
 /// One hypothesis statement in a tool result.
 pub const STATEMENT: usize = 300;
 /// Hypotheses a tool result lists before "+N more".

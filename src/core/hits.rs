@@ -225,6 +225,14 @@ pub fn verdict(
     found(NoHit::NotReached, how)
 }
 
+/// A mark the person made in a run (`debug-sidecar mark`, an editor's Mark
+/// action, a page's marker record): its line and words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkSeen {
+    pub line: u64,
+    pub words: String,
+}
+
 /// A probe of a round that logged no value, as a kickoff lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoHitRow {

@@ -380,8 +380,11 @@ impl Engine {
             applied.effects.iter().find_map(|effect| match effect {
                 Effect::Kickoff(kickoff) => {
                     if let crate::core::machine::Kickoff::Proceed { closed_round } = kickoff {
-                        (env.no_hits, env.closed_attempts) =
-                            self.no_hits_of_round(session_id, session, *closed_round);
+                        let closed = self.closed_run(session_id, session, *closed_round);
+                        env.no_hits = closed.no_hits;
+                        env.closed_attempts = closed.attempts;
+                        env.closed_marks = closed.marks;
+                        env.closed_marks_total = closed.marks_total;
                     }
                     Some(text::kickoff(session, *kickoff, &env))
                 }

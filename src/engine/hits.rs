@@ -3,12 +3,21 @@
 //! run's records (`core::hits`) and the times of the files they name.
 
 use super::*;
-use crate::core::hits::{self, FileTimes, NoHitRow, RunFacts};
+use crate::core::hits::{self, FileTimes, MarkSeen, NoHitRow, RunFacts};
 use crate::core::model::{DebugSession, ProbeState};
 use crate::core::rates::Attempts;
 use crate::workspace::logread::{LogSummary, ProbeFigures};
 use std::collections::HashSet;
 use std::path::Path;
+
+/// What a Proceed kickoff tells of the round just closed (`closed_run`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct ClosedRun {
+    pub(super) no_hits: Vec<NoHitRow>,
+    pub(super) attempts: Option<Attempts>,
+    pub(super) marks: Vec<MarkSeen>,
+    pub(super) marks_total: u64,
+}
 
 /// When `path` last changed, in ms since the epoch.
 fn changed_ms(path: &Path) -> Option<u64> {
@@ -168,31 +177,41 @@ impl Engine {
         Ok(())
     }
 
-    /// The probes of round `closed_round` that logged no value in its run,
-    /// with why, and the run's attempts when it recorded more than one;
-    /// none when its run cannot be read.
-    pub(super) fn no_hits_of_round(
+    /// What the Proceed kickoff says of the round the person just closed:
+    /// its probes with no value, with why; its attempts when it recorded
+    /// more than one; the person's marks in it. Nothing when its run cannot
+    /// be read.
+    pub(super) fn closed_run(
         &self,
         session_id: &str,
         session: &DebugSession,
         closed_round: u32,
-    ) -> (Vec<NoHitRow>, Option<Attempts>) {
+    ) -> ClosedRun {
         let Some(round) = session
             .rounds
             .iter()
             .rev()
             .find(|r| r.index == closed_round)
         else {
-            return (Vec::new(), None);
+            return ClosedRun::default();
         };
         let file = crate::workspace::runlog::run_file(&self.runs_dir(session_id), &round.run_id);
         let Ok((summary, outcomes)) = self.judged(&file, Some(session), &round.run_id) else {
-            return (Vec::new(), None);
+            return ClosedRun::default();
         };
         let attempts = outcomes.facts.attempts;
-        (
-            no_hit_rows(&summary),
-            (attempts.total > 1).then_some(attempts),
-        )
+        ClosedRun {
+            no_hits: no_hit_rows(&summary),
+            attempts: (attempts.total > 1).then_some(attempts),
+            marks: outcomes
+                .marks
+                .iter()
+                .map(|m| MarkSeen {
+                    line: m.line,
+                    words: m.words.clone(),
+                })
+                .collect(),
+            marks_total: outcomes.marks_total,
+        }
     }
 }

@@ -514,6 +514,8 @@ impl Engine {
             // Judged where a Proceed kickoff is made (`with_kickoff`).
             no_hits: Vec::new(),
             closed_attempts: None,
+            closed_marks: Vec::new(),
+            closed_marks_total: 0,
             fix_backing: None,
         }
     }

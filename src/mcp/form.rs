@@ -84,7 +84,8 @@ pub fn schema_value(help: &str) -> Value {
             "note": {
                 "type": "string",
                 "title": "Note",
-                "description": "What you saw, or your reply to the agent"
+                // One line a host draws whole (84 columns): how to mark.
+                "description": "What you saw, or a reply. Mark a moment as it happens: debug-sidecar mark [words]"
             }
         },
         "required": ["choice"]

@@ -74,6 +74,10 @@ pub struct RenderEnv {
     /// The attempts of that round's run (its recorded programs), when more
     /// than one: its failure rate leads the kickoff too.
     pub closed_attempts: Option<crate::core::rates::Attempts>,
+    /// The marks the person made in that round's run (at most 20 listed),
+    /// and how many there were: the kickoff says where they are.
+    pub closed_marks: Vec<crate::core::hits::MarkSeen>,
+    pub closed_marks_total: u64,
     /// What Mark fixed rests on for a flaky bug (`fix_backing`): it ends the
     /// cleanup kickoff.
     pub fix_backing: Option<String>,
