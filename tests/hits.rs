@@ -346,3 +346,61 @@ fn code_loaded_before_its_probe_went_in_is_a_stale_build_and_no_recorded_program
     let summary = server.request("debug/logSummary", json!({})).unwrap();
     assert_eq!(table(&summary)[&early], (1, None), "{summary}");
 }
+
+/// A compiled language: a Java value whose expression throws is recorded
+/// by the block as its own failure (the exception's class), so the table
+/// says `probeFailed` instead of a silent no-hit.
+#[test]
+fn a_java_value_that_throws_is_the_probes_own_failure() {
+    let have = |tool: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("javac") || !have("java") {
+        eprintln!("skipped: no JDK (javac, java) on this machine");
+        return;
+    }
+    let workspace = Workspace::new("hits-java");
+    let root = &workspace.root;
+    std::fs::write(
+        root.join("Main.java"),
+        "public class Main {\n    public static void main(String[] args) {\n        int count = 3;\n        int zero = args.length;\n        System.out.println(\"done\");\n    }\n}\n",
+    )
+    .unwrap();
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"problem": "the share is wrong"}))
+        .unwrap();
+    let threw = probe(
+        &mut server,
+        root,
+        "Main.java",
+        "H1",
+        json!(["count", "count / zero"]),
+        Some((5, "        ")),
+    );
+    let built = std::process::Command::new("javac")
+        .arg("Main.java")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    let ran = run(root, &["java", "Main"]);
+    assert!(ran.status.success(), "{ran:?}");
+    let summary = server.request("debug/logSummary", json!({})).unwrap();
+    assert_eq!(
+        reason(&summary, &threw).as_deref(),
+        Some("probeFailed"),
+        "{summary}"
+    );
+    assert!(
+        row(&summary, &threw)["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("java.lang.ArithmeticException"),
+        "{summary}"
+    );
+    assert_eq!(table(&cli_summary(root)), table(&summary));
+}

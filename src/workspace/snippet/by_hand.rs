@@ -32,6 +32,27 @@ pub(super) fn concatenation(
     lines.join(join)
 }
 
+/// The line a block writes when a value failed (`probeError`, the hit
+/// table's `probeFailed`), as a concatenation in `style`: the header, the
+/// failure's words from `error` (an expression whose text needs no JSON
+/// escaping, such as an exception's class name), the time.
+pub(super) fn failure_line(
+    input: &SnippetInput,
+    style: Lit,
+    error: &str,
+    timestamp: &str,
+) -> String {
+    let mut head = json_head(input);
+    head.pop();
+    head.push(",\"probeError\":\"".to_string());
+    format!(
+        "{} + {error} + {} + {timestamp} + {}",
+        lit(style, &head.concat()),
+        lit(style, "\",\"timestamp\":"),
+        lit(style, "}\n")
+    )
+}
+
 /// Java's line: the header, each value through `dbgJson`, the time.
 pub(super) fn java_line(input: &SnippetInput) -> String {
     concatenation(
@@ -63,18 +84,28 @@ pub(super) const JAVA_JSON_FN: &str = r#"    java.util.function.Function<Object,
 
 /// Java 8+: the JDK has no JSON writer, so a lambda writes each value:
 /// null, booleans and finite numbers as JSON, the rest as its escaped
-/// `toString`. `Throwable` is caught so not even an `Error` escapes.
+/// `toString`. `Throwable` is caught so not even an `Error` escapes; a value
+/// that threw is recorded as the exception's class (a `probeError` line).
 pub(super) fn java(input: &SnippetInput) -> String {
     fill(
         r#"try {
 @@VALUE_FN@@    String dbgLine = @@LINE@@;
     java.nio.file.Files.write(java.nio.file.Paths.get(@@LOG@@), dbgLine.getBytes(java.nio.charset.StandardCharsets.UTF_8), java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-} catch (Throwable dbgIgnored) {}
+} catch (Throwable dbgError) { try { java.nio.file.Files.write(java.nio.file.Paths.get(@@LOG@@), (@@FAILED@@).getBytes(java.nio.charset.StandardCharsets.UTF_8), java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND); } catch (Throwable dbgIgnored) {} }
 "#,
         &[
             ("LOG", &lit(Lit::Java, input.log_file)),
             ("VALUE_FN", with_values(input, JAVA_JSON_FN)),
             ("LINE", &java_line(input)),
+            (
+                "FAILED",
+                &failure_line(
+                    input,
+                    Lit::Java,
+                    "dbgError.getClass().getName()",
+                    "System.currentTimeMillis()",
+                ),
+            ),
         ],
     )
 }
@@ -85,15 +116,24 @@ pub(super) const KOTLIN_JSON_FN: &str = r#"    val dbgJson = { dbgValue: Any? ->
 "#;
 
 /// Kotlin/JVM: the same value writer as Java (Char minus Char is the code on
-/// every Kotlin version); `java.io.File` appends.
+/// every Kotlin version); `java.io.File` appends. A value that threw is
+/// recorded as the exception's class.
 pub(super) fn kotlin(input: &SnippetInput) -> String {
     fill(
         r#"try {
 @@VALUE_FN@@    java.io.File(@@LOG@@).appendText(@@LINE@@)
-} catch (dbgIgnored: Throwable) {
-}
+} catch (dbgError: Throwable) { try { java.io.File(@@LOG@@).appendText(@@FAILED@@) } catch (dbgIgnored: Throwable) {} }
 "#,
         &[
+            (
+                "FAILED",
+                &failure_line(
+                    input,
+                    Lit::Kotlin,
+                    "dbgError.javaClass.name",
+                    "System.currentTimeMillis()",
+                ),
+            ),
             ("LOG", &lit(Lit::Kotlin, input.log_file)),
             ("VALUE_FN", with_values(input, KOTLIN_JSON_FN)),
             (
@@ -125,12 +165,21 @@ pub(super) fn csharp(input: &SnippetInput) -> String {
     fill(
         r#"try {
 @@VALUE_FN@@    System.IO.File.AppendAllText(@@LOG@@, @@LINE@@);
-} catch {}
+} catch (System.Exception dbgError) { try { System.IO.File.AppendAllText(@@LOG@@, @@FAILED@@); } catch {} }
 "#,
         &[
             ("LOG", &lit(Lit::CSharp, input.log_file)),
             ("VALUE_FN", with_values(input, CSHARP_JSON_FN)),
             ("LINE", &csharp_line(input)),
+            (
+                "FAILED",
+                &failure_line(
+                    input,
+                    Lit::CSharp,
+                    "dbgError.GetType().FullName",
+                    "System.DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()",
+                ),
+            ),
         ],
     )
 }
