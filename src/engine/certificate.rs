@@ -166,12 +166,7 @@ impl Engine {
         let anyway = observations.iter().any(|o| {
             o.round == fixed_in && o.text.trim().to_lowercase().starts_with(text::FIXED_ANYWAY)
         });
-        let before = by_round
-            .iter()
-            .find(|(round, attempts)| **round < fixed_in && attempts.is_flaky())
-            .map(|(_, attempts)| *attempts);
-        let after = by_round.get(&fixed_in).copied().unwrap_or_default();
-        let flaky = match rates::fix_evidence(before, after) {
+        let flaky = match super::rates::evidence_of_rounds(&by_round, fixed_in) {
             FixEvidence::NotFlaky => None,
             FixEvidence::Significant { before, after, p } => Some((before, after, p, true)),
             FixEvidence::Insufficient {

@@ -33,13 +33,21 @@ impl Engine {
         let Some(session) = stored.state.session() else {
             return Ok(FixEvidence::NotFlaky);
         };
-        let current = session.round().index;
         let by_round = self.attempts_by_round(session_id, session)?;
-        let before = by_round
-            .iter()
-            .find(|(round, attempts)| **round < current && attempts.is_flaky())
-            .map(|(_, attempts)| *attempts);
-        let after = by_round.get(&current).copied().unwrap_or_default();
-        Ok(rates::fix_evidence(before, after))
+        Ok(evidence_of_rounds(&by_round, session.round().index))
     }
+}
+
+/// The first round before `current` whose reproduction failed only some of
+/// the time, against the attempts of `current`.
+pub(super) fn evidence_of_rounds(
+    by_round: &std::collections::BTreeMap<u32, Attempts>,
+    current: u32,
+) -> FixEvidence {
+    let before = by_round
+        .iter()
+        .find(|(round, attempts)| **round < current && attempts.is_flaky())
+        .map(|(_, attempts)| *attempts);
+    let after = by_round.get(&current).copied().unwrap_or_default();
+    rates::fix_evidence(before, after)
 }
