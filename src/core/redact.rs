@@ -15,7 +15,7 @@
 //! What it cannot catch (a secret of no known shape under an innocent key)
 //! is listed in the README. Pure: the workspace reads the settings.
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -152,6 +152,73 @@ const SHAPES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The literals (compared without case) every match of a built-in shape
+/// holds: a text is tried against the shapes whose anchors it holds, and
+/// each shape is compiled the first time one is (`ANCHORS` is their union).
+const SHAPE_ANCHORS: &[(&str, &[&str])] = &[
+    ("private-key", &["private key"]),
+    (
+        "aws-access-key",
+        &[
+            "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa",
+        ],
+    ),
+    (
+        "github-token",
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+    ),
+    ("gitlab-token", &["glpat-"]),
+    ("slack-token", &["xox"]),
+    ("slack-webhook", &["hooks.slack.com"]),
+    ("stripe-key", &["_live_", "_test_"]),
+    ("anthropic-key", &["sk-"]),
+    ("openai-key", &["sk-"]),
+    ("google-api-key", &["aiza"]),
+    ("npm-token", &["npm_"]),
+    ("pypi-token", &["pypi-"]),
+    ("huggingface-token", &["hf_"]),
+    ("sendgrid-key", &["sg."]),
+    ("digitalocean-token", &["_v1_"]),
+    ("shopify-token", &["shpat_", "shpca_", "shppa_", "shpss_"]),
+    ("telegram-bot-token", &[":aa"]),
+    ("mailgun-key", &["key-"]),
+    ("jwt", &["eyj"]),
+    ("bearer", &["bearer"]),
+    ("basic-auth", &["basic"]),
+    ("url-password", &["://"]),
+    ("cookie", &["cookie"]),
+    (
+        "assignment",
+        &[
+            "password",
+            "passwd",
+            "passphrase",
+            "secret",
+            "token",
+            "api_key",
+            "api-key",
+            "apikey",
+            "api key",
+            "api.key",
+            "access_key",
+            "access-key",
+            "accesskey",
+            "access key",
+            "access.key",
+            "private_key",
+            "private-key",
+            "privatekey",
+            "private key",
+            "private.key",
+            "credential",
+            "session_id",
+            "session-id",
+            "sessionid",
+            "authorization",
+        ],
+    ),
+];
+
 /// What a workspace may change (`.debug-sidecar/redaction.json`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -201,18 +268,65 @@ struct LazyShapes {
 
 #[derive(Debug)]
 struct Shapes {
-    shapes: Vec<(String, Regex)>,
-    /// Any shape at all, run only on text that holds an anchor (or always,
-    /// when the workspace added patterns, whose anchors are unknown).
-    any: RegexSet,
+    /// In the order they are tried: the built-in ones, then a workspace's.
+    shapes: Vec<Shape>,
+    /// Per anchor (an index of `ANCHORS`), the shapes a text holding it
+    /// may match.
+    by_anchor: Vec<Vec<usize>>,
+}
+
+/// One shape, compiled the first time a text may hold it: a hook or a
+/// run whose text holds `://` compiles the URL shape and no other.
+#[derive(Debug)]
+struct Shape {
+    kind: String,
+    pattern: String,
+    /// Every text holding it is tried (a workspace's own pattern, whose
+    /// literals are unknown); else only one holding one of its anchors.
+    always: bool,
+    /// The largest compiled form it may take (a workspace's own pattern).
+    size_limit: Option<usize>,
+    regex: OnceLock<Option<Regex>>,
+}
+
+impl Shape {
+    fn new(kind: &str, pattern: String, always: bool) -> Self {
+        Shape {
+            kind: kind.to_string(),
+            pattern,
+            always,
+            size_limit: None,
+            regex: OnceLock::new(),
+        }
+    }
+
+    fn compile(&self) -> Result<Regex, regex::Error> {
+        let mut builder = regex::RegexBuilder::new(&self.pattern);
+        if let Some(limit) = self.size_limit {
+            builder.size_limit(limit);
+        }
+        builder.build()
+    }
+
+    /// The compiled shape; None for one that does not compile (only a
+    /// workspace's, which is compiled where its settings are read).
+    fn regex(&self) -> Option<&Regex> {
+        self.regex.get_or_init(|| self.compile().ok()).as_ref()
+    }
 }
 
 impl LazyShapes {
     /// Compiled now: what a workspace wrote must fail where it is read.
     fn compiled_now(patterns: &[Pattern], keys: &[String]) -> Result<Self, String> {
-        let shapes = compiled_shapes(patterns, keys)?;
+        let shapes = all_shapes(patterns, keys);
+        for shape in shapes.shapes.iter().filter(|s| s.always) {
+            let regex = shape.compile().map_err(|e| {
+                format!("pattern {:?} of kind {:?}: {e}", shape.pattern, shape.kind)
+            })?;
+            let _ = shape.regex.set(Some(regex));
+        }
         let lazy = LazyShapes::later(patterns, keys);
-        let _ = lazy.compiled.set(Shapes::of(shapes));
+        let _ = lazy.compiled.set(shapes);
         Ok(lazy)
     }
 
@@ -224,20 +338,10 @@ impl LazyShapes {
         }
     }
 
+    /// The shapes, each compiled when first tried.
     fn get(&self) -> &Shapes {
-        self.compiled.get_or_init(|| {
-            // Only the built-in shapes are compiled late, and they compile
-            // (a unit test builds them); a failure redacts by key alone.
-            Shapes::of(compiled_shapes(&self.patterns, &self.keys).unwrap_or_default())
-        })
-    }
-}
-
-impl Shapes {
-    fn of(shapes: Vec<(String, Regex)>) -> Self {
-        let any = RegexSet::new(shapes.iter().map(|(_, r)| r.as_str()))
-            .unwrap_or_else(|_| RegexSet::empty());
-        Shapes { shapes, any }
+        self.compiled
+            .get_or_init(|| all_shapes(&self.patterns, &self.keys))
     }
 }
 
@@ -376,55 +480,56 @@ const ASSIGNED_KEYS: &str = "password|passwd|passphrase|secret|token|api[_. -]?k
 /// `key: Some("value")`, `key=b'value'`, `"key": {"value": "x"}`) in text:
 /// a quoted value whole, spaces and all, else a word that is not only
 /// digits (counts such as `max_tokens=4096` are not secrets).
-const ASSIGNED: &str = r#"[A-Za-z0-9_.-]*["']?\s*[:=]\s*(?:[A-Za-z_][A-Za-z0-9_:]*\(\s*)?(?:\{\s*"[^"\r\n]{0,64}"\s*:\s*)?(?P<s>[bru]?"[^"\r\n]{1,512}"|[bru]?'[^'\r\n]{1,512}'|[^\s"'&;,(){}\[\]<>]*[^\s"'&;,(){}\[\]<>0-9][^\s"'&;,(){}\[\]<>]*)"#;
+const ASSIGNED: &str = r#"[A-Za-z0-9_.-]*["']?\s*[:=]\s*(?:[A-Za-z_][A-Za-z0-9_:]*\(\s*)?(?:\{\s*"[^"\r\n]*"\s*:\s*)?(?P<s>[bru]?"[^"\r\n]+"|[bru]?'[^'\r\n]+'|[^\s"'&;,(){}\[\]<>]*[^\s"'&;,(){}\[\]<>0-9][^\s"'&;,(){}\[\]<>]*)"#;
 
-fn compiled_shapes(extra: &[Pattern], keys: &[String]) -> Result<Vec<(String, Regex)>, String> {
-    let mut shapes = Vec::new();
+/// Every shape in the order they are tried (the built-in ones first, so a
+/// workspace's own cannot take the text a built-in one needs whole:
+/// `Bearer <token>`), none compiled yet, and which anchor points at which.
+fn all_shapes(extra: &[Pattern], keys: &[String]) -> Shapes {
+    let anchors_of = |kind: &str| {
+        SHAPE_ANCHORS
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map_or(&[][..], |(_, anchors)| *anchors)
+    };
+    let mut shapes: Vec<Shape> = SHAPES
+        .iter()
+        .map(|(kind, pattern)| Shape::new(kind, (*pattern).to_string(), false))
+        .collect();
+    shapes.push(Shape::new(
+        "assignment",
+        format!(r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{ASSIGNED_KEYS}){ASSIGNED}"),
+        false,
+    ));
+    let mut by_anchor = vec![Vec::new(); ANCHORS.len()];
+    for (index, shape) in shapes.iter().enumerate() {
+        for anchor in anchors_of(&shape.kind) {
+            if let Some(at) = ANCHORS.iter().position(|a| a == anchor) {
+                by_anchor[at].push(index);
+            }
+        }
+    }
+    for pattern in extra {
+        shapes.push(Shape {
+            size_limit: Some(PATTERN_SIZE_LIMIT),
+            ..Shape::new(&kind_name(&pattern.kind), pattern.regex.clone(), true)
+        });
+    }
     let keys: Vec<String> = keys
         .iter()
         .map(|k| k.trim())
         .filter(|k| !k.is_empty())
         .map(regex::escape)
         .collect();
-    for pattern in extra {
-        let regex = regex::RegexBuilder::new(&pattern.regex)
-            .size_limit(PATTERN_SIZE_LIMIT)
-            .build()
-            .map_err(|e| {
-                format!(
-                    "pattern {:?} of kind {:?}: {e}",
-                    pattern.regex, pattern.kind
-                )
-            })?;
-        shapes.push((kind_name(&pattern.kind), regex));
-    }
-    // The built-in shapes come first, so a workspace's own cannot take the
-    // text a built-in one needs whole (`Bearer <token>`).
-    let mut builtin = Vec::new();
-    for (kind, pattern) in SHAPES {
-        builtin.push((
-            (*kind).to_string(),
-            Regex::new(pattern).map_err(|e| e.to_string())?,
-        ));
-    }
-    let assignment = format!(r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{ASSIGNED_KEYS}){ASSIGNED}");
-    builtin.push((
-        "assignment".to_string(),
-        Regex::new(&assignment).map_err(|e| e.to_string())?,
-    ));
     if !keys.is_empty() {
         // A workspace's own key words, assigned in text as the built-in are.
         let pattern = format!(
             r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{}){ASSIGNED}",
             keys.join("|")
         );
-        shapes.push((
-            "assignment".to_string(),
-            Regex::new(&pattern).map_err(|e| e.to_string())?,
-        ));
+        shapes.push(Shape::new("assignment", pattern, true));
     }
-    builtin.append(&mut shapes);
-    Ok(builtin)
+    Shapes { shapes, by_anchor }
 }
 
 /// A kind as a marker shows it: letters, digits and `-`, at most 32.
@@ -559,14 +664,23 @@ impl Redactor {
             return (Cow::Borrowed(text), 0);
         }
         let compiled = self.shapes.get();
-        let hits = compiled.any.matches(text);
-        if !hits.matched_any() {
-            return (Cow::Borrowed(text), 0);
+        // The shapes the text may match: those of the anchors it holds.
+        let mut tried: Vec<bool> = compiled.shapes.iter().map(|s| s.always).collect();
+        for found in anchors().find_overlapping_iter(text) {
+            for &index in &compiled.by_anchor[found.pattern().as_usize()] {
+                tried[index] = true;
+            }
         }
         let mut out = text.to_string();
         let mut count = 0;
-        for index in hits.iter() {
-            let (kind, regex) = &compiled.shapes[index];
+        for (index, shape) in compiled.shapes.iter().enumerate() {
+            if !tried[index] {
+                continue;
+            }
+            let Some(regex) = shape.regex() else {
+                continue;
+            };
+            let kind = &shape.kind;
             let mut next = String::with_capacity(out.len());
             let mut last = 0;
             for captures in regex.captures_iter(&out) {
@@ -888,13 +1002,60 @@ mod tests {
     }
 
     #[test]
-    fn the_built_in_shapes_compile_when_first_needed() {
-        let shapes = compiled_shapes(&[], &[]).expect("the built-in shapes compile");
-        assert_eq!(shapes.len(), SHAPES.len() + 1);
-        let redactor = Redactor::default();
+    fn the_built_in_shapes_compile_and_each_only_when_a_text_may_hold_it() {
+        let shapes = all_shapes(&[], &[]);
+        assert_eq!(shapes.shapes.len(), SHAPES.len() + 1);
+        for shape in &shapes.shapes {
+            assert!(shape.regex().is_some(), "{} does not compile", shape.kind);
+        }
+        // A redactor of its own (the built-in one is shared by the tests).
+        let redactor = Redactor::build(true, Vec::new(), LazyShapes::later(&[], &[]), false);
         assert_eq!(redactor.text("nothing to see").1, 0);
+        assert!(
+            redactor.shapes.compiled.get().is_none(),
+            "compiled without an anchor"
+        );
+        assert_eq!(
+            redactor.text("connect postgres://app:hunter22@db/shop").1,
+            1
+        );
+        let compiled: Vec<&str> = redactor
+            .shapes
+            .get()
+            .shapes
+            .iter()
+            .filter(|s| s.regex.get().is_some())
+            .map(|s| s.kind.as_str())
+            .collect();
+        assert_eq!(compiled, ["url-password"]);
         assert_eq!(redactor.text("token=abcdef123").1, 1);
-        assert!(redactor.shapes.compiled.get().is_some());
+    }
+
+    #[test]
+    fn a_quoted_value_of_any_length_is_redacted_whole() {
+        let long = "x".repeat(2000);
+        let text = format!("password=\"{long}\" then");
+        let (out, count) = Redactor::default().text(&text);
+        assert_eq!(count, 1);
+        assert!(!out.contains("xxxx") && out.ends_with(" then"), "{out}");
+    }
+
+    #[test]
+    fn every_shape_has_anchors_and_the_anchors_are_theirs() {
+        let mut kinds: Vec<&str> = SHAPES.iter().map(|(kind, _)| *kind).collect();
+        kinds.push("assignment");
+        let mapped: Vec<&str> = SHAPE_ANCHORS.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(kinds, mapped);
+        let mut union: Vec<&str> = SHAPE_ANCHORS
+            .iter()
+            .flat_map(|(_, anchors)| anchors.iter().copied())
+            .collect();
+        union.sort_unstable();
+        union.dedup();
+        let mut all: Vec<&str> = ANCHORS.to_vec();
+        all.sort_unstable();
+        assert_eq!(union, all);
+        assert!(ANCHORS.iter().all(|a| *a == a.to_lowercase()));
     }
 
     #[test]
