@@ -1199,3 +1199,65 @@ fn cpp_leaves_one_valid_line_when_a_value_throws() {
         ]
     );
 }
+
+/// Issue 35: a Rust block passes the project's own strict setup with the
+/// block in place: `#![deny(unused_qualifications)]` with `std::io::Write`
+/// imported, clippy's pedantic set as errors, and `cargo fmt --check`; the
+/// block that writes still writes its line.
+#[test]
+fn rust_blocks_pass_clippy_pedantic_the_qualification_lint_and_rustfmt() {
+    if !have("rust", &["cargo", "cargo-clippy", "rustfmt"]) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ds-snippet-strict-rust-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let log = dir.join("log.jsonl");
+    let probe = probe("p7", "rs");
+    let written = block(
+        "rust",
+        &probe,
+        log.to_str().unwrap(),
+        Some("http://127.0.0.1:9/ingest/t"),
+    );
+    let posted = posting_block("rust", &probe, "http://127.0.0.1:9/ingest/t", &["count"]);
+    let blocks = format!("{}{}", indent(&written, "    "), indent(&posted, "    "));
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"strict\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    // Formatted as rustfmt formats it, so only the blocks could fail it.
+    let main = format!(
+        "#![deny(unused_qualifications)]\nuse std::io::Write;\n\nfn main() {{\n    let count = 3;\n    let ratio = 0.5;\n    let name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    std::io::stdout().flush().ok();\n    println!(\"done {{count}} {{ratio}} {{name}}\");\n}}\n"
+    );
+    std::fs::write(dir.join("src/main.rs"), main).unwrap();
+    let cargo = |args: &[&str]| {
+        Command::new("cargo")
+            .args(args)
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", dir.join("target"))
+            .env_remove("RUSTFLAGS")
+            .output()
+            .unwrap()
+    };
+    check(
+        &cargo(&[
+            "clippy",
+            "--quiet",
+            "--",
+            "-D",
+            "warnings",
+            "-W",
+            "clippy::pedantic",
+        ]),
+        "cargo clippy (pedantic, -D warnings)",
+    );
+    check(&cargo(&["fmt", "--check"]), "cargo fmt --check");
+    let ran = cargo(&["run", "--quiet"]);
+    check(&ran, "cargo run");
+    let line: Value = serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
+    assert_eq!(line["probeId"], "p7");
+    assert_eq!(line["data"]["count"], "3");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

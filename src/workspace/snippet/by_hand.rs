@@ -227,15 +227,16 @@ pub(super) const RUST_JSON_FN: &str = r#"    let dbg_json = |dbg_text: &str| -> 
 pub(super) fn rust(input: &SnippetInput) -> String {
     let (data, joined) = rust_data(input);
     fill(
-        r#"{
+        r#"@@GUARDS@@let () = {
 @@DATA@@    let dbg_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |dbg_age| dbg_age.as_millis());
     let dbg_line = [@@HEAD@@, @@JOINED@@"},\"timestamp\":", &dbg_ms.to_string(), "}\n"].concat();
     if let Ok(mut dbg_file) = std::fs::OpenOptions::new().create(true).append(true).open(@@LOG@@) {
         let _ = std::io::Write::write_all(&mut dbg_file, dbg_line.as_bytes());
     }
-}
+};
 "#,
         &[
+            ("GUARDS", RUST_GUARDS),
             ("DATA", &data),
             ("HEAD", &lit(Lit::Rust, &json_head_text(input))),
             ("JOINED", joined),
@@ -243,6 +244,12 @@ pub(super) fn rust(input: &SnippetInput) -> String {
         ],
     )
 }
+
+/// What keeps a Rust block out of the project's lints and formatter, on
+/// the block alone: attributes on a `let` statement (on a block statement
+/// they are unstable), so `#![deny(unused_qualifications)]`, clippy's
+/// pedantic set and `cargo fmt --check` pass with the block in place.
+pub(super) const RUST_GUARDS: &str = "#[rustfmt::skip]\n#[allow(unused_qualifications, clippy::all, clippy::pedantic, clippy::nursery)]\n";
 
 /// C's value writer, a macro because only `_Generic` knows a value's type:
 /// the printf format per arithmetic type; the value's text (a `char *` as it

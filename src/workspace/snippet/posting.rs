@@ -161,15 +161,16 @@ fn rust(input: &SnippetInput, url: &str) -> String {
         "POST {path} HTTP/1.0\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\nContent-Length: "
     );
     fill(
-        r#"{
+        r#"@@GUARDS@@let () = {
 @@DATA@@    let dbg_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |dbg_age| dbg_age.as_millis());
     let dbg_line = [@@HEAD@@, @@JOINED@@"},\"timestamp\":", &dbg_ms.to_string(), "}\n"].concat();
     if let Some(mut dbg_post) = std::net::ToSocketAddrs::to_socket_addrs(&(@@HOST@@, @@PORT@@)).ok().and_then(|mut dbg_addrs| dbg_addrs.next()).and_then(|dbg_addr| std::net::TcpStream::connect_timeout(&dbg_addr, std::time::Duration::from_secs(2)).ok()) {
         let _ = (dbg_post.set_read_timeout(Some(std::time::Duration::from_secs(2))), std::io::Write::write_all(&mut dbg_post, [@@REQUEST@@, &dbg_line.len().to_string(), "\r\n\r\n", &dbg_line].concat().as_bytes()), std::io::Read::read(&mut dbg_post, &mut [0u8; 64]));
     }
-}
+};
 "#,
         &[
+            ("GUARDS", super::by_hand::RUST_GUARDS),
             ("DATA", &data),
             ("HEAD", &lit(Lit::Rust, &json_head_text(input))),
             ("JOINED", joined),
