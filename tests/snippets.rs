@@ -1261,3 +1261,107 @@ fn rust_blocks_pass_clippy_pedantic_the_qualification_lint_and_rustfmt() {
     assert_eq!(line["data"]["count"], "3");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 35: C and C++ blocks build under strict warning sets as errors
+/// (`-Wformat=2 -Wdouble-promotion -Wdeclaration-after-statement
+/// -Wsign-conversion -Wfloat-equal -Werror`), with a `float` value for the
+/// promotion; their diagnostic pragmas cover the block alone. Not covered:
+/// C99 (the block needs C11's `_Generic`), C++14 and `-fno-exceptions`.
+fn strict_c_case(build: &'static [&'static str]) -> Case {
+    Case {
+        language: "c",
+        extension: "c",
+        tools: &["gcc"],
+        file: "main.c",
+        program: |blocks| {
+            format!(
+                "#include <stdio.h>\n#include <time.h>\n\nint main(void) {{\n    int count = 3;\n    float ratio = 0.5f;\n    char name[] = \"a\\\"b\\\\c é\\nx\";\n{blocks}    puts(\"done\");\n    return 0;\n}}\n"
+            )
+        },
+        indent: "    ",
+        build,
+        run: &["./prog"],
+        data: typed(),
+        expression: "count + 1",
+        quiet: true,
+    }
+}
+
+#[test]
+fn c_runs_under_strict_warnings_as_errors() {
+    const FLAGS: [&str; 12] = [
+        "-Wall",
+        "-Wextra",
+        "-Wpedantic",
+        "-Wformat=2",
+        "-Wdouble-promotion",
+        "-Wdeclaration-after-statement",
+        "-Wsign-conversion",
+        "-Wfloat-equal",
+        "-Werror",
+        "-o",
+        "prog",
+        "main.c",
+    ];
+    static C11: [&str; 14] = concat_flags("gcc", "-std=c11", FLAGS);
+    static C17: [&str; 14] = concat_flags("gcc", "-std=c17", FLAGS);
+    static GNU17: [&str; 14] = concat_flags("gcc", "-std=gnu17", FLAGS);
+    for build in [&C11[..], &C17[..], &GNU17[..]] {
+        execute(strict_c_case(build));
+    }
+}
+
+#[test]
+fn cpp_runs_under_strict_warnings_as_errors() {
+    const FLAGS: [&str; 11] = [
+        "-Wall",
+        "-Wextra",
+        "-Wpedantic",
+        "-Wformat=2",
+        "-Wdouble-promotion",
+        "-Wsign-conversion",
+        "-Wfloat-equal",
+        "-Werror",
+        "-o",
+        "prog",
+        "main.cpp",
+    ];
+    static CPP17: [&str; 13] = concat_flags("g++", "-std=c++17", FLAGS);
+    static CPP20: [&str; 13] = concat_flags("g++", "-std=c++20", FLAGS);
+    for build in [&CPP17[..], &CPP20[..]] {
+        execute(Case {
+            language: "cpp",
+            extension: "cpp",
+            tools: &["g++"],
+            file: "main.cpp",
+            program: |blocks| {
+                format!(
+                    "#include <cstdio>\n#include <ctime>\n#include <string>\n#include <string_view>\n#include <type_traits>\n\nint main() {{\n    int count = 3;\n    float ratio = 0.5f;\n    std::string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    std::puts(\"done\");\n    return 0;\n}}\n"
+                )
+            },
+            indent: "    ",
+            build,
+            run: &["./prog"],
+            data: typed(),
+            expression: "count + 1",
+            quiet: true,
+        });
+    }
+}
+
+/// `[compiler, standard, flags...]`.
+const fn concat_flags<const N: usize, const M: usize>(
+    compiler: &'static str,
+    standard: &'static str,
+    flags: [&'static str; N],
+) -> [&'static str; M] {
+    let mut out = [""; M];
+    out[0] = compiler;
+    out[1] = standard;
+    let mut i = 0;
+    while i < N {
+        out[i + 2] = flags[i];
+        i += 1;
+    }
+    out
+}

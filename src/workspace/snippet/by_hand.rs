@@ -251,6 +251,38 @@ pub(super) fn rust(input: &SnippetInput) -> String {
 /// pedantic set and `cargo fmt --check` pass with the block in place.
 pub(super) const RUST_GUARDS: &str = "#[rustfmt::skip]\n#[allow(unused_qualifications, clippy::all, clippy::pedantic, clippy::nursery)]\n";
 
+/// What keeps a C block out of strict warning sets (`-Wformat=2`,
+/// `-Wdouble-promotion`, `-Wdeclaration-after-statement`,
+/// `-Wsign-conversion`, `-Wfloat-equal`, with `-Werror`) under GCC and
+/// Clang, on the block alone: its diagnostics pushed, those ignored, and
+/// popped after it; other compilers skip the pragmas.
+pub(super) const C_GUARDS: &str = "#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored \"-Wformat-nonliteral\"
+#pragma GCC diagnostic ignored \"-Wdouble-promotion\"
+#pragma GCC diagnostic ignored \"-Wdeclaration-after-statement\"
+#pragma GCC diagnostic ignored \"-Wsign-conversion\"
+#pragma GCC diagnostic ignored \"-Wfloat-equal\"
+#endif
+";
+
+/// C++'s: the same but the C-only `-Wdeclaration-after-statement` (GCC
+/// warns of it in a C++ pragma).
+pub(super) const CPP_GUARDS: &str = "#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored \"-Wformat-nonliteral\"
+#pragma GCC diagnostic ignored \"-Wdouble-promotion\"
+#pragma GCC diagnostic ignored \"-Wsign-conversion\"
+#pragma GCC diagnostic ignored \"-Wfloat-equal\"
+#endif
+";
+
+/// After a C or C++ block: its diagnostics as they were.
+pub(super) const C_GUARDS_END: &str = "#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+";
+
 /// C's value writer, a macro because only `_Generic` knows a value's type:
 /// the printf format per arithmetic type; the value's text (a `char *` as it
 /// is, a number printed into `dbg_num`); then null, a number as it is, or
@@ -286,12 +318,14 @@ pub(super) fn c(input: &SnippetInput) -> String {
     let values = value_calls(input, "    ", "DEBUG_PROBE_VALUE(", "");
     let undef = with_values(input, "#undef DEBUG_PROBE_VALUE\n");
     fill(
-        r#"do { // needs #include <stdio.h> and <time.h> (C11)
+        r#"@@OPEN@@do { // needs #include <stdio.h> and <time.h> (C11)
 @@MACRO@@    FILE *dbg_log = fopen(@@LOG@@, "a"); if (!dbg_log) break; fputs(@@HEAD@@, dbg_log);
 @@VALUES@@    struct timespec dbg_now = {0}; timespec_get(&dbg_now, TIME_UTC); fprintf(dbg_log, "},\"timestamp\":%lld}\n", (long long)dbg_now.tv_sec * 1000 + dbg_now.tv_nsec / 1000000); fclose(dbg_log);
 @@UNDEF@@} while (0);
-"#,
+@@CLOSE@@"#,
         &[
+            ("OPEN", C_GUARDS),
+            ("CLOSE", C_GUARDS_END),
             ("MACRO", with_values(input, C_VALUE_MACRO)),
             ("LOG", &lit(Lit::C, input.log_file)),
             ("HEAD", &lit(Lit::C, &json_head_text(input))),
@@ -329,12 +363,14 @@ pub(super) fn cpp(input: &SnippetInput) -> String {
         )
     };
     fill(
-        r#"try { // needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
+        r#"@@OPEN@@try { // needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
 @@VALUE_FN@@    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) { std::fputs(@@HEAD@@, dbg_log);
 @@VALUES@@        std::timespec dbg_now{}; std::timespec_get(&dbg_now, TIME_UTC); std::fprintf(dbg_log, "},\"timestamp\":%lld}\n", static_cast<long long>(dbg_now.tv_sec) * 1000 + dbg_now.tv_nsec / 1000000); std::fclose(dbg_log); }
 } catch (...) {}
-"#,
+@@CLOSE@@"#,
         &[
+            ("OPEN", CPP_GUARDS),
+            ("CLOSE", C_GUARDS_END),
             ("VALUE_FN", with_values(input, CPP_VALUE_FN)),
             ("LOG", &lit(Lit::C, input.log_file)),
             ("HEAD", &lit(Lit::C, &json_head_text(input))),

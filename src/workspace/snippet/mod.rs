@@ -261,12 +261,21 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
     ))
 }
 
-/// A line a block carries only to keep the project's linters and
-/// formatter off it (a Rust block's `#[rustfmt::skip]` and `#[allow(...)]`):
+/// A line a block carries only to keep the project's linters, warnings
+/// and formatter off it (a Rust block's `#[rustfmt::skip]` and
+/// `#[allow(...)]`, a C or C++ block's diagnostic pragmas and their `#if`):
 /// it does not count against the 12-line budget.
 pub fn is_guard_line(line: &str) -> bool {
     let line = line.trim_start();
-    line.starts_with("#[rustfmt::skip]") || line.starts_with("#[allow(")
+    [
+        "#[rustfmt::skip]",
+        "#[allow(",
+        "#if defined(__GNUC__)",
+        "#pragma GCC diagnostic",
+        "#endif",
+    ]
+    .iter()
+    .any(|guard| line.starts_with(guard))
 }
 
 #[cfg(test)]
