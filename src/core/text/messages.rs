@@ -246,6 +246,7 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
                 list.push('\n');
                 list.push_str(&logpoint_cleanup(&logpoints));
             }
+            list.push_str(go_imports_hint(&live));
             let backing = env
                 .fix_backing
                 .as_deref()
@@ -400,6 +401,18 @@ fn marks_of_run(run: &str, marks: &[crate::core::hits::MarkSeen], total: u64) ->
          log_summary compares each probe's values around the last one.\n",
     );
     out
+}
+
+/// Go fails to build on an unused import: a Go block's first line names the
+/// imports it needed, and they may now be used by nothing else.
+fn go_imports_hint(probes: &[Probe]) -> &'static str {
+    if probes.iter().any(|p| p.file.ends_with(".go")) {
+        "\nIn a Go file, also drop the imports a block's first line named (`needs imports ...`) \
+         that nothing else in the file uses (`goimports -w <file>` does it): Go does not build \
+         with an unused import."
+    } else {
+        ""
+    }
 }
 
 /// For probes whose markers were damaged: removing markers is not removing
