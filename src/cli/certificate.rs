@@ -53,7 +53,9 @@ pub fn check(file: &Path, json: bool) -> anyhow::Result<ExitCode> {
             file.display()
         );
     }
-    let root = std::env::current_dir()?;
+    // From a subfolder, the workspace's root: its state directory holds
+    // the runs the cited lines are checked in.
+    let root = crate::engine::workspace_root(&std::env::current_dir()?);
     let config = EngineConfig::for_workspace(root, None)?;
     let store = FileStore::new(&config.state_dir);
     let mut engine = Engine::new(config, Box::new(store));

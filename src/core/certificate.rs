@@ -245,7 +245,7 @@ pub fn citations(evidence: &str, runs: &[&str]) -> Vec<(String, u64)> {
             .and_then(|tail| leading_number(tail.strip_prefix('L').unwrap_or(tail)).0)
             .filter(|last| *last >= first)
             .unwrap_or(first)
-            .min(first + CITED_RANGE - 1);
+            .min(first.saturating_add(CITED_RANGE - 1));
         for line in first..=last {
             out.push((run.to_string(), line));
         }
@@ -356,6 +356,11 @@ mod tests {
             vec![("r1-abc".to_string(), 9)]
         );
         assert!(citations("nothing here, ráté r", &runs).is_empty());
+        // The largest line number neither overflows nor is lost.
+        assert_eq!(
+            citations("r1-abc:18446744073709551615", &runs),
+            vec![("r1-abc".to_string(), u64::MAX)]
+        );
     }
 
     #[test]

@@ -184,9 +184,11 @@ const SHAPE_ANCHORS: &[(&str, &[&str])] = &[
     ("mailgun-key", &["key-"]),
     ("jwt", &["eyj"]),
     ("bearer", &["bearer"]),
-    ("basic-auth", &["basic"]),
+    // `(?i)` folds case as Unicode does: `ſ` is an `s`, the Kelvin sign
+    // a `k`; the anchors compare ASCII case only, so they are anchors too.
+    ("basic-auth", &["basic", "\u{17f}"]),
     ("url-password", &["://"]),
-    ("cookie", &["cookie"]),
+    ("cookie", &["cookie", "\u{212a}"]),
     (
         "assignment",
         &[
@@ -215,6 +217,8 @@ const SHAPE_ANCHORS: &[(&str, &[&str])] = &[
             "session-id",
             "sessionid",
             "authorization",
+            "\u{17f}",
+            "\u{212a}",
         ],
     ),
 ];
@@ -458,6 +462,9 @@ const ANCHORS: &[&str] = &[
     "access key",
     "access.key",
     "private.key",
+    // Unicode's case folding in the `(?i)` shapes: `ſ` and the Kelvin sign.
+    "\u{17f}",
+    "\u{212a}",
 ];
 
 /// The longest anchor: a chunk boundary is scanned with this much before it.
@@ -1032,6 +1039,19 @@ mod tests {
     }
 
     #[test]
+    fn letters_that_fold_to_ascii_do_not_hide_a_secret() {
+        for text in [
+            "see https://x.io pa\u{17f}\u{17f}word=hunter22",
+            "see https://x.io to\u{212a}en=hunter22",
+            "Coo\u{212a}ie: sid=abcdef0123456789",
+            "Authorization: Ba\u{17f}ic dXNlcjpwYXNzd29yZA==",
+        ] {
+            let (out, count) = Redactor::default().text(text);
+            assert!(count >= 1 && !out.contains("hunter22"), "{text} -> {out}");
+        }
+    }
+
+    #[test]
     fn a_quoted_value_of_any_length_is_redacted_whole() {
         let long = "x".repeat(2000);
         let text = format!("password=\"{long}\" then");
@@ -1055,7 +1075,10 @@ mod tests {
         let mut all: Vec<&str> = ANCHORS.to_vec();
         all.sort_unstable();
         assert_eq!(union, all);
-        assert!(ANCHORS.iter().all(|a| *a == a.to_lowercase()));
+        assert!(ANCHORS
+            .iter()
+            .filter(|a| a.is_ascii())
+            .all(|a| *a == a.to_lowercase()));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::workspace::ended::{self, EndedError, EndedSession};
 use crate::workspace::scan::{leftovers, scan_paths, texts};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CertificateError {
@@ -71,7 +71,10 @@ impl Engine {
         let fixed_in = session.round().index;
         let mut runs = Vec::new();
         let mut by_round: BTreeMap<u32, rates::Attempts> = BTreeMap::new();
-        for run in &session.runs {
+        // A run id names a file: only well-formed ones are read (the record
+        // may come from a state directory someone else wrote).
+        let well_formed = |id: &str| crate::core::run_id::parse_run_id(id).is_some();
+        for run in session.runs.iter().filter(|r| well_formed(&r.id)) {
             let file = runlog::run_file(&runs_dir, &run.id);
             let (summary, outcomes) = self.judged(&file, Some(session), &run.id)?;
             let attempts = outcomes.facts.attempts;
@@ -111,7 +114,12 @@ impl Engine {
                     .collect(),
             });
         }
-        let run_ids: Vec<&str> = session.runs.iter().map(|r| r.id.as_str()).collect();
+        let run_ids: Vec<&str> = session
+            .runs
+            .iter()
+            .map(|r| r.id.as_str())
+            .filter(|id| well_formed(id))
+            .collect();
         let mut cited: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
         let cites_of = |evidence: &[String]| {
             let mut cites: Vec<(String, u64)> = evidence
@@ -129,13 +137,13 @@ impl Engine {
             }
         }
         let mut digests: BTreeMap<(String, u64), String> = BTreeMap::new();
+        let redactor = self.redactor();
         for (run, lines) in &cited {
             let file = runlog::run_file(&runs_dir, run);
-            for (line, digest) in line_digests(&file, lines)? {
+            for (line, digest) in line_digests(&file, lines, redactor)? {
                 digests.insert((run.clone(), line), digest);
             }
         }
-        let redactor = self.redactor();
         let words = |text: &str| redactor.text(text).0.into_owned();
         let hypotheses = session
             .hypotheses
@@ -163,9 +171,9 @@ impl Engine {
                 text: words(&o.text),
             })
             .collect();
-        let anyway = observations.iter().any(|o| {
-            o.round == fixed_in && o.text.trim().to_lowercase().starts_with(text::FIXED_ANYWAY)
-        });
+        let anyway = observations
+            .iter()
+            .any(|o| o.round == fixed_in && text::says_fixed_anyway(&o.text));
         let flaky = match super::rates::evidence_of_rounds(&by_round, fixed_in) {
             FixEvidence::NotFlaky => None,
             FixEvidence::Significant { before, after, p } => Some((before, after, p, true)),
@@ -246,6 +254,13 @@ impl Engine {
             }
         };
         check.session_id = Some(certificate.session_id.clone());
+        if certificate.version != cert::VERSION {
+            check.failures.push(format!(
+                "it is of version {}; this debug-sidecar checks version {}",
+                certificate.version,
+                cert::VERSION
+            ));
+        }
         if certificate.format != cert::FORMAT {
             check.failures.push(format!(
                 "its format is {:?}, not {:?}",
@@ -262,7 +277,19 @@ impl Engine {
                 certificate.content_hash
             ));
         }
-        let target = self.check_target();
+        // The files the session's probes were in are read whatever the
+        // ignore rules say, as the session's own scans read them.
+        let probe_files: Vec<String> = certificate
+            .cleanup
+            .probes
+            .iter()
+            .filter(|p| p.kind == "source" && crate::core::model::is_inside_path(&p.file))
+            .map(|p| p.file.clone())
+            .collect();
+        let mut target = self.check_target();
+        target.tracked.extend(probe_files.iter().cloned());
+        target.tracked.sort();
+        target.tracked.dedup();
         let root = &self.config.root;
         let findings = scan_paths(
             root,
@@ -277,20 +304,19 @@ impl Engine {
                 leftover.file, leftover.line, leftover.detail
             ));
         }
-        let extra: Vec<String> = certificate
-            .cleanup
-            .probes
-            .iter()
-            .filter(|p| p.kind == "source" && crate::core::model::is_inside_path(&p.file))
-            .map(|p| p.file.clone())
-            .collect();
-        let (found, read) = texts::find_texts(
+        let searched = texts::find_texts(
             root,
-            &extra,
+            &probe_files,
             &certificate.cleanup.fingerprints,
             Some(&self.config.state_dir),
             cert::FORMAT,
         );
+        let Some((found, read)) = searched else {
+            check
+                .failures
+                .push("its fingerprints could not be searched for".into());
+            return check;
+        };
         files_read = files_read.max(read);
         for text in found {
             check.failures.push(format!(
@@ -330,7 +356,7 @@ impl Engine {
                 continue;
             }
             let numbers: BTreeSet<u64> = lines.keys().copied().collect();
-            let digests = match line_digests(&file, &numbers) {
+            let digests = match line_digests(&file, &numbers, self.redactor()) {
                 Ok(digests) => digests,
                 Err(e) => {
                     check.failures.push(format!("cannot read run {run}: {e}"));
@@ -382,8 +408,17 @@ fn fingerprints(session_id: &str, session: &DebugSession) -> Vec<String> {
     out
 }
 
-/// The digest of each of `lines` (1-based) of `file` that it has.
-fn line_digests(file: &Path, lines: &BTreeSet<u64>) -> io::Result<BTreeMap<u64, String>> {
+/// A cited line longer than this has no digest (as if absent).
+const MAX_CITED_LINE: usize = 16 << 20;
+
+/// The digest of each of `lines` (1-based) of `file` that it has, taken
+/// of the line as redacted: a published digest of a raw line would let a
+/// weak secret in it be guessed.
+fn line_digests(
+    file: &Path,
+    lines: &BTreeSet<u64>,
+    redactor: &crate::core::redact::Redactor,
+) -> io::Result<BTreeMap<u64, String>> {
     let mut out = BTreeMap::new();
     let Some(&last) = lines.last() else {
         return Ok(out);
@@ -397,15 +432,29 @@ fn line_digests(file: &Path, lines: &BTreeSet<u64>) -> io::Result<BTreeMap<u64, 
     let mut buffer = Vec::new();
     let mut number = 0;
     while number < last {
-        buffer.clear();
-        if reader.read_until(b'\n', &mut buffer)? == 0 {
+        let Some((_, whole)) =
+            crate::workspace::logread::read_line_capped(&mut reader, &mut buffer, MAX_CITED_LINE)?
+        else {
             break;
-        }
+        };
         number += 1;
-        if lines.contains(&number) {
+        if whole && lines.contains(&number) {
             let line = buffer.strip_suffix(b"\n").unwrap_or(&buffer);
-            out.insert(number, cert::digest(line));
+            out.insert(number, cert::digest(&redacted_line(line, redactor)));
         }
     }
     Ok(out)
+}
+
+/// A run's line as every face shows it: a record redacted field by field,
+/// any other line as text.
+fn redacted_line(line: &[u8], redactor: &crate::core::redact::Redactor) -> Vec<u8> {
+    if let Ok(mut record) = serde_json::from_slice::<Value>(line) {
+        if record.is_object() {
+            redactor.record(&mut record);
+            return record.to_string().into_bytes();
+        }
+    }
+    let text = String::from_utf8_lossy(line);
+    redactor.text(&text).0.into_owned().into_bytes()
 }

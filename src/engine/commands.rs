@@ -138,9 +138,7 @@ impl Engine {
         anyway: bool,
         now: u64,
     ) -> Result<(Snapshot, Option<String>), EngineError> {
-        let said = note
-            .as_deref()
-            .is_some_and(|n| n.trim().to_lowercase().starts_with(text::FIXED_ANYWAY));
+        let said = note.as_deref().is_some_and(text::says_fixed_anyway);
         // The person's word is kept in the session's record (the round's
         // notes, the fix certificate), however it was given.
         let note = match (anyway && !said, note) {

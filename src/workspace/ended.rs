@@ -109,6 +109,11 @@ pub fn latest(state_dir: &Path, session_id: Option<&str>) -> Result<EndedSession
     read(&file)
 }
 
+/// The session directory a record's file is in.
+fn session_of(file: &Path) -> Option<&str> {
+    file.parent()?.parent()?.file_name()?.to_str()
+}
+
 fn read(file: &Path) -> Result<EndedSession, EndedError> {
     let read_error = |source| EndedError::Read {
         file: file.to_path_buf(),
@@ -126,10 +131,23 @@ fn read(file: &Path) -> Result<EndedSession, EndedError> {
             reason: "it is larger than 64 MiB".into(),
         });
     }
-    serde_json::from_slice(&bytes).map_err(|e| EndedError::Unreadable {
+    // The state directory may come from elsewhere: the parser's words
+    // quote the file, so they are made inert.
+    let unreadable = |reason: String| EndedError::Unreadable {
         file: file.to_path_buf(),
-        reason: e.to_string(),
-    })
+        reason: crate::core::escape::inline_cut(&reason, 300),
+    };
+    let record: EndedSession =
+        serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+    if session_of(file) != Some(record.session_id.as_str()) {
+        return Err(unreadable(
+            "its session id is not the one of its folder".into(),
+        ));
+    }
+    if record.session.rounds.is_empty() {
+        return Err(unreadable("its session has no round".into()));
+    }
+    Ok(record)
 }
 
 #[cfg(test)]
@@ -166,6 +184,16 @@ mod tests {
             error.contains("40.json") && error.contains("not a record"),
             "{error}"
         );
+        // One that names another session, or whose session has no round.
+        let mut forged = serde_json::to_value(record("b", 50)).unwrap();
+        fs::write(ended_dir(&dir, "a").join("50.json"), forged.to_string()).unwrap();
+        let error = latest(&dir, Some("a")).unwrap_err().to_string();
+        assert!(error.contains("not the one of its folder"), "{error}");
+        forged["sessionId"] = "a".into();
+        forged["session"]["rounds"] = serde_json::json!([]);
+        fs::write(ended_dir(&dir, "a").join("60.json"), forged.to_string()).unwrap();
+        let error = latest(&dir, Some("a")).unwrap_err().to_string();
+        assert!(error.contains("has no round"), "{error}");
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -28,7 +28,7 @@ pub use person::{
 };
 pub use reproduction::{
     agent_repeat_result, agent_run_result, fix_backing, fix_refused, person_run_notice,
-    run_while_agent_runs, FIXED_ANYWAY,
+    run_while_agent_runs, says_fixed_anyway, FIXED_ANYWAY,
 };
 pub use skill::{skill_md, SKILL_NAME};
 

@@ -146,6 +146,12 @@ fn p_value(p: f64) -> String {
 /// rate says.
 pub const FIXED_ANYWAY: &str = "fixed anyway";
 
+/// Whether the person's note marks it fixed anyway (it starts with the
+/// words, in any case).
+pub fn says_fixed_anyway(note: &str) -> bool {
+    note.trim().to_lowercase().starts_with(FIXED_ANYWAY)
+}
+
 /// Why Mark fixed is refused on a flaky bug, and the person's two ways on.
 pub fn fix_refused(
     before: crate::core::rates::Attempts,

@@ -252,7 +252,7 @@ fn matches(entry: &Value, text: &str, query: &LogQuery) -> bool {
 
 /// One line (through `\n`) into `buf`, keeping at most `cap` bytes of it:
 /// the bytes consumed and whether the line fit; None at the end of input.
-fn read_line_capped(
+pub(crate) fn read_line_capped(
     reader: &mut impl BufRead,
     buf: &mut Vec<u8>,
     cap: usize,

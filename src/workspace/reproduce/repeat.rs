@@ -65,9 +65,10 @@ pub fn repeated(
     let first = logpoints::plan(command, cwd, root, live);
     progress(Progress::Notes(&first.notes));
     let first = std::sync::Mutex::new(Some(first));
-    // What the attempts have recorded, for the run's one byte cap; the
-    // next attempt to start; whether one failed.
-    let used = AtomicU64::new(0);
+    // What the attempts have recorded or hold for the run's one byte cap
+    // (an attempt running holds its whole allowance); the next attempt to
+    // start; whether one failed.
+    let used = std::sync::Mutex::new(0u64);
     let next = AtomicU64::new(1);
     let stop = AtomicBool::new(false);
     let (ended, reports) = mpsc::channel::<(u64, Result<RunReport, RunError>)>();
@@ -82,17 +83,26 @@ pub fn repeated(
             }
             None => (logpoints::plan(command, cwd, root, live), Vec::new()),
         };
-        let left = limits.run_bytes.saturating_sub(used.load(Ordering::SeqCst));
+        // One cap for the whole run: an attempt takes its share of what is
+        // left, and gives back what it did not record when it ends.
+        let allowance = {
+            let mut used = used.lock().unwrap_or_else(|p| p.into_inner());
+            let share = limits.run_bytes.saturating_sub(*used) / jobs;
+            *used += share;
+            share
+        };
         let limits = Limits {
-            // One cap for the whole run, shared by the attempts running.
-            run_bytes: left / jobs,
+            run_bytes: allowance,
             attempt: (times > 1).then_some((number, times)),
             ..limits.clone()
         };
         let report = run_with(&plan.command, cwd, target, &limits, plan.logpoints, &notes);
-        if let Ok(report) = &report {
-            used.fetch_add(report.recorded_bytes, Ordering::SeqCst);
-        }
+        let recorded = report
+            .as_ref()
+            .map_or(0, |r| r.recorded_bytes)
+            .min(allowance);
+        let mut used = used.lock().unwrap_or_else(|p| p.into_inner());
+        *used -= allowance - recorded;
         report
     };
     let failed_of = |report: &RunReport| report.ending != (Ending::Exited { code: 0 });

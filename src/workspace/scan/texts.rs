@@ -23,23 +23,23 @@ pub struct TextFound {
 /// Every line of the files under `root` (and the workspace-relative
 /// `extra` files) that holds one of `needles`, outside `skip` and outside
 /// files that hold `exempt` (a document quoting the needles, as a fix
-/// certificate does); and how many files were read.
+/// certificate does); and how many files were read. None when the needles
+/// cannot be searched for. An `extra` file behind a symlink, or outside
+/// the workspace, is not read.
 pub fn find_texts(
     root: &Path,
     extra: &[String],
     needles: &[String],
     skip: Option<&Path>,
     exempt: &str,
-) -> (Vec<TextFound>, usize) {
+) -> Option<(Vec<TextFound>, usize)> {
     let mut needles: Vec<&String> = needles.iter().filter(|n| !n.is_empty()).collect();
     if needles.is_empty() {
-        return (Vec::new(), 0);
+        return Some((Vec::new(), 0));
     }
     let exempt = exempt.to_string();
     needles.push(&exempt);
-    let Ok(search) = AhoCorasick::new(&needles) else {
-        return (Vec::new(), 0);
-    };
+    let search = AhoCorasick::new(&needles).ok()?;
     let mut builder = WalkBuilder::new(root);
     configure(&mut builder, skip);
     let all: Mutex<(Vec<TextFound>, usize, Vec<PathBuf>)> = Mutex::default();
@@ -64,9 +64,16 @@ pub fn find_texts(
         })
     });
     let (mut found, mut read, walked) = all.into_inner().unwrap_or_else(|p| p.into_inner());
+    let inside = root.canonicalize().ok();
     for file in extra {
         let path = root.join(file);
-        if walked.contains(&path) || !path.is_file() {
+        let own = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+            && path
+                .canonicalize()
+                .ok()
+                .zip(inside.as_ref())
+                .is_some_and(|(real, root)| real.starts_with(root));
+        if walked.contains(&path) || !own {
             continue;
         }
         found.extend(search_file(&path, file, &search, &needles));
@@ -74,7 +81,7 @@ pub fn find_texts(
     }
     found.sort();
     found.dedup();
-    (found, read)
+    Some((found, read))
 }
 
 fn search_file(
@@ -133,7 +140,8 @@ mod tests {
         )
         .unwrap();
         let needles = vec!["r1-abc".to_string(), "r2-def".to_string()];
-        let (found, read) = find_texts(&root, &[], &needles, Some(&root.join("state")), "\"doc\"");
+        let (found, read) =
+            find_texts(&root, &[], &needles, Some(&root.join("state")), "\"doc\"").unwrap();
         let at: Vec<(&str, u64, &str)> = found
             .iter()
             .map(|f| (f.file.as_str(), f.line, f.text.as_str()))
@@ -147,6 +155,23 @@ mod tests {
             ]
         );
         assert_eq!(read, 3);
+        // A named file behind a symlink (to one outside) is not read.
+        let outside = std::env::temp_dir().join(format!("ds-texts-out-{}", std::process::id()));
+        fs::write(&outside, "r2-def\n").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&outside, root.join("state/linked")).unwrap();
+            let (found, _) = find_texts(
+                &root,
+                &["state/linked".to_string()],
+                &needles,
+                Some(&root.join("state")),
+                "\"doc\"",
+            )
+            .unwrap();
+            assert!(found.iter().all(|f| f.file != "state/linked"), "{found:?}");
+        }
+        fs::remove_file(&outside).unwrap();
         fs::remove_dir_all(&root).unwrap();
     }
 }
