@@ -70,7 +70,9 @@ pub struct CitedLine {
     /// 1-based line of the run's file.
     pub line: u64,
     /// `sha256:` digest of the line as the run held it when the certificate
-    /// was written; null when the run held no such line.
+    /// was written, redacted as every face shows it (a record with its
+    /// secrets replaced, compact; other text as text); null when the run
+    /// held no such line.
     pub sha256: Option<String>,
 }
 
