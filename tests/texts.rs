@@ -883,18 +883,8 @@ fn read_logs_numbers_its_lines() {
 /// session with a Go probe says to drop the imports its block needed.
 #[test]
 fn cleanup_of_a_go_probe_names_its_imports() {
-    let mut state = run(started(), vec![Command::RecordHypotheses(hypotheses())]);
-    state = step(&state, register("cmd/shop/main.go", "H1")).0;
-    let ids: Vec<String> = session(&state)
-        .probes
-        .iter()
-        .map(|p| p.id.clone())
-        .collect();
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let scan = scan_finding(&state, &ids);
-    state = step(&state, scan).0;
     let done = run(
-        state,
+        instrumented_in(&["cmd/shop/main.go"]),
         vec![
             hand_off(HandoffMode::Reproduce, Some(probe_plan())),
             Command::Done { note: None },

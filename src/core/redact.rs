@@ -154,7 +154,8 @@ const SHAPES: &[(&str, &str)] = &[
 
 /// The literals (compared without case) every match of a built-in shape
 /// holds: a text is tried against the shapes whose anchors it holds, and
-/// each shape is compiled the first time one is (`ANCHORS` is their union).
+/// each shape is compiled the first time one is (`anchor_words` is their
+/// union, the prefilter of every door).
 const SHAPE_ANCHORS: &[(&str, &[&str])] = &[
     ("private-key", &["private key"]),
     (
@@ -274,7 +275,7 @@ struct LazyShapes {
 struct Shapes {
     /// In the order they are tried: the built-in ones, then a workspace's.
     shapes: Vec<Shape>,
-    /// Per anchor (an index of `ANCHORS`), the shapes a text holding it
+    /// Per anchor (an index of `anchor_words`), the shapes a text holding it
     /// may match.
     by_anchor: Vec<Vec<usize>>,
 }
@@ -376,14 +377,14 @@ fn builtin() -> &'static Redactor {
 /// The anchors' matcher, built once needed.
 fn anchors() -> &'static aho_corasick::AhoCorasick {
     static ANCHORS_MATCHER: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
-    ANCHORS_MATCHER.get_or_init(|| matcher(ANCHORS))
+    ANCHORS_MATCHER.get_or_init(|| matcher(anchor_words()))
 }
 
 /// Anchors and key words in one matcher: one pass over a line.
 fn anchors_or_key_words() -> &'static aho_corasick::AhoCorasick {
     static BOTH: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
     BOTH.get_or_init(|| {
-        let mut words: Vec<String> = ANCHORS.iter().map(|a| a.to_string()).collect();
+        let mut words: Vec<String> = anchor_words().iter().map(|a| a.to_string()).collect();
         words.extend(key_spellings());
         matcher(&words)
     })
@@ -399,73 +400,19 @@ fn key_words() -> &'static aho_corasick::AhoCorasick {
 /// holds none of them is let through without running a regular
 /// expression. `run` scans a program's output for them on its reader
 /// threads, beside the recording (`may_hold_secret`).
-const ANCHORS: &[&str] = &[
-    "private key",
-    "akia",
-    "asia",
-    "agpa",
-    "aida",
-    "aroa",
-    "anpa",
-    "anva",
-    "aipa",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "xox",
-    "hooks.slack.com",
-    "_live_",
-    "_test_",
-    "sk-",
-    "aiza",
-    "npm_",
-    "pypi-",
-    "hf_",
-    "sg.",
-    "_v1_",
-    "shpat_",
-    "shpca_",
-    "shppa_",
-    "shpss_",
-    ":aa",
-    "key-",
-    "eyj",
-    "bearer",
-    "basic",
-    "://",
-    "cookie",
-    "password",
-    "passwd",
-    "passphrase",
-    "secret",
-    "token",
-    "api_key",
-    "api-key",
-    "apikey",
-    "access_key",
-    "access-key",
-    "accesskey",
-    "private_key",
-    "private-key",
-    "privatekey",
-    "credential",
-    "session_id",
-    "session-id",
-    "sessionid",
-    "authorization",
-    "api key",
-    "api.key",
-    "access key",
-    "access.key",
-    "private.key",
-    // Unicode's case folding in the `(?i)` shapes: `ſ` and the Kelvin sign.
-    "\u{17f}",
-    "\u{212a}",
-];
+fn anchor_words() -> &'static [&'static str] {
+    // The union of the shapes' anchors, in order, each once.
+    static WORDS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut words: Vec<&'static str> = Vec::new();
+        for anchor in SHAPE_ANCHORS.iter().flat_map(|(_, anchors)| anchors.iter()) {
+            if !words.contains(anchor) {
+                words.push(anchor);
+            }
+        }
+        words
+    })
+}
 
 /// The longest anchor: a chunk boundary is scanned with this much before it.
 pub const LONGEST_ANCHOR: usize = 15;
@@ -508,10 +455,10 @@ fn all_shapes(extra: &[Pattern], keys: &[String]) -> Shapes {
         format!(r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{ASSIGNED_KEYS}){ASSIGNED}"),
         false,
     ));
-    let mut by_anchor = vec![Vec::new(); ANCHORS.len()];
+    let mut by_anchor = vec![Vec::new(); anchor_words().len()];
     for (index, shape) in shapes.iter().enumerate() {
         for anchor in anchors_of(&shape.kind) {
-            if let Some(at) = ANCHORS.iter().position(|a| a == anchor) {
+            if let Some(at) = anchor_words().iter().position(|a| a == anchor) {
                 by_anchor[at].push(index);
             }
         }
@@ -1066,16 +1013,8 @@ mod tests {
         kinds.push("assignment");
         let mapped: Vec<&str> = SHAPE_ANCHORS.iter().map(|(kind, _)| *kind).collect();
         assert_eq!(kinds, mapped);
-        let mut union: Vec<&str> = SHAPE_ANCHORS
-            .iter()
-            .flat_map(|(_, anchors)| anchors.iter().copied())
-            .collect();
-        union.sort_unstable();
-        union.dedup();
-        let mut all: Vec<&str> = ANCHORS.to_vec();
-        all.sort_unstable();
-        assert_eq!(union, all);
-        assert!(ANCHORS
+        assert!(SHAPE_ANCHORS.iter().all(|(_, anchors)| !anchors.is_empty()));
+        assert!(anchor_words()
             .iter()
             .filter(|a| a.is_ascii())
             .all(|a| *a == a.to_lowercase()));
@@ -1083,7 +1022,7 @@ mod tests {
 
     #[test]
     fn every_anchor_fits_the_boundary_overlap() {
-        assert!(ANCHORS.iter().all(|a| a.len() <= LONGEST_ANCHOR));
+        assert!(anchor_words().iter().all(|a| a.len() <= LONGEST_ANCHOR));
     }
 
     #[test]

@@ -98,10 +98,18 @@ pub fn scan_finding(state: &DebugState, ids: &[&str]) -> Command {
 
 /// Started, hypotheses recorded, `n` probes issued and found on disk.
 pub fn instrumented(n: usize) -> DebugState {
+    let files: Vec<String> = (0..n).map(|i| format!("src/cart_{i}.sh")).collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    instrumented_in(&files)
+}
+
+/// A session with one probe on disk in each of `files` (hypotheses H1
+/// and H2 in turn).
+pub fn instrumented_in(files: &[&str]) -> DebugState {
     let mut state = run(started(), vec![Command::RecordHypotheses(hypotheses())]);
-    for i in 0..n {
+    for (i, file) in files.iter().enumerate() {
         let h = if i % 2 == 0 { "H1" } else { "H2" };
-        state = step(&state, register(&format!("src/cart_{i}.sh"), h)).0;
+        state = step(&state, register(file, h)).0;
     }
     let ids: Vec<String> = session(&state)
         .probes
