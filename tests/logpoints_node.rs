@@ -238,3 +238,124 @@ fn sidecar_offline(root: &Path, args: &[&str]) -> std::process::Output {
         .env("npm_config_fund", "false");
     output_within_10s(&mut command)
 }
+
+/// A program whose lines try the places a call compiled into the source
+/// could go wrong: continued expressions, a template's text, a comment, a
+/// class body, an `if` without braces, a loop's head, a regular expression
+/// holding quotes. The last value it prints says whether its code was
+/// compiled with a logpoint's call in it.
+const TRICKY: &str = r#"'use strict';
+const seen = [];
+function main(n) {
+  let total = 0;
+  for (let k = 0; k < n; k++) {
+    if (k % 2 === 0) {
+      total += k;
+    } else total -= 1;
+  }
+  const f = (x) =>
+    x * 2;
+  const s = `a
+  ${f(total)}
+  c`;
+  const r = [1, 2]
+    .map(f)
+    .filter(Boolean);
+  while (n > 5) {
+    n--;
+  }
+  switch (n) {
+    case 1: seen.push('one'); break;
+    default:
+      seen.push('other');
+  }
+  if (total > 0)
+    seen.push('positive');
+  else
+    seen.push('not');
+  class A {
+    x = f(1);
+    m() { return 1; }
+  }
+  /* a comment
+     total += 100; */
+  const re = /[/"`]/g; const q = "}";
+  return total +
+    f(3) + s.length + r.length + new A().x + re.source.length + q.length;
+}
+console.log(main(10), seen.join(','), String(main).includes('__ds_g_'));
+"#;
+
+/// The hits of running TRICKY as `file` with a logpoint on every line that
+/// has code, by location, and what it printed.
+fn tricky_hits(name: &str, file: &str) -> (std::collections::BTreeMap<String, Vec<Value>>, String) {
+    let workspace = Workspace::new(name);
+    std::fs::write(workspace.root.join(file), TRICKY).unwrap();
+    let mut server = initialized(&workspace.root);
+    let started = server
+        .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
+        .unwrap();
+    let log = started["logFile"].as_str().unwrap().to_string();
+    let mut placed = 0;
+    for (i, text) in TRICKY.lines().enumerate().skip(1) {
+        let line = u32::try_from(i + 1).unwrap();
+        if line < 4 || text.trim().is_empty() || text.trim() == "}" {
+            continue;
+        }
+        let inside = (4..40).contains(&line);
+        let values = if inside {
+            json!(["n"])
+        } else {
+            json!(["seen.length"])
+        };
+        place_logpoint(&mut server, file, line, values);
+        placed += 1;
+    }
+    assert_eq!(placed, 32, "a session's most");
+    let out = sidecar(&workspace.root, &["run", "--", "node", file], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.root.join(file)).unwrap(),
+        TRICKY
+    );
+    let mut by_location = std::collections::BTreeMap::<String, Vec<Value>>::new();
+    for hit in hits(&records(&log)) {
+        let line = hit["location"]
+            .as_str()
+            .unwrap()
+            .rsplit(':')
+            .next()
+            .unwrap();
+        by_location
+            .entry(line.to_string())
+            .or_default()
+            .push(hit["data"].clone());
+    }
+    (
+        by_location,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn logpoints_compiled_into_commonjs_hit_as_the_inspector_does() {
+    if !has_node() {
+        return;
+    }
+    let bare = Command::new("node").arg("-e").arg(TRICKY).output().unwrap();
+    let bare = String::from_utf8_lossy(&bare.stdout).into_owned();
+    assert!(bare.ends_with(" false\n"), "{bare}");
+    // The same program as an ES module goes to the inspector alone.
+    let (inspected, printed) = tricky_hits("logpoints-tricky-esm", "tricky.mjs");
+    assert_eq!(printed, bare);
+    // As CommonJS, the lines where a statement surely starts get the call.
+    let (compiled, printed) = tricky_hits("logpoints-tricky-cjs", "tricky.js");
+    assert_eq!(printed, bare.replace(" false\n", " true\n"));
+    assert_eq!(compiled, inspected);
+    // Each line that runs is there, with its values: the loop's body five
+    // times, the line after a comment as the comment's.
+    assert_eq!(compiled["7"].len(), 5, "{compiled:#?}");
+    assert_eq!(compiled["4"], [json!({"n": 10})]);
+    assert_eq!(compiled["40"], [json!({"seen.length": 0})]);
+    assert!(compiled.len() > 20, "{compiled:#?}");
+}

@@ -1,13 +1,17 @@
-//! Node logpoints through the inspector, in the program's own process.
+//! Node logpoints in the program's own process: compiled into a CommonJS
+//! file's source as it loads, else through the inspector.
 //!
 //! The hook (`node_hook.cjs`) is loaded by `--require <hook>` in the
 //! command's `NODE_OPTIONS`, so every Node process the command starts
 //! (`node app.js`, `npm test` and the processes npm spawns) loads it before
-//! its own code. It opens an in-process inspector session (the Chrome
+//! its own code. It wraps `Module.prototype._compile`, so a CommonJS file's
+//! logged line gets its call in the source V8 compiles where a statement
+//! surely starts; any other line (an ES module's, one it cannot place a
+//! call on) is set through an in-process inspector session (the Chrome
 //! DevTools Protocol through `node:inspector`: no port, no adapter to
-//! install, nothing printed) and sets each line with
-//! `Debugger.setBreakpointByUrl` and a condition that records and answers
-//! false, so the program never pauses. The rest is `hook.rs`.
+//! install, nothing printed) with `Debugger.setBreakpointByUrl` and a
+//! condition that records and answers false, so the program never pauses.
+//! The rest is `hook.rs`.
 
 use super::hook::Hook;
 use std::ffi::{OsStr, OsString};

@@ -2,11 +2,14 @@
 // debug-sidecar's Node logpoints (src/workspace/logpoints/node.rs). `run` puts
 // `--require <this file>` into NODE_OPTIONS, so every Node process the command
 // starts loads it before its own code. It reads the logpoints from
-// $DEBUG_SIDECAR_LOGPOINTS/spec.json, opens an in-process inspector session
-// (the Chrome DevTools Protocol, no port, no adapter), and sets each line as a
-// breakpoint whose condition evaluates the expressions, hands their values to
-// the function below and answers false: the program never pauses. Records go
-// to `run`'s file in memory (spec.hits, a /proc path), else to
+// $DEBUG_SIDECAR_LOGPOINTS/spec.json. A CommonJS file's logged line gets its
+// call compiled into the source Node compiles (Module.prototype._compile),
+// where a statement surely starts: between hits the program runs as compiled.
+// Any other line goes to an in-process inspector session (the Chrome DevTools
+// Protocol, no port, no adapter), opened only then, as a breakpoint whose
+// condition evaluates the expressions, hands their values to the function
+// below and answers false: the program never pauses. Records go to `run`'s
+// file in memory (spec.hits, a /proc path), else to
 // $DEBUG_SIDECAR_LOGPOINTS/<pid>-<thread>.jsonl, one JSON line each, written
 // synchronously, which `run` reads. Nothing here may break the program: every
 // failure is caught and reported, and the program runs on without logpoints.
@@ -136,13 +139,12 @@
     };
     return walk(value, 0);
   };
-  const hits = [];
-  // What a condition calls: the probe's index and, per expression, [1, value]
-  // or [0, what it threw].
-  const hit = (index, results) => {
+  const counts = [];
+  // Whether hit `index` is still recorded (its first spec.maxHits hits).
+  const armed = (index) => (counts[index] = (counts[index] || 0) + 1) <= spec.maxHits;
+  // A hit's values: per expression, [1, value] or [0, what it threw].
+  const record = (index, results) => {
     try {
-      hits[index] = (hits[index] || 0) + 1;
-      if (hits[index] > spec.maxHits) return;
       const values = [];
       for (let i = 0; i < results.length; i++) {
         const [ok, value] = results[i];
@@ -159,15 +161,42 @@
       send({ t: 'hit', p: index, v: values });
     } catch (_) {}
   };
+  // What an inspector condition calls; code compiled in calls its `a` first
+  // and evaluates its expressions only while that answers true.
+  const hit = (index, results) => {
+    try {
+      if (armed(index)) record(index, results);
+    } catch (_) {}
+  };
+  hit.a = (index) => {
+    try {
+      return armed(index);
+    } catch (_) {
+      return false;
+    }
+  };
+  hit.h = record;
   try {
     Object.defineProperty(globalThis, spec.key, { value: hit });
   } catch (_) {
     return;
   }
-  // A condition: each expression passed to eval as a JSON string literal, in
-  // its own try, so no expression can reach past its own wrapper.
   const V = '__ds_v_' + spec.tag;
   const E = '__ds_e_' + spec.tag;
+  const G = '__ds_g_' + spec.tag;
+  const KEY = stringify(spec.key);
+  send({ t: 'start' });
+  const real = (path) => {
+    try {
+      return fs.realpathSync(path);
+    } catch (_) {
+      return path;
+    }
+  };
+
+  // --- The inspector: the fallback, started only when a breakpoint needs it.
+  // A condition: each expression passed to eval as a JSON string literal, in
+  // its own try, so no expression can reach past its own wrapper.
   const condition = (probes) => {
     let text = '{';
     for (const probe of probes) {
@@ -176,13 +205,13 @@
         text += 'try{' + V + '.push([1,eval(' + stringify(expression) + ')])}';
         text += 'catch(' + E + '){' + V + '.push([0,' + E + '])}';
       }
-      text += 'try{globalThis[' + stringify(spec.key) + '](' + probe.index + ',' + V + ')}';
+      text += 'try{globalThis[' + KEY + '](' + probe.index + ',' + V + ')}';
       text += 'catch(' + E + '){}}';
     }
     return text + '}false';
   };
-  send({ t: 'start' });
-  let session;
+  let session = null;
+  let broken = false;
   const post = (method, params) => {
     let failure = null;
     let answer;
@@ -197,28 +226,36 @@
   const byUrl = new MapType();
   const resolved = new SetType();
   const loaded = new SetType();
-  try {
-    session = new inspector.Session();
-    session.connect();
-    session.on('Debugger.breakpointResolved', (message) => {
-      const index = byId.get(message.params.breakpointId);
-      if (index === undefined || resolved.has(index)) return;
-      resolved.add(index);
-      send({ t: 'resolved', b: index, line: message.params.location.lineNumber + 1 });
-    });
-    session.on('Debugger.scriptParsed', (message) => {
-      const list = byUrl.get(message.params.url);
-      if (list) for (const index of list) loaded.add(index);
-    });
-    post('Debugger.enable');
-    // A `debugger;` statement or an exception would pause this thread for a
-    // session on this same thread: a hang. Conditions still run.
-    post('Debugger.setSkipAllPauses', { skip: true });
-  } catch (error) {
-    send({ t: 'error', m: 'the inspector could not be used: ' + describe(error) });
-    return;
-  }
-  spec.breakpoints.forEach((breakpoint, index) => {
+  const inspected = new SetType();
+  const openInspector = () => {
+    if (session !== null || broken) return !broken;
+    try {
+      session = new inspector.Session();
+      session.connect();
+      session.on('Debugger.breakpointResolved', (message) => {
+        const index = byId.get(message.params.breakpointId);
+        if (index === undefined || resolved.has(index)) return;
+        resolved.add(index);
+        send({ t: 'resolved', b: index, line: message.params.location.lineNumber + 1 });
+      });
+      session.on('Debugger.scriptParsed', (message) => {
+        const list = byUrl.get(message.params.url);
+        if (list) for (const index of list) if (inspected.has(index)) loaded.add(index);
+      });
+      post('Debugger.enable');
+      // A `debugger;` statement or an exception would pause this thread for a
+      // session on this same thread: a hang. Conditions still run.
+      post('Debugger.setSkipAllPauses', { skip: true });
+      return true;
+    } catch (error) {
+      broken = true;
+      send({ t: 'error', m: 'the inspector could not be used: ' + describe(error) });
+      return false;
+    }
+  };
+  const inspect = (index) => {
+    if (inspected.has(index) || !openInspector()) return;
+    const breakpoint = spec.breakpoints[index];
     try {
       const href = url.pathToFileURL(breakpoint.path).href;
       const answer = post('Debugger.setBreakpointByUrl', {
@@ -226,6 +263,7 @@
         lineNumber: breakpoint.line - 1,
         condition: condition(breakpoint.probes),
       });
+      inspected.add(index);
       byId.set(answer.breakpointId, index);
       if (!byUrl.has(href)) byUrl.set(href, []);
       byUrl.get(href).push(index);
@@ -236,10 +274,307 @@
     } catch (error) {
       send({ t: 'error', b: index, m: describe(error) });
     }
-  });
+  };
   process.on('exit', () => {
     for (const index of loaded) {
       if (!resolved.has(index)) send({ t: 'unresolved', b: index });
     }
+  });
+
+  // --- Compiled in: a CommonJS file's logged lines get their calls in the
+  // source Node compiles (the file on disk is untouched), so between hits
+  // the program runs at full speed. Only where a statement surely starts;
+  // anything else goes to the inspector.
+  let vm = null;
+  let Module = null;
+  try {
+    vm = require('vm');
+    Module = require('module');
+  } catch (_) {}
+  // Whether `text` compiles as a CommonJS module's body.
+  const PARAMS = ['exports', 'require', 'module', '__filename', '__dirname'];
+  const compiles = (text) => {
+    try {
+      vm.compileFunction(text, PARAMS, { filename: 'debug-sidecar:check' });
+      return true;
+    } catch (_) {
+      return false;
+    }
+  };
+  // An expression goes into the source as it is when it is one expression
+  // on one line that cannot leave its parentheses: it compiles both in
+  // `(...)` and in `[...]`, so it closes neither. Else it is evaluated by
+  // eval from a string literal, as in a condition.
+  const ONE_LINE = /[\n\r\u2028\u2029]/;
+  const SUSPENDS = /\b(?:yield|await)\b/;
+  const plainExpression = (expression) =>
+    !ONE_LINE.test(expression) &&
+    !SUSPENDS.test(expression) &&
+    compiles('return(' + expression + ')') &&
+    compiles('return[' + expression + ']');
+  const expressionText = new MapType();
+  const valueOf = (expression) => {
+    let text = expressionText.get(expression);
+    if (text === undefined) {
+      text = plainExpression(expression) ? '(' + expression + ')' : 'eval(' + stringify(expression) + ')';
+      expressionText.set(expression, text);
+    }
+    return text;
+  };
+  // One line of code: a block, valid only where a statement may start (it
+  // opens with `const`, which no object literal or expression can hold).
+  const callText = (probes) => {
+    let text = '{const ' + G + '=globalThis[' + KEY + '];';
+    for (const probe of probes) {
+      text += 'if(' + G + '.a(' + probe.index + ')){const ' + V + '=[];';
+      for (const expression of probe.expressions) {
+        text += 'try{' + V + '.push([1,' + valueOf(expression) + '])}';
+        text += 'catch(' + E + '){' + V + '.push([0,' + E + '])}';
+      }
+      text += G + '.h(' + probe.index + ',' + V + ')}';
+    }
+    return text + '}';
+  };
+  // For each wanted line, where its first token is: its offset when that is
+  // code (not in a string, template, comment or regular expression), and the
+  // last significant character before it ('' at the start, 'w' after a word
+  // or number). A lexer, not a parser: what it allows, V8 then compiles.
+  const WORD = /[A-Za-z0-9_$\u0080-\uffff]/;
+  const BEFORE_EXPRESSION = new SetType([
+    'return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void',
+    'throw', 'case', 'do', 'else', 'yield', 'await',
+  ]);
+  const BLANK = /[ \t\r\f\v\ufeff\u00a0]/;
+  const starts = (text, wanted) => {
+    const found = new MapType();
+    const templates = [];
+    const n = text.length;
+    let i = 0;
+    let line = 1;
+    let last = '';
+    let regex = true;
+    let lineStart = true;
+    if (text.startsWith('#!')) while (i < n && text[i] !== '\n') i++;
+    const newline = () => {
+      line++;
+      i++;
+      lineStart = true;
+    };
+    // Scans a template's text from i; true when it stops at `${`.
+    const template = () => {
+      while (i < n) {
+        const c = text[i];
+        if (c === '\\') i += 2;
+        else if (c === '`') {
+          i++;
+          return false;
+        } else if (c === '$' && text[i + 1] === '{') {
+          i += 2;
+          return true;
+        } else if (c === '\n') {
+          line++;
+          i++;
+        } else i++;
+      }
+      return false;
+    };
+    while (i < n) {
+      const c = text[i];
+      if (c === '\n') {
+        newline();
+        continue;
+      }
+      if (BLANK.test(c)) {
+        i++;
+        continue;
+      }
+      if (lineStart) {
+        lineStart = false;
+        if (wanted.has(line)) found.set(line, { at: i, last });
+      }
+      if (c === '/' && text[i + 1] === '/') {
+        while (i < n && text[i] !== '\n') i++;
+      } else if (c === '/' && text[i + 1] === '*') {
+        const end = text.indexOf('*/', i + 2);
+        if (end < 0) return found;
+        for (let j = i; j < end; j++) if (text[j] === '\n') line++;
+        i = end + 2;
+      } else if (c === '"' || c === "'") {
+        i++;
+        while (i < n && text[i] !== c) {
+          if (text[i] === '\n') return found;
+          if (text[i] === '\\') {
+            if (text[i + 1] === '\n') line++;
+            i++;
+          }
+          i++;
+        }
+        i++;
+        last = c;
+        regex = false;
+      } else if (c === '`') {
+        i++;
+        if (template()) {
+          templates.push(0);
+          last = '{';
+          regex = true;
+        } else {
+          last = '`';
+          regex = false;
+        }
+      } else if (c === '/' && regex) {
+        let inClass = false;
+        i++;
+        while (i < n && (inClass || text[i] !== '/')) {
+          if (text[i] === '\n') return found;
+          if (text[i] === '\\') i++;
+          else if (text[i] === '[') inClass = true;
+          else if (text[i] === ']') inClass = false;
+          i++;
+        }
+        i++;
+        while (i < n && WORD.test(text[i])) i++;
+        last = '/';
+        regex = false;
+      } else if (WORD.test(c)) {
+        const from = i;
+        while (i < n && WORD.test(text[i])) i++;
+        last = 'w';
+        regex = BEFORE_EXPRESSION.has(text.slice(from, i));
+      } else {
+        i++;
+        if (c === '{' && templates.length > 0) templates[templates.length - 1]++;
+        if (c === '}' && templates.length > 0) {
+          if (templates[templates.length - 1] === 0) {
+            templates.pop();
+            if (template()) {
+              templates.push(0);
+              last = '{';
+              regex = true;
+            } else {
+              last = '`';
+              regex = false;
+            }
+            continue;
+          }
+          templates[templates.length - 1]--;
+        }
+        last = c;
+        regex = c !== ')' && c !== ']';
+      }
+    }
+    return found;
+  };
+  // Statements that a call before them would not log as the inspector does:
+  // declarations hoisted or run later, loops whose line runs each time round,
+  // and what continues a statement before it.
+  const NOT_BEFORE = new SetType([
+    'function', 'class', 'async', 'for', 'while', 'do', 'else', 'case',
+    'default', 'import', 'export', 'catch', 'finally',
+  ]);
+  const startsStatement = (text, start) => {
+    if (!start) return false;
+    const { at, last } = start;
+    if (last !== '' && last !== ';' && last !== '{' && last !== '}') return false;
+    const c = text[at];
+    if (/[A-Za-z_$]/.test(c)) {
+      const word = /^[A-Za-z_$][\w$]*/.exec(text.slice(at, at + 40))[0];
+      return !NOT_BEFORE.has(word);
+    }
+    // After `}`, a line that opens with these may continue an expression.
+    if (last === '}') return c === '!' || c === '~';
+    return '([!~+-'.includes(c);
+  };
+  const byPath = new MapType();
+  const compileIn = (content, filename) => {
+    const list = byPath.get(filename) || byPath.get(real(filename));
+    if (!list || vm === null) return content;
+    const found = starts(content, new SetType(list.map((index) => spec.breakpoints[index].line)));
+    const chosen = [];
+    for (const index of list) {
+      const breakpoint = spec.breakpoints[index];
+      const start = found.get(breakpoint.line);
+      if (startsStatement(content, start)) {
+        const call = callText(breakpoint.probes);
+        const text = content.slice(0, start.at) + call + content.slice(start.at);
+        if (compiles(text)) {
+          chosen.push({ index, at: start.at, call });
+          continue;
+        }
+      }
+      inspect(index);
+    }
+    if (chosen.length === 0) return content;
+    // From the end, so each offset still holds.
+    chosen.sort((a, b) => b.at - a.at);
+    let text = content;
+    for (const { at, call } of chosen) text = text.slice(0, at) + call + text.slice(at);
+    if (!compiles(text)) {
+      for (const { index } of chosen) inspect(index);
+      return content;
+    }
+    for (const { index } of chosen) {
+      if (inspected.has(index)) {
+        // Set before the file was known to be CommonJS: the code compiled in
+        // takes its place.
+        for (const [id, b] of byId) if (b === index) post('Debugger.removeBreakpoint', { breakpointId: id });
+        inspected.delete(index);
+      }
+      resolved.add(index);
+      send({ t: 'resolved', b: index, line: spec.breakpoints[index].line });
+    }
+    return text;
+  };
+  // Whether Node loads `path` as CommonJS (through Module.prototype._compile):
+  // `.cjs`, or `.js` in a package that is not `"type": "module"`.
+  const commonJs = (path) => {
+    if (path.endsWith('.cjs')) return true;
+    if (!path.endsWith('.js')) return false;
+    let dir = path;
+    for (;;) {
+      const parent = dir.slice(0, dir.lastIndexOf('/'));
+      if (parent === dir || parent === '') return true;
+      dir = parent;
+      let text;
+      try {
+        text = fs.readFileSync(dir + '/package.json', 'utf8');
+      } catch (_) {
+        continue;
+      }
+      try {
+        return JSON.parse(text).type !== 'module';
+      } catch (_) {
+        return false;
+      }
+    }
+  };
+  let patched = false;
+  if (vm !== null && Module !== null && typeof Module.prototype._compile === 'function') {
+    const original = Module.prototype._compile;
+    try {
+      Module.prototype._compile = function _compile(content, filename) {
+        let text = content;
+        try {
+          if (typeof content === 'string') text = compileIn(content, filename);
+        } catch (_) {
+          text = content;
+        }
+        return original.call(this, text, filename);
+      };
+      patched = true;
+    } catch (_) {}
+  }
+  spec.breakpoints.forEach((breakpoint, index) => {
+    if (patched) {
+      const path = real(breakpoint.path);
+      for (const key of new SetType([breakpoint.path, path])) {
+        if (!byPath.has(key)) byPath.set(key, []);
+        byPath.get(key).push(index);
+      }
+      // Only a file that may load otherwise (as an ES module, through a
+      // loader) is watched by the inspector from the start.
+      if (commonJs(path)) return;
+    }
+    inspect(index);
   });
 })();
