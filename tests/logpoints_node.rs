@@ -286,37 +286,68 @@ function main(n) {
 console.log(main(10), seen.join(','), String(main).includes('__ds_g_'));
 "#;
 
-/// The hits of running TRICKY as `file` with a logpoint on every line that
-/// has code, by location, and what it printed.
-fn tricky_hits(name: &str, file: &str) -> (std::collections::BTreeMap<String, Vec<Value>>, String) {
+/// Where a lexer loses its place (a regular expression or a division next
+/// to a backquote, a template continued over a line break) and what the
+/// inspector treats its own way (a labelled loop, a declaration with no
+/// value), a parameter that hides `globalThis`, and a stack frame's column
+/// on a logged line.
+const TRICKY_LEXER: &str = r#"'use strict';
+const ok = true, tick = '`';
+let n = 4;
+if (ok) /`/.test(tick);
+const half = n++ / 2 + ` per/page`;
+let t;
+t = `a;
+b
+`;
+const s = `a\
+b`;
+n++;
+let i = 0;
+outer: while (i < 3) i++;
+var later;
+later = i;
+function hidden(globalThis) {
+  return globalThis;
+}
+function where() {
+  return new Error('here').stack.split('\n')[1].replace(/.*:(\d+:\d+)\)$/, '$1');
+}
+console.log(JSON.stringify(t), half, s, n, i, later, hidden(1), where());
+"#;
+
+/// The hits of running `source` as `file` with a logpoint on every line
+/// that has code but the first three (at most a session's 32), by location,
+/// and what it printed.
+fn tricky_hits(
+    name: &str,
+    file: &str,
+    source: &str,
+) -> (std::collections::BTreeMap<String, Vec<Value>>, String) {
     let workspace = Workspace::new(name);
-    std::fs::write(workspace.root.join(file), TRICKY).unwrap();
+    std::fs::write(workspace.root.join(file), source).unwrap();
     let mut server = initialized(&workspace.root);
     let started = server
         .request("debug/start", json!({"sessionId": "s1", "problem": "p"}))
         .unwrap();
     let log = started["logFile"].as_str().unwrap().to_string();
-    let mut placed = 0;
-    for (i, text) in TRICKY.lines().enumerate().skip(1) {
-        let line = u32::try_from(i + 1).unwrap();
-        if line < 4 || text.trim().is_empty() || text.trim() == "}" {
+    let last = source.lines().count();
+    for (i, text) in source.lines().enumerate().skip(3) {
+        if text.trim().is_empty() || text.trim() == "}" {
             continue;
         }
-        let inside = (4..40).contains(&line);
-        let values = if inside {
+        let values = if i + 1 < last {
             json!(["n"])
         } else {
-            json!(["seen.length"])
+            json!(["1"])
         };
-        place_logpoint(&mut server, file, line, values);
-        placed += 1;
+        place_logpoint(&mut server, file, u32::try_from(i + 1).unwrap(), values);
     }
-    assert_eq!(placed, 32, "a session's most");
     let out = sidecar(&workspace.root, &["run", "--", "node", file], None);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         std::fs::read_to_string(workspace.root.join(file)).unwrap(),
-        TRICKY
+        source
     );
     let mut by_location = std::collections::BTreeMap::<String, Vec<Value>>::new();
     for hit in hits(&records(&log)) {
@@ -342,20 +373,32 @@ fn logpoints_compiled_into_commonjs_hit_as_the_inspector_does() {
     if !has_node() {
         return;
     }
-    let bare = Command::new("node").arg("-e").arg(TRICKY).output().unwrap();
-    let bare = String::from_utf8_lossy(&bare.stdout).into_owned();
-    assert!(bare.ends_with(" false\n"), "{bare}");
-    // The same program as an ES module goes to the inspector alone.
-    let (inspected, printed) = tricky_hits("logpoints-tricky-esm", "tricky.mjs");
-    assert_eq!(printed, bare);
-    // As CommonJS, the lines where a statement surely starts get the call.
-    let (compiled, printed) = tricky_hits("logpoints-tricky-cjs", "tricky.js");
-    assert_eq!(printed, bare.replace(" false\n", " true\n"));
-    assert_eq!(compiled, inspected);
-    // Each line that runs is there, with its values: the loop's body five
-    // times, the line after a comment as the comment's.
-    assert_eq!(compiled["7"].len(), 5, "{compiled:#?}");
-    assert_eq!(compiled["4"], [json!({"n": 10})]);
-    assert_eq!(compiled["40"], [json!({"seen.length": 0})]);
-    assert!(compiled.len() > 20, "{compiled:#?}");
+    for (name, source) in [("tricky", TRICKY), ("lexer", TRICKY_LEXER)] {
+        let bare = Command::new("node").arg("-e").arg(source).output().unwrap();
+        let bare = String::from_utf8_lossy(&bare.stdout).into_owned();
+        // The same program as an ES module goes to the inspector alone.
+        let (inspected, printed) =
+            tricky_hits(&format!("logpoints-{name}-esm"), "tricky.mjs", source);
+        assert_eq!(printed, bare, "{name}");
+        // As CommonJS, the lines where a statement surely starts get the
+        // call, the others the inspector: the same hits and values.
+        let (compiled, printed) =
+            tricky_hits(&format!("logpoints-{name}-cjs"), "tricky.js", source);
+        if name == "tricky" {
+            assert!(bare.ends_with(" false\n"), "{bare}");
+            assert_eq!(printed, bare.replace(" false\n", " true\n"));
+            // Each line that runs is there, with its values: the loop's body
+            // five times, the line after a comment as the comment's.
+            assert_eq!(compiled["7"].len(), 5, "{compiled:#?}");
+            assert_eq!(compiled["4"], [json!({"n": 10})]);
+            assert_eq!(compiled["40"], [json!({"1": 1})]);
+        } else {
+            // Template text untouched, and the logged lines keep their
+            // columns (the last value printed is where()'s).
+            assert_eq!(printed, bare, "{name}");
+            assert_eq!(compiled["14"].len(), 4, "{compiled:#?}");
+        }
+        assert_eq!(compiled, inspected, "{name}");
+        assert!(compiled.len() > 12, "{name}: {compiled:#?}");
+    }
 }

@@ -70,7 +70,8 @@
       return 'threw a value that cannot be shown';
     }
   };
-  // A value as plain JSON: at most 200 nodes, about twice the cap in text, 6
+  // A value as plain JSON (arrays filled by index: the program may have
+  // replaced Array.prototype.push): at most 200 nodes, about twice the cap in text, 6
   // levels and 100 entries a level; strings over the cap cut; what JSON lacks
   // (undefined, BigInt, functions, symbols, cycles) as text. `run` cuts the
   // whole to the cap.
@@ -110,14 +111,15 @@
         else if (v instanceof SetType || v instanceof MapType) {
           entries = [];
           for (const item of v instanceof SetType ? v.values() : v.entries()) {
-            if (entries.push(item) > 100) break;
+            entries[entries.length] = item;
+            if (entries.length > 100) break;
           }
         }
         if (entries !== null) {
           const list = [];
           const n = Math.min(entries.length, 100);
-          for (let i = 0; i < n; i++) list.push(walk(entries[i], depth + 1));
-          if (entries.length > 100) list.push('…');
+          for (let i = 0; i < n; i++) list[i] = walk(entries[i], depth + 1);
+          if (entries.length > 100) list[n] = '…';
           return list;
         }
         const object = {};
@@ -147,15 +149,16 @@
     try {
       const values = [];
       for (let i = 0; i < results.length; i++) {
-        const [ok, value] = results[i];
+        const ok = results[i][0];
+        const value = results[i][1];
         if (!ok) {
-          values.push([0, describe(value)]);
+          values[i] = [0, describe(value)];
           continue;
         }
         try {
-          values.push([1, plain(value)]);
+          values[i] = [1, plain(value)];
         } catch (error) {
-          values.push([0, 'the value could not be read: ' + describe(error)]);
+          values[i] = [0, 'the value could not be read: ' + describe(error)];
         }
       }
       send({ t: 'hit', p: index, v: values });
@@ -194,22 +197,33 @@
     }
   };
 
-  // --- The inspector: the fallback, started only when a breakpoint needs it.
-  // A condition: each expression passed to eval as a JSON string literal, in
-  // its own try, so no expression can reach past its own wrapper.
-  const condition = (probes) => {
-    let text = '{';
+  // The code that logs a line's probes, the same in a condition and
+  // compiled in: per probe, while it is still armed, each expression in a try
+  // of its own, its value or what it threw kept in a local of its own
+  // (nothing is read from a prototype the program may have replaced), then
+  // the record; anything else that throws is dropped. `code(expression)`
+  // gives an expression's code.
+  const callText = (probes, code) => {
+    let text = 'try{const ' + G + '=globalThis[' + KEY + '];';
     for (const probe of probes) {
-      text += '{let ' + V + '=[];';
-      for (const expression of probe.expressions) {
-        text += 'try{' + V + '.push([1,eval(' + stringify(expression) + ')])}';
-        text += 'catch(' + E + '){' + V + '.push([0,' + E + '])}';
-      }
-      text += 'try{globalThis[' + KEY + '](' + probe.index + ',' + V + ')}';
-      text += 'catch(' + E + '){}}';
+      const names = probe.expressions.map((_, k) => V + k);
+      text += 'if(' + G + '.a(' + probe.index + ')){';
+      if (names.length > 0) text += 'let ' + names.join(',') + ';';
+      probe.expressions.forEach((expression, k) => {
+        text += 'try{' + names[k] + '=[1,' + code(expression) + ']}';
+        text += 'catch(' + E + '){' + names[k] + '=[0,' + E + ']}';
+      });
+      text += G + '.h(' + probe.index + ',[' + names.join(',') + '])}';
     }
-    return text + '}false';
+    return text + '}catch(' + E + '){}';
   };
+  // An expression passed to eval as a JSON string literal, so it cannot
+  // reach past its wrapper, in strict mode, so a `var` in it stays its own.
+  const evaluated = (expression) => 'eval(' + stringify('"use strict";' + expression) + ')';
+
+  // --- The inspector: the fallback, started only when a breakpoint needs it.
+  // A condition runs the code above and answers false.
+  const condition = (probes) => callText(probes, evaluated) + 'false';
   let session = null;
   let broken = false;
   const post = (method, params) => {
@@ -303,8 +317,8 @@
   };
   // An expression goes into the source as it is when it is one expression
   // on one line that cannot leave its parentheses: it compiles both in
-  // `(...)` and in `[...]`, so it closes neither. Else it is evaluated by
-  // eval from a string literal, as in a condition.
+  // `(...)` and in `[...]`, so it closes neither. Else it is evaluated as in
+  // a condition.
   const ONE_LINE = /[\n\r\u2028\u2029]/;
   const SUSPENDS = /\b(?:yield|await)\b/;
   const plainExpression = (expression) =>
@@ -313,32 +327,19 @@
     compiles('return(' + expression + ')') &&
     compiles('return[' + expression + ']');
   const expressionText = new MapType();
-  const valueOf = (expression) => {
+  const inline = (expression) => {
     let text = expressionText.get(expression);
     if (text === undefined) {
-      text = plainExpression(expression) ? '(' + expression + ')' : 'eval(' + stringify(expression) + ')';
+      text = plainExpression(expression) ? '(' + expression + ')' : evaluated(expression);
       expressionText.set(expression, text);
     }
     return text;
   };
-  // One line of code: a block, valid only where a statement may start (it
-  // opens with `const`, which no object literal or expression can hold).
-  const callText = (probes) => {
-    let text = '{const ' + G + '=globalThis[' + KEY + '];';
-    for (const probe of probes) {
-      text += 'if(' + G + '.a(' + probe.index + ')){const ' + V + '=[];';
-      for (const expression of probe.expressions) {
-        text += 'try{' + V + '.push([1,' + valueOf(expression) + '])}';
-        text += 'catch(' + E + '){' + V + '.push([0,' + E + '])}';
-      }
-      text += G + '.h(' + probe.index + ',' + V + ')}';
-    }
-    return text + '}';
-  };
   // For each wanted line, where its first token is: its offset when that is
-  // code (not in a string, template, comment or regular expression), and the
+  // code (not in a string, template, comment or regular expression), the
   // last significant character before it ('' at the start, 'w' after a word
-  // or number). A lexer, not a parser: what it allows, V8 then compiles.
+  // or number) and the offset just after that one. A lexer, not a parser:
+  // each place it finds is then checked by V8.
   const WORD = /[A-Za-z0-9_$\u0080-\uffff]/;
   const BEFORE_EXPRESSION = new SetType([
     'return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void',
@@ -352,36 +353,41 @@
     let i = 0;
     let line = 1;
     let last = '';
+    let lastEnd = 0;
     let regex = true;
     let lineStart = true;
     if (text.startsWith('#!')) while (i < n && text[i] !== '\n') i++;
-    const newline = () => {
-      line++;
-      i++;
-      lineStart = true;
-    };
     // Scans a template's text from i; true when it stops at `${`.
     const template = () => {
       while (i < n) {
         const c = text[i];
-        if (c === '\\') i += 2;
-        else if (c === '`') {
+        if (c === '\\') {
+          if (text[i + 1] === '\n') line++;
+          i += 2;
+        } else if (c === '`') {
           i++;
           return false;
         } else if (c === '$' && text[i + 1] === '{') {
           i += 2;
           return true;
-        } else if (c === '\n') {
-          line++;
+        } else {
+          if (c === '\n') line++;
           i++;
-        } else i++;
+        }
       }
       return false;
+    };
+    const token = (c, end, allowsRegex) => {
+      last = c;
+      lastEnd = end;
+      regex = allowsRegex;
     };
     while (i < n) {
       const c = text[i];
       if (c === '\n') {
-        newline();
+        line++;
+        i++;
+        lineStart = true;
         continue;
       }
       if (BLANK.test(c)) {
@@ -390,7 +396,7 @@
       }
       if (lineStart) {
         lineStart = false;
-        if (wanted.has(line)) found.set(line, { at: i, last });
+        if (wanted.has(line)) found.set(line, { at: i, last, lastEnd });
       }
       if (c === '/' && text[i + 1] === '/') {
         while (i < n && text[i] !== '\n') i++;
@@ -410,18 +416,13 @@
           i++;
         }
         i++;
-        last = c;
-        regex = false;
+        token(c, i, false);
       } else if (c === '`') {
         i++;
         if (template()) {
           templates.push(0);
-          last = '{';
-          regex = true;
-        } else {
-          last = '`';
-          regex = false;
-        }
+          token('{', i, true);
+        } else token('`', i, false);
       } else if (c === '/' && regex) {
         let inClass = false;
         i++;
@@ -434,13 +435,11 @@
         }
         i++;
         while (i < n && WORD.test(text[i])) i++;
-        last = '/';
-        regex = false;
+        token('/', i, false);
       } else if (WORD.test(c)) {
         const from = i;
         while (i < n && WORD.test(text[i])) i++;
-        last = 'w';
-        regex = BEFORE_EXPRESSION.has(text.slice(from, i));
+        token('w', i, BEFORE_EXPRESSION.has(text.slice(from, i)));
       } else {
         i++;
         if (c === '{' && templates.length > 0) templates[templates.length - 1]++;
@@ -449,18 +448,13 @@
             templates.pop();
             if (template()) {
               templates.push(0);
-              last = '{';
-              regex = true;
-            } else {
-              last = '`';
-              regex = false;
-            }
+              token('{', i, true);
+            } else token('`', i, false);
             continue;
           }
           templates[templates.length - 1]--;
         }
-        last = c;
-        regex = c !== ')' && c !== ']';
+        token(c, i, c !== ')' && c !== ']');
       }
     }
     return found;
@@ -478,50 +472,92 @@
     if (last !== '' && last !== ';' && last !== '{' && last !== '}') return false;
     const c = text[at];
     if (/[A-Za-z_$]/.test(c)) {
-      const word = /^[A-Za-z_$][\w$]*/.exec(text.slice(at, at + 40))[0];
+      const head = /^([A-Za-z_$][\w$]*)[ \t]*(.?)/.exec(text.slice(at, at + 64));
+      const word = head[1];
+      // A label (the loop it names may run its line each time round).
+      if (head[2] === ':') return false;
+      // A declaration with no value: the inspector finds no code there.
+      if ((word === 'var' || word === 'let') && !/=/.test(text.slice(at, text.indexOf('\n', at) >>> 0))) {
+        return false;
+      }
       return !NOT_BEFORE.has(word);
     }
     // After `}`, a line that opens with these may continue an expression.
     if (last === '}') return c === '!' || c === '~';
     return '([!~+-'.includes(c);
   };
+  // Files V8 counts lines in differently (a lone CR, U+2028, U+2029) or whose
+  // HTML-like comments (`<!--`, `-->`) the lexer does not read: the inspector.
+  const UNREAD = /\r(?!\n)|[\u2028\u2029]|<!--|-->/;
+  // Past this, a file's checks cost more than the inspector (a bundle).
+  const MAX_COMPILED = 2 << 20;
   const byPath = new MapType();
   const compileIn = (content, filename) => {
     const list = byPath.get(filename) || byPath.get(real(filename));
     if (!list || vm === null) return content;
+    const fallBack = () => {
+      for (const index of list) inspect(index);
+      return content;
+    };
+    if (content.length > MAX_COMPILED || UNREAD.test(content)) return fallBack();
     const found = starts(content, new SetType(list.map((index) => spec.breakpoints[index].line)));
     const chosen = [];
     for (const index of list) {
       const breakpoint = spec.breakpoints[index];
       const start = found.get(breakpoint.line);
-      if (startsStatement(content, start)) {
-        const call = callText(breakpoint.probes);
-        const text = content.slice(0, start.at) + call + content.slice(start.at);
-        if (compiles(text)) {
-          chosen.push({ index, at: start.at, call });
-          continue;
-        }
+      if (!startsStatement(content, start)) {
+        inspect(index);
+        continue;
       }
-      inspect(index);
+      // Right after the token before the line (so the line's own columns
+      // stay as they are), behind `;` after a `}` (what the line break did).
+      const at = start.last === '' ? start.at : start.lastEnd;
+      const call = (start.last === '}' ? ';' : '') + callText(breakpoint.probes, inline);
+      // Code there: an unmatched `)` cannot compile, as it could in a
+      // template's text or a comment.
+      if (compiles(content.slice(0, at) + ')' + content.slice(at))) {
+        inspect(index);
+        continue;
+      }
+      chosen.push({ index, at, call });
     }
     if (chosen.length === 0) return content;
     // From the end, so each offset still holds.
-    chosen.sort((a, b) => b.at - a.at);
-    let text = content;
-    for (const { at, call } of chosen) text = text.slice(0, at) + call + text.slice(at);
+    const insert = (list) => {
+      let text = content;
+      const sorted = list.slice().sort((a, b) => b.at - a.at || b.index - a.index);
+      for (const { at, call } of sorted) text = text.slice(0, at) + call + text.slice(at);
+      return text;
+    };
+    let text = insert(chosen);
     if (!compiles(text)) {
-      for (const { index } of chosen) inspect(index);
-      return content;
+      // One of them does not compile: each is tried on its own.
+      const kept = chosen.filter((one) => compiles(insert([one])));
+      for (const one of chosen) if (!kept.includes(one)) inspect(one.index);
+      text = insert(kept);
+      if (kept.length === 0 || !compiles(text)) {
+        for (const one of kept) inspect(one.index);
+        return content;
+      }
+      chosen.length = 0;
+      chosen.push(...kept);
     }
     for (const { index } of chosen) {
       if (inspected.has(index)) {
         // Set before the file was known to be CommonJS: the code compiled in
         // takes its place.
-        for (const [id, b] of byId) if (b === index) post('Debugger.removeBreakpoint', { breakpointId: id });
+        for (const [id, b] of byId) {
+          if (b === index) {
+            post('Debugger.removeBreakpoint', { breakpointId: id });
+            byId.delete(id);
+          }
+        }
         inspected.delete(index);
       }
-      resolved.add(index);
-      send({ t: 'resolved', b: index, line: spec.breakpoints[index].line });
+      if (!resolved.has(index)) {
+        resolved.add(index);
+        send({ t: 'resolved', b: index, line: spec.breakpoints[index].line });
+      }
     }
     return text;
   };

@@ -269,6 +269,11 @@ pub fn is_guard_line(line: &str) -> bool {
     let line = line.trim_start();
     [
         "#[rustfmt::skip]",
+        "// prettier-ignore",
+        "# fmt: off",
+        "# fmt: on",
+        "# pylint: disable=",
+        "# pylint: enable=",
         "#[allow(",
         "#if defined(__GNUC__)",
         "#pragma GCC diagnostic",

@@ -1,0 +1,420 @@
+//! Issue 35: a probe block goes into the person's own project, so it must pass
+//! that project's type checker, linters and formatter as they stand, and
+//! still write its line. Each case is a tiny project that passes its checks
+//! before the block (asserted first, so a failure is the block's), then with
+//! the block pasted where its variables exist: JavaScript (CommonJS and ES
+//! module) under ESLint's recommended set and prettier, TypeScript under
+//! `tsc --strict` (`nodenext`, with and without Node's types) and
+//! typescript-eslint's `strictTypeChecked`, Python under ruff (its default
+//! and `--select ALL` less the rules named below), flake8, pylint, mypy
+//! `--strict`, pyright strict and `ruff format --check`. The tools are pinned
+//! and installed by `scripts/test` (`DEBUG_SIDECAR_LINT_JS`: a node_modules
+//! folder; `DEBUG_SIDECAR_LINT_PY`: a venv's bin folder).
+
+mod support;
+
+use debug_sidecar::core::model::{Probe, ProbeState};
+use debug_sidecar::workspace::snippet::{snippet, SnippetInput};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::installed_tool;
+
+fn probe(extension: &str) -> Probe {
+    Probe {
+        id: "p7".into(),
+        file: format!("src/app.{extension}"),
+        line: Some(4),
+        round: 1,
+        hypothesis_id: Some("H1".into()),
+        language: None,
+        state: ProbeState::Issued,
+        trace: None,
+        kind: Default::default(),
+        logpoint: None,
+    }
+}
+
+/// The block for `language`, logging `count` and `name` into `log`.
+fn block(language: &str, extension: &str, log: &Path, indent: &str) -> String {
+    let probe = probe(extension);
+    let text = snippet(
+        language,
+        &SnippetInput {
+            probe: &probe,
+            session_id: "s-demo",
+            session_tag: "s-demo",
+            log_file: log.to_str().unwrap(),
+            message: "count and name before the total",
+            variables: &["count", "name"],
+            ingest_url: None,
+            post: false,
+        },
+    )
+    .unwrap();
+    text.lines()
+        .map(|line| format!("{indent}{line}\n"))
+        .collect()
+}
+
+/// A fresh folder for one case.
+struct Project {
+    dir: PathBuf,
+}
+
+impl Project {
+    fn new(name: &str) -> Project {
+        // Not under /tmp: a path there is a finding of its own (ruff's S108).
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("ds-strict-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Project { dir }
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        std::fs::write(self.dir.join(file), text).unwrap();
+    }
+
+    fn log(&self) -> PathBuf {
+        self.dir.join("probe.jsonl")
+    }
+
+    /// Runs `program args` in the folder; panics with its output unless it
+    /// exits 0.
+    fn pass(&self, what: &str, program: &Path, args: &[&str]) {
+        let out = Command::new(program)
+            .args(args)
+            .current_dir(&self.dir)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap_or_else(|e| panic!("{what}: {} did not start: {e}", program.display()));
+        assert!(
+            out.status.success(),
+            "{what} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The probe's one line, with `count` and `name` as the program had them.
+    fn assert_logged(&self) {
+        let text = std::fs::read_to_string(self.log()).expect("the block wrote its line");
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert_eq!(lines[0]["probeId"], "p7");
+        assert_eq!(lines[0]["data"]["count"], 3, "{text}");
+        assert_eq!(lines[0]["data"]["name"], "cart", "{text}");
+        std::fs::remove_file(self.log()).unwrap();
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The pinned JavaScript tools' node_modules, or None (skipped) outside
+/// `scripts/test`.
+fn node_modules() -> Option<PathBuf> {
+    installed_tool("DEBUG_SIDECAR_LINT_JS").map(PathBuf::from)
+}
+
+fn node() -> PathBuf {
+    PathBuf::from("node")
+}
+
+/// A function whose variables the block logs, before and after it.
+fn js_program(blocks: &str, typed: bool) -> String {
+    let (prices, returns) = if typed {
+        (": number[]", ": number")
+    } else {
+        ("", "")
+    };
+    format!(
+        "export function total(prices{prices}){returns} {{\n  const count = prices.length;\n  const name = \"cart\";\n{blocks}  return count + name.length;\n}}\n"
+    )
+}
+
+const ESLINT_JS: &str = r#"import js from "@eslint/js";
+import globals from "globals";
+export default [
+  js.configs.recommended,
+  { files: ["**/*.js"], languageOptions: { sourceType: "SOURCE", globals: {} } },
+  { linterOptions: { reportUnusedDisableDirectives: "error" } },
+];
+"#;
+
+/// JavaScript as CommonJS and as an ES module: ESLint's recommended set (no
+/// Node globals declared, unused disable directives as errors), prettier,
+/// and the block writes its line when Node runs it.
+#[test]
+fn javascript_blocks_pass_eslint_recommended_and_prettier() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    for (kind, source_type) in [("module", "module"), ("commonjs", "commonjs")] {
+        let project = Project::new(&format!("js-{kind}"));
+        std::os::unix::fs::symlink(&modules, project.dir.join("node_modules")).unwrap();
+        project.write(
+            "package.json",
+            &format!("{{\"name\": \"app\", \"private\": true, \"type\": \"{kind}\"}}\n"),
+        );
+        project.write(
+            "eslint.config.mjs",
+            &ESLINT_JS
+                .replace("SOURCE", source_type)
+                .replace("import globals from \"globals\";\n", ""),
+        );
+        let program = |blocks: &str| {
+            let text = js_program(blocks, false);
+            if kind == "commonjs" {
+                text.replace("export function total", "function total")
+                    + "module.exports = { total };\n"
+            } else {
+                text
+            }
+        };
+        let eslint = modules.join("eslint/bin/eslint.js");
+        let prettier = modules.join("prettier/bin/prettier.cjs");
+        let check = |what: &str| {
+            project.pass(
+                &format!("{what}: eslint ({kind})"),
+                &node(),
+                &[eslint.to_str().unwrap(), "--max-warnings", "0", "app.js"],
+            );
+            project.pass(
+                &format!("{what}: prettier --check ({kind})"),
+                &node(),
+                &[prettier.to_str().unwrap(), "--check", "app.js"],
+            );
+        };
+        project.write("app.js", &program(""));
+        check("before the block");
+        project.write(
+            "app.js",
+            &program(&block("javascript", "js", &project.log(), "  ")),
+        );
+        check("with the block");
+        let runner = if kind == "commonjs" {
+            "require('./app.js').total([1, 2, 3]);"
+        } else {
+            "import('./app.js').then((m) => m.total([1, 2, 3]));"
+        };
+        project.pass("node runs it", &node(), &["-e", runner]);
+        project.assert_logged();
+    }
+}
+
+const TSCONFIG: &str = r#"{
+  "compilerOptions": {
+    "target": "es2022",
+    "module": "nodenext",
+    "moduleResolution": "nodenext",
+    "lib": ["es2022"],
+    "types": TYPES,
+    "strict": true,
+    "noUnusedLocals": true,
+    "noUnusedParameters": true,
+    "noImplicitReturns": true,
+    "noUncheckedIndexedAccess": true,
+    "exactOptionalPropertyTypes": true,
+    "noPropertyAccessFromIndexSignature": true,
+    "verbatimModuleSyntax": true,
+    "outDir": "out",
+    "skipLibCheck": true
+  },
+  "files": ["app.ts"]
+}
+"#;
+
+const ESLINT_TS: &str = r#"import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+export default tseslint.config(
+  js.configs.recommended,
+  tseslint.configs.strictTypeChecked,
+  tseslint.configs.stylisticTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    linterOptions: { reportUnusedDisableDirectives: "error" },
+  },
+);
+"#;
+
+/// TypeScript with and without Node's types (a library, page code):
+/// `tsc --strict` and the strictest flags, typescript-eslint's
+/// `strictTypeChecked` and `stylisticTypeChecked`, prettier; the compiled
+/// block writes its line.
+#[test]
+fn typescript_blocks_pass_tsc_strict_typescript_eslint_and_prettier() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    for (kind, types) in [("node-types", "[\"node\"]"), ("no-types", "[]")] {
+        let project = Project::new(&format!("ts-{kind}"));
+        std::os::unix::fs::symlink(&modules, project.dir.join("node_modules")).unwrap();
+        project.write(
+            "package.json",
+            "{\"name\": \"app\", \"private\": true, \"type\": \"module\"}\n",
+        );
+        project.write("tsconfig.json", &TSCONFIG.replace("TYPES", types));
+        project.write("eslint.config.mjs", ESLINT_TS);
+        let tsc = modules.join("typescript/bin/tsc");
+        let eslint = modules.join("eslint/bin/eslint.js");
+        let prettier = modules.join("prettier/bin/prettier.cjs");
+        let check = |what: &str| {
+            project.pass(
+                &format!("{what}: tsc ({kind})"),
+                &node(),
+                &[tsc.to_str().unwrap(), "-p", "."],
+            );
+            project.pass(
+                &format!("{what}: eslint ({kind})"),
+                &node(),
+                &[eslint.to_str().unwrap(), "--max-warnings", "0", "app.ts"],
+            );
+            project.pass(
+                &format!("{what}: prettier --check ({kind})"),
+                &node(),
+                &[prettier.to_str().unwrap(), "--check", "app.ts"],
+            );
+        };
+        project.write("app.ts", &js_program("", true));
+        check("before the block");
+        project.write(
+            "app.ts",
+            &js_program(&block("typescript", "ts", &project.log(), "  "), true),
+        );
+        check("with the block");
+        project.pass(
+            "node runs the compiled block",
+            &node(),
+            &[
+                "-e",
+                "import('./out/app.js').then((m) => m.total([1, 2, 3]));",
+            ],
+        );
+        project.assert_logged();
+    }
+}
+
+/// The pinned Python tools' bin folder, or None (skipped) outside
+/// `scripts/test`.
+fn python_tools() -> Option<PathBuf> {
+    installed_tool("DEBUG_SIDECAR_LINT_PY").map(PathBuf::from)
+}
+
+/// Rules of ruff's `--select ALL` that no block can satisfy, and why:
+/// - D100, D103: the person's module and function have no docstrings (not
+///   the block's lines);
+/// - CPY001: no copyright header (the person's file);
+/// - INP001: the file is not in a package (the person's layout);
+/// - E501: a block's lines hold the absolute log path and the message, so
+///   they are long, and a `# noqa: E501` on them is itself reported by
+///   ruff's default set (RUF100: a code the set does not enable). flake8's
+///   E501 (79 columns) is left out for the same reason.
+const RUFF_ALL_LESS: &str = "D100,D103,CPY001,INP001,E501";
+
+fn python_program(blocks: &str) -> String {
+    let body = format!(
+        "    count = len(prices)\n    name = \"cart\"\n{blocks}    return count + len(name)\n"
+    );
+    format!(
+        "def total(prices: list[int]) -> int:\n{body}\n\nasync def total_later(prices: list[int]) -> int:\n{body}"
+    )
+}
+
+/// Python: ruff's default and `--select ALL` (less RUFF_ALL_LESS), flake8,
+/// pylint, mypy `--strict`, pyright strict, `ruff format --check`; the block
+/// writes its line in a function and in an `async def`.
+#[test]
+fn python_blocks_pass_ruff_flake8_pylint_mypy_pyright_and_ruff_format() {
+    let (Some(bin), Some(modules)) = (python_tools(), node_modules()) else {
+        return;
+    };
+    let project = Project::new("python");
+    project.write(
+        "pyrightconfig.json",
+        "{\"typeCheckingMode\": \"strict\", \"include\": [\"app.py\"]}\n",
+    );
+    let pyright = modules.join("pyright/index.js");
+    let check = |what: &str| {
+        let tool = |name: &str| bin.join(name);
+        project.pass(
+            &format!("{what}: ruff check"),
+            &tool("ruff"),
+            &["check", "--no-cache", "app.py"],
+        );
+        project.pass(
+            &format!("{what}: ruff check --select ALL"),
+            &tool("ruff"),
+            &[
+                "check",
+                "--no-cache",
+                "--select",
+                "ALL",
+                "--ignore",
+                RUFF_ALL_LESS,
+                "app.py",
+            ],
+        );
+        project.pass(
+            &format!("{what}: flake8"),
+            &tool("flake8"),
+            &["--extend-ignore", "E501", "app.py"],
+        );
+        project.pass(
+            &format!("{what}: pylint"),
+            &tool("pylint"),
+            &[
+                "--disable=missing-module-docstring,missing-function-docstring",
+                "app.py",
+            ],
+        );
+        project.pass(
+            &format!("{what}: mypy --strict"),
+            &tool("mypy"),
+            &["--strict", "--no-incremental", "app.py"],
+        );
+        project.pass(
+            &format!("{what}: pyright strict"),
+            &node(),
+            &[pyright.to_str().unwrap(), "app.py"],
+        );
+        project.pass(
+            &format!("{what}: ruff format --check"),
+            &tool("ruff"),
+            &["format", "--no-cache", "--check", "app.py"],
+        );
+    };
+    project.write("app.py", &python_program(""));
+    check("before the block");
+    project.write(
+        "app.py",
+        &python_program(&block("python", "py", &project.log(), "    ")),
+    );
+    check("with the block");
+    project.pass(
+        "python runs it",
+        &bin.join("python"),
+        &[
+            "-c",
+            "import asyncio, app; app.total([1, 2, 3]); asyncio.run(app.total_later([1, 2, 3]))",
+        ],
+    );
+    let text = std::fs::read_to_string(project.log()).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    std::fs::write(
+        project.log(),
+        text.lines().next().unwrap().to_string() + "\n",
+    )
+    .unwrap();
+    project.assert_logged();
+}
