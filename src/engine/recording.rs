@@ -66,7 +66,20 @@ impl Engine {
         let until = owner::now_ms()
             .saturating_add(timeout.as_millis() as u64)
             .saturating_add(LEASE_SLACK_MS);
-        if let Err(error) = runlog::lend_active(&runs, &run_id, until) {
+        // Under the session's lock, as every repair of the link runs: a
+        // repair that read no lease yet must not point the link back after
+        // it was lent (the probe's first lines would be the person's).
+        let mut lent = Ok(());
+        let locked = self.store.update_then(
+            session_id,
+            owner::now_ms(),
+            &mut |_| Err(Refused::default()),
+            &mut |_| lent = runlog::lend_active(&runs, &run_id, until),
+        );
+        if let Err(error) = locked {
+            lent = Err(std::io::Error::other(error.to_string()));
+        }
+        if let Err(error) = lent {
             // Its probe lines would land in the person's run: nothing runs.
             let _ = runlog::end_lease(&runs, &run_id);
             self.load(session_id)?;

@@ -192,10 +192,18 @@ const LEASE_MOST_MS: u64 = (crate::core::reproduction::AGENT_TIMEOUT_MAX_SEC + 1
 /// (`follow_run`) then points it back at the state's current run.
 pub fn lend_active(runs_dir: &Path, run_id: &str, until: u64) -> io::Result<()> {
     use std::io::Write;
+    // Written aside and renamed into place: a reader never sees it empty
+    // (an unreadable lease is removed as broken).
     let lease = runs_dir.join(AGENT_LEASE);
-    let mut file = create_own(&lease)?;
-    file.write_all(format!("{run_id} {until}\n").as_bytes())?;
-    file.sync_all()?;
+    let staged = runs_dir.join(format!(".{AGENT_LEASE}.{run_id}.tmp"));
+    let written = create_own(&staged).and_then(|mut file| {
+        file.write_all(format!("{run_id} {until}\n").as_bytes())?;
+        file.sync_all()
+    });
+    if let Err(error) = written.and_then(|()| fs::rename(&staged, &lease)) {
+        let _ = fs::remove_file(&staged);
+        return Err(error);
+    }
     point_active(runs_dir, run_id)
 }
 
