@@ -197,3 +197,55 @@ fn marker_text_in_strings_comments_and_docs_is_not_reported() {
     let (code, out) = check(root, &[]);
     assert_eq!((code, out.as_str()), (Some(0), ""));
 }
+
+/// Issue 35: a Go block's imports, left behind when the block was removed,
+/// fail the check in the files the ledger names (Go does not build them);
+/// once `goimports` dropped them, the check passes.
+#[test]
+fn imports_a_removed_go_block_left_behind_fail() {
+    let workspace = Workspace::new("check-go-imports");
+    let root = &workspace.root;
+    std::fs::write(root.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
+    let mut server = support::initialized(root);
+    server
+        .request(
+            "debug/start",
+            serde_json::json!({"sessionId": "s1", "problem": "p"}),
+        )
+        .unwrap();
+    let placed = server
+        .request(
+            "debug/probeSnippet",
+            serde_json::json!({"file": "main.go", "hypothesisId": "H1", "variables": ["n"]}),
+        )
+        .unwrap();
+    let needs = placed["snippet"].as_str().unwrap();
+    assert!(
+        needs.contains("needs imports \"encoding/json\", \"fmt\", \"os\", \"time\""),
+        "{needs}"
+    );
+    // The block is gone; its imports are not, and `fmt` is the program's.
+    let left = "package main\n\nimport (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\nfunc main() {\n\tfmt.Println(\"os.Exit\")\n}\n";
+    std::fs::write(root.join("main.go"), left).unwrap();
+    let (code, out) = check(root, &[]);
+    assert_eq!(code, Some(1), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[0].starts_with("main.go:4: import \"encoding/json\" is used by nothing now"),
+        "{out}"
+    );
+    assert!(lines[1].starts_with("main.go:6: import \"os\""), "{out}");
+    assert!(lines[2].starts_with("main.go:7: import \"time\""), "{out}");
+    let (code, out) = check(root, &["--json"]);
+    assert_eq!(code, Some(1));
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["leftovers"][0]["kind"], "go-unused-import");
+    // Narrowed to another folder, main.go is not read.
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    assert_eq!(check(root, &["docs"]).0, Some(0));
+    let tidy =
+        "package main\n\nimport (\n\t\"fmt\"\n)\n\nfunc main() {\n\tfmt.Println(\"os.Exit\")\n}\n";
+    std::fs::write(root.join("main.go"), tidy).unwrap();
+    assert_eq!(check(root, &[]), (Some(0), String::new()));
+}

@@ -7,9 +7,12 @@
 //! `tsc --strict` (`nodenext`, with and without Node's types) and
 //! typescript-eslint's `strictTypeChecked`, Python under ruff (its default
 //! and `--select ALL` less the rules named below), flake8, pylint, mypy
-//! `--strict`, pyright strict and `ruff format --check`. The tools are pinned
-//! and installed by `scripts/test` (`DEBUG_SIDECAR_LINT_JS`: a node_modules
-//! folder; `DEBUG_SIDECAR_LINT_PY`: a venv's bin folder).
+//! `--strict`, pyright strict and `ruff format --check`, shell under
+//! shellcheck `-o all`, Ruby under RuboCop, PHP under PHP_CodeSniffer's
+//! PSR-12. The tools are pinned and installed by `scripts/test`
+//! (`DEBUG_SIDECAR_LINT_JS`: a node_modules folder; `DEBUG_SIDECAR_LINT_PY`: a
+//! venv's bin folder; shellcheck, rubocop and phpcs from Debian through
+//! `scripts/snippet-toolchains`).
 
 mod support;
 
@@ -109,6 +112,17 @@ impl Project {
         assert_eq!(lines[0]["probeId"], "p7");
         assert_eq!(lines[0]["data"]["count"], 3, "{text}");
         assert_eq!(lines[0]["data"]["name"], "cart", "{text}");
+        std::fs::remove_file(self.log()).unwrap();
+    }
+
+    /// The probe's one line, where the language writes every value as a
+    /// string (a shell's).
+    fn assert_logged_as_text(&self) {
+        let text = std::fs::read_to_string(self.log()).expect("the block wrote its line");
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["probeId"], "p7");
+        assert_eq!(line["data"]["count"], "3", "{text}");
+        assert_eq!(line["data"]["name"], "cart", "{text}");
         std::fs::remove_file(self.log()).unwrap();
     }
 }
@@ -416,5 +430,132 @@ fn python_blocks_pass_ruff_flake8_pylint_mypy_pyright_and_ruff_format() {
         text.lines().next().unwrap().to_string() + "\n",
     )
     .unwrap();
+    project.assert_logged();
+}
+
+/// A Debian tool `scripts/snippet-toolchains` installs; under CI it must be
+/// there.
+fn debian_tool(name: &str) -> Option<PathBuf> {
+    let found = Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "{name} is not installed");
+        eprintln!("skipped: {name} is not installed (scripts/snippet-toolchains)");
+        return None;
+    }
+    Some(PathBuf::from(name))
+}
+
+/// Shell: shellcheck's default and `-o all` (every optional check), under
+/// sh, bash and zsh's own dialect checks; the block writes its line.
+#[test]
+fn shell_blocks_pass_shellcheck_with_every_optional_check() {
+    let Some(shellcheck) = debian_tool("shellcheck") else {
+        return;
+    };
+    let project = Project::new("shell");
+    let program = |blocks: &str| {
+        format!("#!/bin/sh\ncount=3\nname=cart\n{blocks}echo \"${{count}} ${{name}}\"\n")
+    };
+    let check = |what: &str| {
+        for shell in ["sh", "bash", "ksh"] {
+            project.pass(
+                &format!("{what}: shellcheck -s {shell}"),
+                &shellcheck,
+                &["-s", shell, "app.sh"],
+            );
+            project.pass(
+                &format!("{what}: shellcheck -o all -s {shell}"),
+                &shellcheck,
+                &["-o", "all", "-s", shell, "app.sh"],
+            );
+        }
+    };
+    project.write("app.sh", &program(""));
+    check("before the block");
+    project.write(
+        "app.sh",
+        &program(&block("shell", "sh", &project.log(), "")),
+    );
+    check("with the block");
+    project.pass("sh runs it", Path::new("sh"), &["app.sh"]);
+    project.assert_logged_as_text();
+}
+
+/// Ruby: RuboCop's default configuration (every cop it enables) with the
+/// block in a method. Left out: Metrics/MethodLength, which counts the
+/// block's lines in the person's method (10 by default), so no block can keep
+/// a method under it.
+#[test]
+fn ruby_blocks_pass_rubocop() {
+    let (Some(rubocop), Some(_)) = (debian_tool("rubocop"), debian_tool("ruby")) else {
+        return;
+    };
+    let project = Project::new("ruby");
+    project.write(
+        ".rubocop.yml",
+        "# The block's lines count in the method's length: left out.\nMetrics/MethodLength:\n  Enabled: false\n",
+    );
+    let program = |blocks: &str| {
+        format!(
+            "# frozen_string_literal: true\n\n# The cart's total.\ndef total(prices)\n  count = prices.length\n  name = 'cart'\n{blocks}  count + name.length\nend\n"
+        )
+    };
+    let check = |what: &str| {
+        project.pass(
+            &format!("{what}: rubocop"),
+            &rubocop,
+            &["--cache", "false", "app.rb"],
+        );
+    };
+    project.write("app.rb", &program(""));
+    check("before the block");
+    project.write(
+        "app.rb",
+        &program(&block("ruby", "rb", &project.log(), "  ")),
+    );
+    check("with the block");
+    project.pass(
+        "ruby runs it",
+        Path::new("ruby"),
+        &["-e", "require './app'; total([1, 2, 3])"],
+    );
+    project.assert_logged();
+}
+
+/// PHP: PHP_CodeSniffer's PSR-12 standard, warnings included (its line
+/// length is one); the block writes its line.
+#[test]
+fn php_blocks_pass_phpcs_psr12() {
+    let (Some(phpcs), Some(_)) = (debian_tool("phpcs"), debian_tool("php")) else {
+        return;
+    };
+    let project = Project::new("php");
+    let program = |blocks: &str| {
+        format!(
+            "<?php\n\ndeclare(strict_types=1);\n\nfunction total(array $prices): int\n{{\n    $count = count($prices);\n    $name = 'cart';\n{blocks}    return $count + strlen($name);\n}}\n"
+        )
+    };
+    let check = |what: &str| {
+        project.pass(
+            &format!("{what}: phpcs --standard=PSR12"),
+            &phpcs,
+            &["--standard=PSR12", "app.php"],
+        );
+    };
+    project.write("app.php", &program(""));
+    check("before the block");
+    project.write(
+        "app.php",
+        &program(&block("php", "php", &project.log(), "    ")),
+    );
+    check("with the block");
+    project.pass(
+        "php runs it",
+        Path::new("php"),
+        &["-r", "require 'app.php'; total([1, 2, 3]);"],
+    );
     project.assert_logged();
 }

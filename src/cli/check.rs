@@ -6,7 +6,7 @@
 use crate::core::escape::{inline, inline_cut};
 use crate::engine::{Engine, EngineConfig};
 use crate::workspace::committed::{tracked_files, warning};
-use crate::workspace::scan::{leftovers, scan_paths};
+use crate::workspace::scan::{go_leftover_imports, leftovers, scan_paths};
 use crate::workspace::store::FileStore;
 use serde_json::json;
 use std::path::PathBuf;
@@ -36,6 +36,14 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
         .collect();
     // Paths given narrow the check to them; without any, the files the
     // ledgers track are read too, whatever the ignore rules say.
+    // The Go files probes were placed in, under the paths given if any.
+    let under_given = |file: &&String| {
+        paths.is_empty()
+            || paths
+                .iter()
+                .any(|p| root.join(file).starts_with(root.join(p)))
+    };
+    let go_files: Vec<String> = target.tracked.iter().filter(under_given).cloned().collect();
     let paths = if paths.is_empty() {
         vec![root.clone()]
     } else {
@@ -43,7 +51,9 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
         paths
     };
     let findings = scan_paths(&root, &paths, &target.tracked, &target.clues);
-    let found = leftovers(&findings);
+    let mut found = leftovers(&findings);
+    found.extend(go_leftover_imports(&root, &go_files));
+    found.sort();
     let clean = found.is_empty() && committed.is_none();
     if json {
         println!(

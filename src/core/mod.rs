@@ -10,6 +10,7 @@ pub mod context_sync;
 pub mod error;
 pub mod escape;
 pub mod findings;
+pub mod go_imports;
 pub mod harness;
 pub mod harness_memory;
 pub mod hits;

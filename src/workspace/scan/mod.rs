@@ -394,7 +394,8 @@ pub struct Leftover {
     pub file: String,
     pub line: u32,
     /// `debug-probe`, `debug-probe-end`, `debug-probe-retagged`,
-    /// `debug-probe-unmarked`, `cursor-agent-log` or `ingest-url`.
+    /// `debug-probe-unmarked`, `cursor-agent-log`, `ingest-url` or
+    /// `go-unused-import`.
     pub kind: &'static str,
     pub detail: String,
 }
@@ -457,6 +458,38 @@ pub fn leftovers(findings: &Findings) -> Vec<Leftover> {
         })
         .collect();
     out.sort();
+    out
+}
+
+/// Imports that Go probe blocks needed and nothing in their file uses now
+/// (`core::go_imports`), in the Go files among `files` (workspace-relative:
+/// the files the ledgers name): a removed block left them, and Go does not
+/// build the file. A file over 4 MiB, missing or not text is skipped.
+pub fn go_leftover_imports(root: &Path, files: &[String]) -> Vec<Leftover> {
+    use std::io::Read;
+    const MOST: u64 = 4 << 20;
+    let mut out = Vec::new();
+    for file in files.iter().filter(|f| f.ends_with(".go")) {
+        let mut text = String::new();
+        let read = std::fs::File::open(root.join(file))
+            .and_then(|f| f.take(MOST + 1).read_to_string(&mut text));
+        if read.is_err() || text.len() as u64 > MOST {
+            continue;
+        }
+        for unused in crate::core::go_imports::unused_probe_imports(&text) {
+            out.push(Leftover {
+                file: file.clone(),
+                line: unused.line,
+                kind: "go-unused-import",
+                detail: format!(
+                    "import \"{}\" is used by nothing now: a removed probe block needed it, and \
+                     Go does not build the file (goimports -w {} drops it)",
+                    unused.path,
+                    crate::core::escape::inline(file)
+                ),
+            });
+        }
+    }
     out
 }
 

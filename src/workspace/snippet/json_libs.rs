@@ -52,10 +52,13 @@ with __import__("contextlib").suppress(Exception), __import__("io").open(@@LOG@@
 }
 
 /// Ruby: `json` required in place; `rescue` covers a missing gem too.
+/// `rubocop:disable all` / `enable all` keep RuboCop's cops and its
+/// autocorrection off the block alone.
 pub(super) fn ruby(input: &SnippetInput) -> String {
     let key = |n: &str| lit(Lit::Ruby, n);
     fill(
-        r#"begin
+        r#"# rubocop:disable all
+begin
   require "json"
   File.open(@@LOG@@, "a") { |dbg_log| dbg_log.puts(JSON.generate({
     @@HEADER@@,
@@ -64,6 +67,7 @@ pub(super) fn ruby(input: &SnippetInput) -> String {
   })) }
 rescue StandardError, ScriptError
 end
+# rubocop:enable all
 "#,
         &[
             ("LOG", &lit(Lit::Ruby, input.log_file)),
@@ -95,11 +99,14 @@ pub(super) fn php_data(input: &SnippetInput) -> String {
 /// PHP 7+: `@` silences warnings (an undefined variable, a missing
 /// directory), `(object)` keeps an empty `data` an object, partial output
 /// writes null for what JSON cannot hold. Bare names get their `$`.
+/// `phpcs:disable` / `enable` keep PHP_CodeSniffer (its line length) off
+/// the block alone.
 pub(super) fn php(input: &SnippetInput) -> String {
     let key = |n: &str| lit(Lit::Php, n);
     let data = php_data(input);
     fill(
-        r#"try {
+        r#"// phpcs:disable
+try {
     @file_put_contents(@@LOG@@, json_encode([
         @@HEADER@@,
         "data" => (object) [@@DATA@@],
@@ -107,6 +114,7 @@ pub(super) fn php(input: &SnippetInput) -> String {
     ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND | LOCK_EX);
 } catch (\Throwable $dbgError) {
 }
+// phpcs:enable
 "#,
         &[
             ("LOG", &lit(Lit::Php, input.log_file)),

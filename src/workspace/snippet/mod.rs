@@ -263,8 +263,10 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
 
 /// A line a block carries only to keep the project's linters, warnings
 /// and formatter off it (a Rust block's `#[rustfmt::skip]` and
-/// `#[allow(...)]`, a C or C++ block's diagnostic pragmas and their `#if`):
-/// it does not count against the 12-line budget.
+/// `#[allow(...)]`, a C or C++ block's diagnostic pragmas and their `#if`,
+/// prettier's, ruff's and black's, pylint's, RuboCop's and
+/// PHP_CodeSniffer's comments): it does not count against the 12-line
+/// budget.
 pub fn is_guard_line(line: &str) -> bool {
     let line = line.trim_start();
     [
@@ -274,6 +276,10 @@ pub fn is_guard_line(line: &str) -> bool {
         "# fmt: on",
         "# pylint: disable=",
         "# pylint: enable=",
+        "# rubocop:disable all",
+        "# rubocop:enable all",
+        "// phpcs:disable",
+        "// phpcs:enable",
         "#[allow(",
         "#if defined(__GNUC__)",
         "#pragma GCC diagnostic",

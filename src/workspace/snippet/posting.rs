@@ -299,8 +299,8 @@ fn shell(input: &SnippetInput, url: &str) -> String {
     let (data, format, data_arg) = shell_data(input);
     fill(
         r#"(
-@@DATA@@  dbg_ms=$(date +%s%3N); case $dbg_ms in '' | *[!0-9]*) dbg_ms=$(date +%s)000 ;; esac; unset http_proxy HTTP_PROXY all_proxy ALL_PROXY
-  dbg_line=$(printf '@@FORMAT@@},"timestamp":%s}' @@HEAD@@@@DATA_ARG@@ "$dbg_ms"); if command -v curl >/dev/null; then curl -s -m 2 -H 'Content-Type: application/json' --data-binary "$dbg_line" @@URL@@ >/dev/null; else wget -q -T 2 -O /dev/null --header='Content-Type: application/json' --post-data="$dbg_line" @@URL@@; fi
+@@DATA@@  dbg_ms=$(date +%s%3N); case ${dbg_ms} in '' | *[!0-9]*) dbg_ms=$(date +%s)000 ;; *) ;; esac; unset http_proxy HTTP_PROXY all_proxy ALL_PROXY
+  dbg_line=$(printf '@@FORMAT@@},"timestamp":%s}' @@HEAD@@@@DATA_ARG@@ "${dbg_ms}"); if command -v curl >/dev/null; then curl -s -m 2 -H 'Content-Type: application/json' --data-binary "${dbg_line}" @@URL@@ >/dev/null; else wget -q -T 2 -O /dev/null --header='Content-Type: application/json' --post-data="${dbg_line}" @@URL@@; fi
 ) 2>/dev/null || true
 "#,
         &[
