@@ -332,7 +332,10 @@ pub struct ProbeSnippetParams {
     pub hypothesis_id: Option<String>,
     /// What the probe records, written into every line it logs.
     pub message: Option<String>,
-    /// Overrides the language the file's extension names.
+    /// Overrides the language the file's extension names. A `.js` or `.ts`
+    /// file that runs in a page (it uses `document` or `window`, or its
+    /// tsconfig has the DOM beside a bundler's config) gets `browser`, the
+    /// block that posts to the ingest URL, unless a language is given.
     pub language: Option<String>,
     /// Variables whose values go into the line's `data`; for a logpoint,
     /// the expressions it records (1 to 16, each at most 200 bytes).

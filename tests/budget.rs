@@ -154,12 +154,18 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
         real: flood("real", 10_000),
     };
     let listening = flood("listening", 10_000);
+    let page = page_note(
+        Some(&flood("why", 10_000)),
+        Some(&flood("csp", 10_000)),
+        Some(&flood("http://", 10_000)),
+    );
     let snippet = snippet_result(
         probe,
         "shell",
         "# block",
         &placement,
         Some((Target::Lan, listening.as_str())),
+        page.as_deref(),
     );
     assert_within("snippet result", &snippet, TOOL_RESULT);
     let (person, model) = lost_state("default", "/w/.debug-sidecar", &vec![flood("p", 5000); 300]);

@@ -269,3 +269,81 @@ PY
     assert_eq!(seen["aliveAfterEnd"], false, "{seen}");
     assert_eq!(seen["lanRefusedAfterEnd"], true, "{seen}");
 }
+
+/// Issue 35: page code in a `.ts` or `.js` file gets the block that posts
+/// (a Node block would find no `process` there and log nothing), told from
+/// the file's own text or from its project (a DOM tsconfig beside a
+/// bundler), and the note names the page's Content Security Policy; Node
+/// code in the same workspace keeps the Node block, and a language asked
+/// for is taken as asked.
+#[test]
+fn page_code_in_a_ts_file_gets_the_posting_block_and_its_csp_is_named() {
+    let workspace = Workspace::new("target-page-code");
+    let root = &workspace.root;
+    let files = [
+        (
+            "web/tsconfig.json",
+            "{\"compilerOptions\": {\"lib\": [\"es2022\", \"dom\"], \"types\": []}}\n",
+        ),
+        ("web/vite.config.ts", "export default {};\n"),
+        (
+            "web/index.html",
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'self'\">\n",
+        ),
+        (
+            "web/src/money.ts",
+            "export const cents = (n: number) => n * 100;\n",
+        ),
+        (
+            "web/src/title.js",
+            "export const title = () => document.title;\n",
+        ),
+        (
+            "api/server.ts",
+            "import { readFileSync } from \"node:fs\";\nexport const f = readFileSync;\n",
+        ),
+    ];
+    for (file, text) in files {
+        std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+        std::fs::write(root.join(file), text).unwrap();
+    }
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    let place = |server: &mut debug_sidecar::rpc::client::Connection,
+                 file: &str,
+                 language: Option<&str>| {
+        let mut params = json!({"file": file, "variables": ["n"]});
+        if let Some(language) = language {
+            params["language"] = json!(language);
+        }
+        server.request("debug/probeSnippet", params).unwrap()
+    };
+    let money = place(&mut server, "web/src/money.ts", None);
+    assert_eq!(money["language"], "browser", "{money}");
+    let snippet = money["snippet"].as_str().unwrap();
+    assert!(snippet.contains("fetch(\"http://127.0.0.1:"), "{snippet}");
+    assert!(snippet.contains("globalThis.console.warn("), "{snippet}");
+    let note = money["note"].as_str().unwrap();
+    assert!(note.contains("This file runs in a page (its tsconfig has the DOM library and not Node's types, and the project has vite.config.ts)"), "{note}");
+    assert!(
+        note.contains("web/index.html sets a Content Security Policy: its connect-src must allow http://127.0.0.1:"),
+        "{note}"
+    );
+    let title = place(&mut server, "web/src/title.js", None);
+    assert_eq!(title["language"], "browser");
+    assert!(title["note"]
+        .as_str()
+        .unwrap()
+        .contains("(it uses `document`)"));
+    let api = place(&mut server, "api/server.ts", None);
+    assert_eq!(api["language"], "typescript", "{api}");
+    assert!(api["note"].is_null(), "{api}");
+    let asked = place(&mut server, "web/src/money.ts", Some("typescript"));
+    assert_eq!(asked["language"], "typescript", "{asked}");
+    assert!(asked["snippet"]
+        .as_str()
+        .unwrap()
+        .contains("getBuiltinModule"));
+}

@@ -447,6 +447,7 @@ fn snippet_tool_result() {
         "python",
         block,
         &Placement::InTree,
+        None,
         None
     ));
 }
@@ -463,6 +464,7 @@ fn snippet_tool_result_for_targets_elsewhere() {
         block,
         &Placement::InTree,
         Some((Target::Docker, "172.17.0.1:41234")),
+        None,
     );
     let emulator = snippet_result(
         &probe,
@@ -470,8 +472,30 @@ fn snippet_tool_result_for_targets_elsewhere() {
         block,
         &Placement::InTree,
         Some((Target::AndroidEmulator, "127.0.0.1:41235")),
+        None,
     );
     insta::assert_snapshot!(format!("{docker}\n---\n{emulator}"));
+}
+
+#[test]
+fn snippet_tool_result_for_page_code() {
+    let state = instrumented(1);
+    let mut probe = session(&state).probes[0].clone();
+    probe.file = "web/src/money.ts".into();
+    let block = "// #region debug-probe p1 s\nfetch(url);\n// #endregion debug-probe p1\n";
+    let note = page_note(
+        Some("its tsconfig has the DOM library and not Node's types, and the project has vite.config.ts"),
+        Some("web/index.html"),
+        Some("http://127.0.0.1:7242/ingest/3f9c2a"),
+    );
+    insta::assert_snapshot!(snippet_result(
+        &probe,
+        "browser",
+        block,
+        &Placement::InTree,
+        None,
+        note.as_deref(),
+    ));
 }
 
 #[test]
@@ -486,9 +510,9 @@ fn logpoint_tool_result_per_language() {
         line_hash: "0".into(),
     });
     probe.file = "cart.py".into();
-    let python = snippet_result(&probe, "python", "", &Placement::InTree, None);
+    let python = snippet_result(&probe, "python", "", &Placement::InTree, None, None);
     probe.file = "cart.js".into();
-    let node = snippet_result(&probe, "javascript", "", &Placement::InTree, None);
+    let node = snippet_result(&probe, "javascript", "", &Placement::InTree, None, None);
     insta::assert_snapshot!(format!("{python}\n---\n{node}"));
 }
 
@@ -500,7 +524,7 @@ fn snippet_tool_result_for_files_the_walk_does_not_see() {
     let block = "# #region debug-probe p1 s\nprint(1)\n# #endregion debug-probe p1\n";
     insta::assert_snapshot!(
         "snippet_tool_result_ignored",
-        snippet_result(&probe, "python", block, &Placement::Ignored, None)
+        snippet_result(&probe, "python", block, &Placement::Ignored, None, None)
     );
     probe.file = "out/gen.py".into();
     let linked = Placement::Linked {
@@ -508,7 +532,7 @@ fn snippet_tool_result_for_files_the_walk_does_not_see() {
     };
     insta::assert_snapshot!(
         "snippet_tool_result_linked",
-        snippet_result(&probe, "python", block, &linked, None)
+        snippet_result(&probe, "python", block, &linked, None, None)
     );
 }
 

@@ -213,6 +213,9 @@ pub struct PlacedProbe {
     pub placement: Placement,
     /// For a block that posts from elsewhere: the listener it reaches.
     pub reached: Option<Reached>,
+    /// For page code: why the file got the posting block, and the Content
+    /// Security Policy that must allow the post (`text::page_note`).
+    pub page_note: Option<String>,
 }
 
 /// Where a person's mark landed.

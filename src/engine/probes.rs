@@ -97,8 +97,19 @@ impl Engine {
         let unsupported = |unsupported: snippet::UnsupportedLanguage| {
             DomainError::invalid("language", unsupported.to_string())
         };
-        let language =
+        let mut language =
             snippet::language_for(&file, request.language.as_deref()).map_err(unsupported)?;
+        // Page code in a `.js` or `.ts` file: a Node block would log nothing.
+        let mut page_code = None;
+        if request.language.is_none()
+            && matches!(language, "javascript" | "typescript")
+            && !target.posts()
+        {
+            page_code = snippet::page::runs_in_a_page(&self.config.root, &file);
+            if page_code.is_some() {
+                language = "browser";
+            }
+        }
         snippet::check_language(language, target.posts()).map_err(unsupported)?;
         let reached = match (live, target.posts()) {
             (true, true) => Some(self.target_listener(session_id, target)?),
@@ -132,12 +143,19 @@ impl Engine {
         .map_err(unsupported)?;
         let placement =
             scan::placement(&self.config.root, &probe.file, Some(&self.config.state_dir));
+        let page_note = (language == "browser" && !target.posts())
+            .then(|| {
+                let csp = snippet::page::content_security_policy(&self.config.root, &probe.file);
+                text::page_note(page_code.as_deref(), csp.as_deref(), ingest_url)
+            })
+            .flatten();
         Ok(PlacedProbe {
             probe,
             snippet: block,
             language,
             placement,
             reached,
+            page_note,
         })
     }
 

@@ -513,6 +513,7 @@ pub fn snippet_result(
     snippet: &str,
     placement: &Placement,
     reached: Option<(Target, &str)>,
+    page_note: Option<&str>,
 ) -> String {
     if probe.is_logpoint() {
         return logpoint_result(probe, language);
@@ -523,7 +524,7 @@ pub fn snippet_result(
         inline_cut(&probe.id, ID),
         inline_cut(&probe.file, LOCATION)
     );
-    if let Some(notes) = snippet_notes(&probe.file, placement, reached) {
+    if let Some(notes) = snippet_notes(&probe.file, placement, reached, page_note) {
         text.push('\n');
         text.push_str(&notes);
     }
@@ -537,11 +538,40 @@ pub fn snippet_notes(
     file: &str,
     placement: &Placement,
     reached: Option<(Target, &str)>,
+    page_note: Option<&str>,
 ) -> Option<String> {
     let notes: Vec<String> = placement_note(file, placement)
         .into_iter()
         .chain(reached.map(|(target, listening)| target_note(target, listening)))
+        .chain(page_note.map(str::to_string))
         .collect();
+    (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
+/// What to know about a block for page code: why a `.js` or `.ts` file got
+/// it (`why`, when the sidecar chose it), and the Content Security Policy
+/// of the project's page (`csp`, the HTML that sets it) that must let the
+/// page post to the ingest origin. None when there is nothing to say.
+pub fn page_note(why: Option<&str>, csp: Option<&str>, ingest_url: Option<&str>) -> Option<String> {
+    let mut notes = Vec::new();
+    if let Some(why) = why {
+        notes.push(format!(
+            "This file runs in a page ({}), so the block posts its line to the ingest URL; \
+             if it runs in Node, ask again with language \"javascript\" or \"typescript\".",
+            inline_cut(why, 160)
+        ));
+    }
+    if let Some(csp) = csp {
+        let origin = ingest_url
+            .and_then(|url| url.split('/').take(3).collect::<Vec<_>>().join("/").into())
+            .unwrap_or_else(|| "the ingest origin".to_string());
+        notes.push(format!(
+            "{} sets a Content Security Policy: its connect-src must allow {} or the browser \
+             blocks the post (the block then says so in the console).",
+            inline_cut(csp, LOCATION),
+            inline_cut(&origin, 80)
+        ));
+    }
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 

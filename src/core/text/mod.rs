@@ -20,8 +20,8 @@ pub use form::{
 };
 pub use messages::{
     abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, marked, notice,
-    nudge_reason, placement_note, snippet_notes, snippet_result, start_template, stop_reason,
-    target_note, NO_SESSION,
+    nudge_reason, page_note, placement_note, snippet_notes, snippet_result, start_template,
+    stop_reason, target_note, NO_SESSION,
 };
 pub use person::{
     agent_run_pending, bare_debug_line, receipt, wake_line, wake_started, Receipt, WakeLine,

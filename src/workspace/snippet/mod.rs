@@ -47,6 +47,7 @@
 
 mod by_hand;
 mod json_libs;
+pub mod page;
 mod posting;
 mod text;
 

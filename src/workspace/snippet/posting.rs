@@ -35,7 +35,8 @@ pub(super) fn cannot_post(language: &str) -> UnsupportedLanguage {
 pub(super) fn block(language: &str, input: &SnippetInput) -> Result<String, UnsupportedLanguage> {
     let url = input.ingest_url.ok_or_else(no_ingest_url)?;
     Ok(match language {
-        "javascript" | "typescript" | "browser" => fetch(input, url),
+        "javascript" | "typescript" => fetch(input, url, false),
+        "browser" => fetch(input, url, true),
         "python" => python(input, url),
         "go" => go(input, url),
         "rust" => rust(input, url),
@@ -49,20 +50,39 @@ pub(super) fn block(language: &str, input: &SnippetInput) -> Result<String, Unsu
     })
 }
 
-/// JavaScript or TypeScript, in a page or in Node 18+ (which has `fetch`):
-/// a rejected or failed request is ignored.
-fn fetch(input: &SnippetInput, url: &str) -> String {
+/// JavaScript or TypeScript, in a page or in Node 18+ (which has `fetch`).
+/// In a page a failed post says so in the console (a Content Security
+/// Policy's `connect-src` that leaves out the ingest origin is the usual
+/// cause), so its evidence is not lost silently; elsewhere it is ignored,
+/// as a file block's failed write is. Kept as it is by prettier.
+fn fetch(input: &SnippetInput, url: &str, page: bool) -> String {
     let (header, data) = js_fields(input);
+    let failed = if page {
+        format!(
+            "(dbgE) => {{ globalThis.console.warn({}, dbgE); }}",
+            lit(
+                Lit::Js,
+                &format!(
+                    "debug-sidecar: probe {} could not post its line (is the ingest origin in the page's Content Security Policy connect-src?)",
+                    input.probe.id
+                )
+            )
+        )
+    } else {
+        "() => { /* a probe never stops the program */ }".to_string()
+    };
     fill(
-        r#"try {
+        r#"// prettier-ignore
+try {
   fetch(@@URL@@, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({
     @@HEADER@@,
     data: @@DATA@@,
     timestamp: Date.now(),
-  }) }).catch(() => {});
-} catch {}
+  }) }).catch(@@FAILED@@);
+} catch { /* a probe never stops the program */ }
 "#,
         &[
+            ("FAILED", &failed),
             ("URL", &lit(Lit::Js, url)),
             ("HEADER", &header),
             ("DATA", &data),

@@ -1,0 +1,219 @@
+//! Whether a JavaScript or TypeScript file runs in a page rather than in
+//! Node, so it gets the block that posts to the ingest URL: a Node block in
+//! page code finds no `process` and logs nothing. Told from the file's own
+//! text first (what it uses: `document`, `window`, a UI framework; or
+//! Node's modules and globals), then from its project (a `tsconfig.json`
+//! whose `lib` has the DOM and whose `types` leave Node out, beside a
+//! bundler's config). And whether that project sets a Content Security
+//! Policy, which must let the page post to the ingest origin.
+
+use std::path::{Path, PathBuf};
+
+/// Files read for the signs: their first 256 KiB.
+const MOST: u64 = 256 << 10;
+
+/// What the file's text says about where it runs.
+fn signs(text: &str) -> (Option<&'static str>, Option<&'static str>) {
+    const PAGE: [(&str, &str); 9] = [
+        ("document.", "it uses `document`"),
+        ("window.", "it uses `window`"),
+        ("navigator.", "it uses `navigator`"),
+        ("localStorage", "it uses `localStorage`"),
+        ("from \"react\"", "it imports React"),
+        ("from 'react'", "it imports React"),
+        ("from \"vue\"", "it imports Vue"),
+        ("from 'vue'", "it imports Vue"),
+        ("customElements.", "it defines custom elements"),
+    ];
+    const NODE: [(&str, &str); 9] = [
+        ("require(", "it calls `require`"),
+        ("from \"node:", "it imports Node's modules"),
+        ("from 'node:", "it imports Node's modules"),
+        ("process.", "it uses `process`"),
+        ("__dirname", "it uses `__dirname`"),
+        ("module.exports", "it sets `module.exports`"),
+        ("from \"fs\"", "it imports `fs`"),
+        ("from 'fs'", "it imports `fs`"),
+        ("Deno.", "it uses `Deno`"),
+    ];
+    let find = |list: &[(&str, &'static str)]| {
+        list.iter()
+            .find(|(sign, _)| text.contains(sign))
+            .map(|(_, why)| *why)
+    };
+    (find(&PAGE), find(&NODE))
+}
+
+fn read_head(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    let file = std::fs::File::open(path).ok()?;
+    file.take(MOST).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// The folders from `file`'s own up to `root`, nearest first.
+fn folders_up(root: &Path, file: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dir = root.join(file);
+    while dir.pop() && dir.starts_with(root) {
+        out.push(dir.clone());
+    }
+    out
+}
+
+/// The nearest `tsconfig.json` or `jsconfig.json` says the code has the
+/// DOM and not Node's types.
+fn config_says_page(folders: &[PathBuf]) -> bool {
+    for dir in folders {
+        for name in ["tsconfig.json", "jsconfig.json"] {
+            let Some(text) = read_head(&dir.join(name)) else {
+                continue;
+            };
+            // tsconfig allows comments and trailing commas: read loosely.
+            let lower = text.to_ascii_lowercase();
+            let has = |key: &str, value: &str| {
+                lower.find(&format!("\"{key}\"")).is_some_and(|at| {
+                    let rest = &lower[at..];
+                    let end = rest.find(']').unwrap_or(rest.len());
+                    rest[..end].contains(&format!("\"{value}\""))
+                })
+            };
+            return has("lib", "dom") && !has("types", "node");
+        }
+    }
+    false
+}
+
+const BUNDLERS: [&str; 12] = [
+    "vite.config.ts",
+    "vite.config.js",
+    "vite.config.mjs",
+    "webpack.config.js",
+    "webpack.config.ts",
+    "rollup.config.js",
+    "rollup.config.mjs",
+    "esbuild.config.mjs",
+    ".parcelrc",
+    "svelte.config.js",
+    "angular.json",
+    "index.html",
+];
+
+/// Why `file` looks like page code, or None when it looks like Node's (or
+/// nothing says).
+pub fn runs_in_a_page(root: &Path, file: &str) -> Option<String> {
+    let text = read_head(&root.join(file)).unwrap_or_default();
+    // Both (a page reading `process.env` a bundler fills in) or neither:
+    // the project says.
+    match signs(&text) {
+        (Some(page), None) => return Some(page.to_string()),
+        (None, Some(_)) => return None,
+        _ => {}
+    }
+    let folders = folders_up(root, file);
+    if !config_says_page(&folders) {
+        return None;
+    }
+    let bundler = folders.iter().find_map(|dir| {
+        BUNDLERS
+            .iter()
+            .find(|name| dir.join(name).is_file())
+            .map(|name| *name)
+    })?;
+    Some(format!(
+        "its tsconfig has the DOM library and not Node's types, and the project has {bundler}"
+    ))
+}
+
+/// The project's HTML that sets a Content Security Policy (a `<meta
+/// http-equiv>`), nearest first: the page's `connect-src` must allow the
+/// ingest origin, or the browser blocks the post.
+pub fn content_security_policy(root: &Path, file: &str) -> Option<String> {
+    for dir in folders_up(root, file) {
+        for name in ["index.html", "public/index.html", "src/index.html"] {
+            let path = dir.join(name);
+            let Some(text) = read_head(&path) else {
+                continue;
+            };
+            if text
+                .to_ascii_lowercase()
+                .contains("content-security-policy")
+            {
+                let shown = path.strip_prefix(root).unwrap_or(&path);
+                return Some(shown.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!(
+            "ds-page-{}-{}",
+            std::process::id(),
+            files.len() + files.first().map_or(0, |f| f.1.len())
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        for (name, text) in files {
+            let path = root.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn the_files_own_signs_decide_first() {
+        let root = project(&[
+            (
+                "src/cart.ts",
+                "export const total = () => document.title.length;\n",
+            ),
+            (
+                "src/server.ts",
+                "import { readFileSync } from \"node:fs\";\nwindow.x = 1;\n",
+            ),
+            ("src/plain.ts", "export const one = 1;\n"),
+        ]);
+        assert_eq!(
+            runs_in_a_page(&root, "src/cart.ts").as_deref(),
+            Some("it uses `document`")
+        );
+        assert_eq!(runs_in_a_page(&root, "src/server.ts"), None);
+        assert_eq!(runs_in_a_page(&root, "src/plain.ts"), None);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_dom_tsconfig_beside_a_bundler_makes_a_silent_file_page_code() {
+        let root = project(&[
+            (
+                "web/tsconfig.json",
+                "{\n  // the page\n  \"compilerOptions\": {\"lib\": [\"ES2022\", \"DOM\"], \"types\": [],},\n}\n",
+            ),
+            ("web/vite.config.ts", "export default {};\n"),
+            ("web/src/money.ts", "export const cents = (n: number) => n * 100;\n"),
+            (
+                "web/index.html",
+                "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'self'\">",
+            ),
+            ("api/tsconfig.json", "{\"compilerOptions\": {\"lib\": [\"dom\"], \"types\": [\"node\"]}}"),
+            ("api/vite.config.ts", "export default {};\n"),
+            ("api/money.ts", "export const cents = 1;\n"),
+        ]);
+        let why = runs_in_a_page(&root, "web/src/money.ts").unwrap();
+        assert!(why.contains("vite.config.ts"), "{why}");
+        assert_eq!(runs_in_a_page(&root, "api/money.ts"), None);
+        assert_eq!(
+            content_security_policy(&root, "web/src/money.ts").as_deref(),
+            Some("web/index.html")
+        );
+        assert_eq!(content_security_policy(&root, "api/money.ts"), None);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
