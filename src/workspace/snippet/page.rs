@@ -119,7 +119,7 @@ pub fn runs_in_a_page(root: &Path, file: &str) -> Option<String> {
         BUNDLERS
             .iter()
             .find(|name| dir.join(name).is_file())
-            .map(|name| *name)
+            .copied()
     })?;
     Some(format!(
         "its tsconfig has the DOM library and not Node's types, and the project has {bundler}"
