@@ -244,6 +244,28 @@ fn imports_a_removed_go_block_left_behind_fail() {
     // Narrowed to another folder, main.go is not read.
     std::fs::create_dir_all(root.join("docs")).unwrap();
     assert_eq!(check(root, &["docs"]).0, Some(0));
+    // Once the session ended with its cleanup verified, its record still
+    // names main.go: the imports are still reported.
+    let probed = left.replace(
+        "func main() {\n",
+        &format!("func main() {{\n\tn := 1\n{needs}"),
+    );
+    std::fs::write(root.join("main.go"), probed).unwrap();
+    let request = |server: &mut debug_sidecar::rpc::client::Connection, method: &str, params| {
+        server.request(method, params).unwrap()
+    };
+    request(
+        &mut server,
+        "debug/handOff",
+        serde_json::json!({"mode": "reproduce", "steps": ["Run it."]}),
+    );
+    request(&mut server, "debug/proceed", serde_json::json!({}));
+    request(&mut server, "debug/done", serde_json::json!({}));
+    std::fs::write(root.join("main.go"), left).unwrap();
+    let stopped = request(&mut server, "debug/stop", serde_json::json!({}));
+    assert_eq!(stopped["decision"], "allow", "{stopped}");
+    let (code, out) = check(root, &[]);
+    assert_eq!((code, out.lines().count()), (Some(1), 3), "{out}");
     let tidy =
         "package main\n\nimport (\n\t\"fmt\"\n)\n\nfunc main() {\n\tfmt.Println(\"os.Exit\")\n}\n";
     std::fs::write(root.join("main.go"), tidy).unwrap();

@@ -40,6 +40,18 @@ fn probe(extension: &str) -> Probe {
 
 /// The block for `language`, logging `count` and `name` into `log`.
 fn block(language: &str, extension: &str, log: &Path, indent: &str) -> String {
+    block_as(language, extension, log, indent, None)
+}
+
+/// `block`, or with `post_to` the block that posts to that URL (a program
+/// in a container's).
+fn block_as(
+    language: &str,
+    extension: &str,
+    log: &Path,
+    indent: &str,
+    post_to: Option<&str>,
+) -> String {
     let probe = probe(extension);
     let text = snippet(
         language,
@@ -50,8 +62,8 @@ fn block(language: &str, extension: &str, log: &Path, indent: &str) -> String {
             log_file: log.to_str().unwrap(),
             message: "count and name before the total",
             variables: &["count", "name"],
-            ingest_url: None,
-            post: false,
+            ingest_url: post_to,
+            post: post_to.is_some(),
         },
     )
     .unwrap();
@@ -271,14 +283,24 @@ fn typescript_blocks_pass_tsc_strict_typescript_eslint_and_prettier() {
     let Some(modules) = node_modules() else {
         return;
     };
-    for (kind, types) in [("node-types", "[\"node\"]"), ("no-types", "[]")] {
+    for (kind, types) in [
+        ("node-types", "[\"node\"]"),
+        ("no-types", "[]"),
+        ("page", "[]"),
+    ] {
         let project = Project::new(&format!("ts-{kind}"));
         std::os::unix::fs::symlink(&modules, project.dir.join("node_modules")).unwrap();
         project.write(
             "package.json",
             "{\"name\": \"app\", \"private\": true, \"type\": \"module\"}\n",
         );
-        project.write("tsconfig.json", &TSCONFIG.replace("TYPES", types));
+        let tsconfig = TSCONFIG.replace("TYPES", types);
+        let tsconfig = if kind == "page" {
+            tsconfig.replace("[\"es2022\"]", "[\"es2022\", \"dom\"]")
+        } else {
+            tsconfig
+        };
+        project.write("tsconfig.json", &tsconfig);
         project.write("eslint.config.mjs", ESLINT_TS);
         let tsc = modules.join("typescript/bin/tsc");
         let eslint = modules.join("eslint/bin/eslint.js");
@@ -302,6 +324,19 @@ fn typescript_blocks_pass_tsc_strict_typescript_eslint_and_prettier() {
         };
         project.write("app.ts", &js_program("", true));
         check("before the block");
+        if kind == "page" {
+            // Page code: the block that posts, with its failure said.
+            let posting = block_as(
+                "browser",
+                "ts",
+                &project.log(),
+                "  ",
+                Some("http://127.0.0.1:9/ingest/t0k"),
+            );
+            project.write("app.ts", &js_program(&posting, true));
+            check("with the page's block");
+            continue;
+        }
         project.write(
             "app.ts",
             &js_program(&block("typescript", "ts", &project.log(), "  "), true),
@@ -336,12 +371,19 @@ fn python_tools() -> Option<PathBuf> {
 ///   E501 (79 columns) is left out for the same reason.
 const RUFF_ALL_LESS: &str = "D100,D103,CPY001,INP001,E501";
 
-fn python_program(blocks: &str) -> String {
-    let body = format!(
-        "    count = len(prices)\n    name = \"cart\"\n{blocks}    return count + len(name)\n"
-    );
+/// The block in a function and in an `async def`, and the block that posts
+/// (a program in a container's) in a third function.
+fn python_program(blocks: &str, posting: &str) -> String {
+    let body = |blocks: &str| {
+        format!(
+            "    count = len(prices)\n    name = \"cart\"\n{blocks}    return count + len(name)\n"
+        )
+    };
     format!(
-        "def total(prices: list[int]) -> int:\n{body}\n\nasync def total_later(prices: list[int]) -> int:\n{body}"
+        "def total(prices: list[int]) -> int:\n{}\n\nasync def total_later(prices: list[int]) -> int:\n{}\n\ndef total_posted(prices: list[int]) -> int:\n{}",
+        body(blocks),
+        body(blocks),
+        body(posting)
     )
 }
 
@@ -408,11 +450,19 @@ fn python_blocks_pass_ruff_flake8_pylint_mypy_pyright_and_ruff_format() {
             &["format", "--no-cache", "--check", "app.py"],
         );
     };
-    project.write("app.py", &python_program(""));
+    project.write("app.py", &python_program("", ""));
     check("before the block");
+    // Posted to a port nothing listens on: lost, quietly.
+    let posting = block_as(
+        "python",
+        "py",
+        &project.log(),
+        "    ",
+        Some("http://127.0.0.1:9/ingest/t0k"),
+    );
     project.write(
         "app.py",
-        &python_program(&block("python", "py", &project.log(), "    ")),
+        &python_program(&block("python", "py", &project.log(), "    "), &posting),
     );
     check("with the block");
     project.pass(
@@ -420,7 +470,7 @@ fn python_blocks_pass_ruff_flake8_pylint_mypy_pyright_and_ruff_format() {
         &bin.join("python"),
         &[
             "-c",
-            "import asyncio, app; app.total([1, 2, 3]); asyncio.run(app.total_later([1, 2, 3]))",
+            "import asyncio, app; app.total([1, 2, 3]); asyncio.run(app.total_later([1, 2, 3])); app.total_posted([1])",
         ],
     );
     let text = std::fs::read_to_string(project.log()).unwrap();
@@ -448,8 +498,9 @@ fn debian_tool(name: &str) -> Option<PathBuf> {
     Some(PathBuf::from(name))
 }
 
-/// Shell: shellcheck's default and `-o all` (every optional check), under
-/// sh, bash and zsh's own dialect checks; the block writes its line.
+/// Shell: shellcheck's default and `-o all` (every optional check), as sh,
+/// bash and ksh (shellcheck has no zsh), in a script under `set -eu`; the
+/// block writes its line.
 #[test]
 fn shell_blocks_pass_shellcheck_with_every_optional_check() {
     let Some(shellcheck) = debian_tool("shellcheck") else {
@@ -457,7 +508,7 @@ fn shell_blocks_pass_shellcheck_with_every_optional_check() {
     };
     let project = Project::new("shell");
     let program = |blocks: &str| {
-        format!("#!/bin/sh\ncount=3\nname=cart\n{blocks}echo \"${{count}} ${{name}}\"\n")
+        format!("#!/bin/sh\nset -eu\ncount=3\nname=cart\n{blocks}echo \"${{count}} ${{name}}\"\n")
     };
     let check = |what: &str| {
         for shell in ["sh", "bash", "ksh"] {

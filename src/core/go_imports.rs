@@ -154,10 +154,12 @@ pub fn unused_probe_imports(source: &str) -> Vec<UnusedImport> {
     imports
         .into_iter()
         .filter(|(_, _, name)| {
+            // `name.` that is not itself a field (`s.time.Before`).
             !tokens.windows(2).enumerate().any(|(k, pair)| {
                 !in_decls[k]
                     && pair[0].1 == Token::Ident(name.as_str())
                     && pair[1].1 == Token::Punct('.')
+                    && (k == 0 || tokens[k - 1].1 != Token::Punct('.'))
             })
         })
         .map(|(line, path, _)| UnusedImport { line, path })
@@ -196,7 +198,7 @@ func main() {
     fn used_renamed_blank_and_single_imports_are_not_reported() {
         let source = "package p\n\nimport \"os\"\nimport j \"encoding/json\"\nimport _ \"fmt\"\nimport . \"time\"\n\nfunc f() { _, _ = j.Marshal(os.Args) ; _ = Now() }\n";
         assert_eq!(unused_probe_imports(source), []);
-        let source = "package p\n\nimport \"os\"\n\nfunc f() {}\n";
+        let source = "package p\n\nimport \"os\"\n\nfunc f(s S) { _ = s.os.Args }\n";
         assert_eq!(
             unused_probe_imports(source),
             [UnusedImport {

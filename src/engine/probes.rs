@@ -100,15 +100,15 @@ impl Engine {
         let mut language =
             snippet::language_for(&file, request.language.as_deref()).map_err(unsupported)?;
         // Page code in a `.js` or `.ts` file: a Node block would log nothing.
+        // Only a guess: without an ingest URL to post to it is dropped and
+        // the Node block is what it was.
         let mut page_code = None;
-        if request.language.is_none()
-            && matches!(language, "javascript" | "typescript")
-            && !target.posts()
-        {
+        let asked = request
+            .language
+            .as_deref()
+            .is_some_and(|l| !l.trim().is_empty());
+        if !asked && matches!(language, "javascript" | "typescript") && !target.posts() {
             page_code = snippet::page::runs_in_a_page(&self.config.root, &file);
-            if page_code.is_some() {
-                language = "browser";
-            }
         }
         snippet::check_language(language, target.posts()).map_err(unsupported)?;
         let reached = match (live, target.posts()) {
@@ -117,6 +117,11 @@ impl Engine {
         };
         let post_url = reached.as_ref().map(|r| r.url.clone());
         let ingest_url = post_url.as_deref().or(env.ingest_url.as_deref());
+        if page_code.is_some() && ingest_url.is_some() {
+            language = "browser";
+        } else {
+            page_code = None;
+        }
         snippet::check_writable(language, ingest_url, target.posts()).map_err(unsupported)?;
         let command = Command::RegisterProbe(ProbeRequest {
             file,
@@ -238,6 +243,12 @@ impl Engine {
         for (id, stored) in self.store.sessions().unwrap_or_default() {
             if let Some(session) = stored.state.session() {
                 target.tracked.extend(session.files_to_rescan());
+            } else if let Ok(ended) =
+                crate::workspace::ended::latest(&self.config.state_dir, Some(&id))
+            {
+                // A session that ended: the files its probes were in (what
+                // their removal may have left, such as Go's imports).
+                target.tracked.extend(ended.session.files_to_rescan());
             }
             if let Some(token) = ingest::existing_token(&self.config.state_dir, &id) {
                 target.clues = target.clues.with_token(&token, &id);

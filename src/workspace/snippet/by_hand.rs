@@ -425,11 +425,14 @@ pub(super) const SHELL_JSON_FN: &str = r#"  dbg_json() {
 /// script; its errors go to /dev/null. Variable names are read as `${name-}`;
 /// other entries (`$1`, `$(cmd)`) are pasted inside double quotes. Every
 /// expansion is in braces and every `case` has a default, so shellcheck
-/// `-o all` finds nothing in it.
+/// `-o all` finds nothing in it; its directive keeps off the two checks of
+/// a function called in `$(...)` under `set -e` (SC2310, SC2311), which the
+/// subshell and `|| true` already answer.
 pub(super) fn shell(input: &SnippetInput) -> String {
     let (data, format, data_arg) = shell_data(input);
     fill(
-        r#"(
+        r#"# shellcheck disable=SC2310,SC2311
+(
 @@DATA@@  dbg_ms=$(date +%s%3N); case ${dbg_ms} in '' | *[!0-9]*) dbg_ms=$(date +%s)000 ;; *) ;; esac
   printf '@@FORMAT@@},"timestamp":%s}\n' @@HEAD@@@@DATA_ARG@@ "${dbg_ms}" >> @@LOG@@
 ) 2>/dev/null || true

@@ -23,32 +23,55 @@ pub(super) const PYTHON_JSON_FIX: &str = r#"__import__("re").sub(r'("(?:[^"\\]|\
 /// types are unknown (the module comes from `__import__`). ruff format and
 /// black keep it as it is.
 pub(super) fn python(input: &SnippetInput) -> String {
-    let key = |n: &str| lit(Lit::Python, n);
+    let template = [
+        PYTHON_GUARDS.0,
+        r#"with __import__("contextlib").suppress(Exception), __import__("io").open(@@LOG@@, "a", encoding="utf-8") as _dbg_log:
+"#,
+        PYTHON_RECORD,
+        r#"    _dbg_log.write(@@FIX@@__import__("json").dumps(_dbg_line, default=repr)) + "\n")  # pyright: ignore[reportUnknownLambdaType]
+"#,
+        PYTHON_GUARDS.1,
+    ]
+    .concat();
     fill(
-        r#"# fmt: off
-# pylint: disable=broad-exception-caught,line-too-long,invalid-name
-with __import__("contextlib").suppress(Exception), __import__("io").open(@@LOG@@, "a", encoding="utf-8") as _dbg_log:
-    _dbg_line = {@@HEADER@@, "timestamp": __import__("time").time_ns() // 1000000}
+        &template,
+        &[
+            ("LOG", &lit(Lit::Python, input.log_file)),
+            ("FIX", PYTHON_JSON_FIX),
+            ("HEADER", &python_header(input)),
+            ("DATA", &python_data(input)),
+        ],
+    )
+}
+
+/// What keeps Python's formatters (ruff format, black) and pylint off a
+/// block: the lines before it and after it.
+pub(super) const PYTHON_GUARDS: (&str, &str) = (
+    "# fmt: off\n# pylint: disable=broad-exception-caught,line-too-long,invalid-name\n",
+    "# pylint: enable=broad-exception-caught,line-too-long,invalid-name\n# fmt: on\n",
+);
+
+/// The record both Python blocks build, inside their `with suppress`: its
+/// `data`, or the `probeError` of the value that raised (re-raised into a
+/// `suppress` of its own, so no linter reads the handler as a blind catch).
+pub(super) const PYTHON_RECORD: &str = r#"    _dbg_line = {@@HEADER@@, "timestamp": __import__("time").time_ns() // 1000000}
     with __import__("contextlib").suppress(Exception):
         try:
             _dbg_line["data"] = {@@DATA@@}
         except Exception as _dbg_e:
             _dbg_line["probeError"] = f"{type(_dbg_e).__name__}: {_dbg_e}"[:300]
             raise
-    _dbg_log.write(@@FIX@@__import__("json").dumps(_dbg_line, default=repr)) + "\n")  # pyright: ignore[reportUnknownLambdaType]
-# pylint: enable=broad-exception-caught,line-too-long,invalid-name
-# fmt: on
-"#,
-        &[
-            ("LOG", &lit(Lit::Python, input.log_file)),
-            ("FIX", PYTHON_JSON_FIX),
-            (
-                "HEADER",
-                &header_entries(input, key, ": ", |v| lit(Lit::Python, v), "None"),
-            ),
-            ("DATA", &data_entries(input, key, ": ", str::to_string)),
-        ],
-    )
+"#;
+
+/// The record's header entries, as Python literals.
+pub(super) fn python_header(input: &SnippetInput) -> String {
+    let key = |n: &str| lit(Lit::Python, n);
+    header_entries(input, key, ": ", |v| lit(Lit::Python, v), "None")
+}
+
+/// The record's `data` entries: each name's value under its literal.
+pub(super) fn python_data(input: &SnippetInput) -> String {
+    data_entries(input, |n| lit(Lit::Python, n), ": ", str::to_string)
 }
 
 /// Ruby: `json` required in place; `rescue` covers a missing gem too.

@@ -281,6 +281,7 @@ pub fn is_guard_line(line: &str) -> bool {
         "# rubocop:enable all",
         "// phpcs:disable",
         "// phpcs:enable",
+        "# shellcheck disable=",
         "#[allow(",
         "#if defined(__GNUC__)",
         "#pragma GCC diagnostic",

@@ -25,8 +25,14 @@ fn signs(text: &str) -> (Option<&'static str>, Option<&'static str>) {
         ("from 'vue'", "it imports Vue"),
         ("customElements.", "it defines custom elements"),
     ];
-    const NODE: [(&str, &str); 9] = [
+    const NODE: [(&str, &str); 15] = [
         ("require(", "it calls `require`"),
+        ("from \"puppeteer", "it drives a browser from Node"),
+        ("from \"playwright", "it drives a browser from Node"),
+        ("from \"jsdom", "it runs a page in Node"),
+        ("from \"path\"", "it imports `path`"),
+        ("from \"http\"", "it imports `http`"),
+        ("from \"fs/promises\"", "it imports `fs/promises`"),
         ("from \"node:", "it imports Node's modules"),
         ("from 'node:", "it imports Node's modules"),
         ("process.", "it uses `process`"),
@@ -36,9 +42,17 @@ fn signs(text: &str) -> (Option<&'static str>, Option<&'static str>) {
         ("from 'fs'", "it imports `fs`"),
         ("Deno.", "it uses `Deno`"),
     ];
+    // A sign that starts a word (`document.`, not `mydocument.` or
+    // `page.document.`).
+    let starts_word = |at: usize| {
+        text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '$' || c == '.'))
+    };
     let find = |list: &[(&str, &'static str)]| {
         list.iter()
-            .find(|(sign, _)| text.contains(sign))
+            .find(|(sign, _)| text.match_indices(sign).any(|(at, _)| starts_word(at)))
             .map(|(_, why)| *why)
     };
     (find(&PAGE), find(&NODE))
@@ -46,10 +60,57 @@ fn signs(text: &str) -> (Option<&'static str>, Option<&'static str>) {
 
 fn read_head(path: &Path) -> Option<String> {
     use std::io::Read;
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     let file = std::fs::File::open(path).ok()?;
-    file.take(MOST).read_to_string(&mut text).ok()?;
-    Some(text)
+    file.take(MOST).read_to_end(&mut bytes).ok()?;
+    // Cut inside a character, or not UTF-8 at all: read what is there.
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The file's code without its comments and the text of its strings, so a
+/// word in either is no sign (a lexer's rough cut: a `/` starting a regular
+/// expression is read as code).
+fn code_of(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                i += 1;
+            }
+            i += 2;
+        } else if c == b'"' || c == b'\'' || c == b'`' {
+            // The quotes stay, so an import's `from "react"` still reads.
+            let start = i;
+            i += 1;
+            while i < bytes.len() && bytes[i] != c && (c == b'`' || bytes[i] != b'\n') {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            let end = (i + 1).min(bytes.len());
+            let literal = &text[start..end.max(start)];
+            // Module names are kept (what an import names); other text is not.
+            if literal.len() <= 40 && !literal.contains(' ') {
+                out.push_str(literal);
+            } else {
+                out.push_str("\"\"");
+            }
+            i = end;
+            continue;
+        } else {
+            out.push(c as char);
+            i += 1;
+            continue;
+        }
+        out.push(' ');
+    }
+    out
 }
 
 /// The folders from `file`'s own up to `root`, nearest first.
@@ -79,7 +140,8 @@ fn config_says_page(folders: &[PathBuf]) -> bool {
                     rest[..end].contains(&format!("\"{value}\""))
                 })
             };
-            return has("lib", "dom") && !has("types", "node");
+            // No `types` at all loads every `@types` package, Node's too.
+            return has("lib", "dom") && lower.contains("\"types\"") && !has("types", "node");
         }
     }
     false
@@ -103,7 +165,15 @@ const BUNDLERS: [&str; 12] = [
 /// Why `file` looks like page code, or None when it looks like Node's (or
 /// nothing says).
 pub fn runs_in_a_page(root: &Path, file: &str) -> Option<String> {
-    let text = read_head(&root.join(file)).unwrap_or_default();
+    // A tool's config or a test runs in Node whatever its folder holds.
+    let name = file.rsplit('/').next().unwrap_or(file);
+    if [".config.", ".test.", ".spec.", "jest.", "vitest."]
+        .iter()
+        .any(|part| name.contains(part))
+    {
+        return None;
+    }
+    let text = code_of(&read_head(&root.join(file)).unwrap_or_default());
     // Both (a page reading `process.env` a bundler fills in) or neither:
     // the project says.
     match signs(&text) {

@@ -12,7 +12,10 @@ use super::by_hand::{
     concatenation, csharp_line, java_line, rust_data, shell_data, CSHARP_JSON_FN, JAVA_JSON_FN,
     KOTLIN_JSON_FN,
 };
-use super::json_libs::{go_values, js_fields, php_data, PYTHON_JSON_FIX};
+use super::json_libs::{
+    go_values, js_fields, php_data, python_data, python_header, PYTHON_GUARDS, PYTHON_JSON_FIX,
+    PYTHON_RECORD,
+};
 use super::text::*;
 use super::{no_ingest_url, SnippetInput, UnsupportedLanguage};
 
@@ -57,9 +60,14 @@ pub(super) fn block(language: &str, input: &SnippetInput) -> Result<String, Unsu
 /// as a file block's failed write is. Kept as it is by prettier.
 fn fetch(input: &SnippetInput, url: &str, page: bool) -> String {
     let (header, data) = js_fields(input);
+    // typescript-eslint's strict set wants the rejection typed `unknown`.
+    let typed = [".ts", ".tsx", ".mts", ".cts"]
+        .iter()
+        .any(|extension| input.probe.file.ends_with(extension));
     let failed = if page {
         format!(
-            "(dbgE) => {{ globalThis.console.warn({}, dbgE); }}",
+            "(dbgE{}) => {{ globalThis.console.warn({}, dbgE); }}",
+            if typed { ": unknown" } else { "" },
             lit(
                 Lit::Js,
                 &format!(
@@ -93,27 +101,23 @@ try {
 /// Python 3.7+: `urllib` through an opener with no proxy; the line as the
 /// file block writes it.
 fn python(input: &SnippetInput, url: &str) -> String {
-    let key = |n: &str| lit(Lit::Python, n);
-    fill(
-        r#"try:
-    _dbg_line = {@@HEADER@@, "timestamp": __import__("time").time_ns() // 1000000}
-    try:
-        _dbg_line["data"] = {@@DATA@@}
-    except Exception as _dbg_e:
-        _dbg_line["probeError"] = ("%s: %s" % (type(_dbg_e).__name__, _dbg_e))[:300]
-    _dbg_u = __import__("urllib.request").request
-    _dbg_u.build_opener(_dbg_u.ProxyHandler({})).open(_dbg_u.Request(@@URL@@, headers={"Content-Type": "application/json"}, data=@@FIX@@__import__("json").dumps(_dbg_line, default=repr)).encode()), timeout=2).close()
-except Exception:
-    pass
+    let template = [
+        PYTHON_GUARDS.0,
+        "with __import__(\"contextlib\").suppress(Exception):\n",
+        PYTHON_RECORD,
+        r#"    _dbg_u = __import__("urllib.request").request
+    _dbg_u.build_opener(_dbg_u.ProxyHandler({})).open(_dbg_u.Request(@@URL@@, headers={"Content-Type": "application/json"}, data=@@FIX@@__import__("json").dumps(_dbg_line, default=repr)).encode()), timeout=2).close()  # pyright: ignore[reportUnknownLambdaType]
 "#,
+        PYTHON_GUARDS.1,
+    ]
+    .concat();
+    fill(
+        &template,
         &[
             ("URL", &lit(Lit::Python, url)),
             ("FIX", PYTHON_JSON_FIX),
-            (
-                "HEADER",
-                &header_entries(input, key, ": ", |v| lit(Lit::Python, v), "None"),
-            ),
-            ("DATA", &data_entries(input, key, ": ", str::to_string)),
+            ("HEADER", &python_header(input)),
+            ("DATA", &python_data(input)),
         ],
     )
 }
@@ -265,7 +269,8 @@ fn csharp(input: &SnippetInput, url: &str) -> String {
 fn ruby(input: &SnippetInput, url: &str) -> String {
     let key = |n: &str| lit(Lit::Ruby, n);
     fill(
-        r#"begin
+        r#"# rubocop:disable all
+begin
   %w[json net/http].each { |dbg_lib| require dbg_lib }
   dbg_uri = URI(@@URL@@)
   Net::HTTP.start(dbg_uri.host, dbg_uri.port, nil, open_timeout: 2, read_timeout: 2) { |dbg_http| dbg_http.post(dbg_uri.path, JSON.generate({
@@ -275,6 +280,7 @@ fn ruby(input: &SnippetInput, url: &str) -> String {
   }), "Content-Type" => "application/json") }
 rescue StandardError, ScriptError
 end
+# rubocop:enable all
 "#,
         &[
             ("URL", &lit(Lit::Ruby, url)),
@@ -293,7 +299,8 @@ fn php(input: &SnippetInput, url: &str) -> String {
     let key = |n: &str| lit(Lit::Php, n);
     let data = php_data(input);
     fill(
-        r#"try {
+        r#"// phpcs:disable
+try {
     @file_get_contents(@@URL@@, false, stream_context_create(["http" => ["method" => "POST", "header" => "Content-Type: application/json", "timeout" => 2, "ignore_errors" => true, "content" => json_encode([
         @@HEADER@@,
         "data" => (object) [@@DATA@@],
@@ -301,6 +308,7 @@ fn php(input: &SnippetInput, url: &str) -> String {
     ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_PARTIAL_OUTPUT_ON_ERROR)]]));
 } catch (\Throwable $dbgError) {
 }
+// phpcs:enable
 "#,
         &[
             ("URL", &lit(Lit::Php, url)),
@@ -318,7 +326,8 @@ fn php(input: &SnippetInput, url: &str) -> String {
 fn shell(input: &SnippetInput, url: &str) -> String {
     let (data, format, data_arg) = shell_data(input);
     fill(
-        r#"(
+        r#"# shellcheck disable=SC2310,SC2311
+(
 @@DATA@@  dbg_ms=$(date +%s%3N); case ${dbg_ms} in '' | *[!0-9]*) dbg_ms=$(date +%s)000 ;; *) ;; esac; unset http_proxy HTTP_PROXY all_proxy ALL_PROXY
   dbg_line=$(printf '@@FORMAT@@},"timestamp":%s}' @@HEAD@@@@DATA_ARG@@ "${dbg_ms}"); if command -v curl >/dev/null; then curl -s -m 2 -H 'Content-Type: application/json' --data-binary "${dbg_line}" @@URL@@ >/dev/null; else wget -q -T 2 -O /dev/null --header='Content-Type: application/json' --post-data="${dbg_line}" @@URL@@; fi
 ) 2>/dev/null || true
