@@ -562,10 +562,14 @@
     return text;
   };
   // Whether Node loads `path` as CommonJS (through Module.prototype._compile):
-  // `.cjs`, or `.js` in a package that is not `"type": "module"`.
+  // `.cjs`, or `.js` in a package that is not `"type": "module"` (and no
+  // flag makes ES modules the default).
+  const esmByDefault = [...process.execArgv, process.env.NODE_OPTIONS || ''].some((option) =>
+    option.includes('--experimental-default-type=module'),
+  );
   const commonJs = (path) => {
     if (path.endsWith('.cjs')) return true;
-    if (!path.endsWith('.js')) return false;
+    if (!path.endsWith('.js') || esmByDefault) return false;
     let dir = path;
     for (;;) {
       const parent = dir.slice(0, dir.lastIndexOf('/'));
@@ -588,14 +592,15 @@
   if (vm !== null && Module !== null && typeof Module.prototype._compile === 'function') {
     const original = Module.prototype._compile;
     try {
-      Module.prototype._compile = function _compile(content, filename) {
+      // Whatever else Node passes (its format, from Node 22) passes on.
+      Module.prototype._compile = function _compile(content, filename, ...rest) {
         let text = content;
         try {
           if (typeof content === 'string') text = compileIn(content, filename);
         } catch (_) {
           text = content;
         }
-        return original.call(this, text, filename);
+        return original.call(this, text, filename, ...rest);
       };
       patched = true;
     } catch (_) {}
