@@ -34,8 +34,6 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
             json!({"sessionId": session, "probeId": probe.id, "file": probe.file, "line": probe.line})
         })
         .collect();
-    // Paths given narrow the check to them; without any, the files the
-    // ledgers track are read too, whatever the ignore rules say.
     // The Go files probes were placed in, under the paths given if any.
     let under_given = |file: &&String| {
         paths.is_empty()
@@ -44,6 +42,8 @@ pub fn run(paths: Vec<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
                 .any(|p| root.join(file).starts_with(root.join(p)))
     };
     let go_files: Vec<String> = target.tracked.iter().filter(under_given).cloned().collect();
+    // Paths given narrow the check to them; without any, the files the
+    // ledgers track are read too, whatever the ignore rules say.
     let paths = if paths.is_empty() {
         vec![root.clone()]
     } else {
