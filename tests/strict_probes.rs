@@ -21,7 +21,7 @@ use debug_sidecar::workspace::snippet::{snippet, SnippetInput};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::installed_tool;
+use support::{has_command, installed_tool};
 
 fn probe(extension: &str) -> Probe {
     Probe {
@@ -486,16 +486,7 @@ fn python_blocks_pass_ruff_flake8_pylint_mypy_pyright_and_ruff_format() {
 /// A Debian tool `scripts/snippet-toolchains` installs; under CI it must be
 /// there.
 fn debian_tool(name: &str) -> Option<PathBuf> {
-    let found = Command::new(name)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(std::env::var_os("CI").is_none(), "{name} is not installed");
-        eprintln!("skipped: {name} is not installed (scripts/snippet-toolchains)");
-        return None;
-    }
-    Some(PathBuf::from(name))
+    has_command(name).then(|| PathBuf::from(name))
 }
 
 /// Shell: shellcheck's default and `-o all` (every optional check), as sh,

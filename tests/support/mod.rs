@@ -254,6 +254,23 @@ pub fn output_within_10s(command: &mut Command) -> std::process::Output {
 /// is skipped, saying so) outside it. Under CI a missing one fails: CI must
 /// not pass by skipping.
 #[allow(dead_code)]
+/// Whether `command --version` runs; under CI a missing one fails the test
+/// (`scripts/test` installs it), else the test says it is skipped.
+pub fn has_command(command: &str) -> bool {
+    let found = Command::new(command)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{command} is not installed"
+        );
+        eprintln!("skipped: {command} is not installed");
+    }
+    found
+}
+
 pub fn installed_tool(var: &str) -> Option<std::ffi::OsString> {
     let value = std::env::var_os(var);
     if value.is_none() {
