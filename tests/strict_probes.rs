@@ -9,9 +9,9 @@
 //! and `--select ALL` less the rules named below), flake8, pylint, mypy
 //! `--strict`, pyright strict and `ruff format --check`, shell under
 //! shellcheck `-o all`, Ruby under RuboCop, PHP under PHP_CodeSniffer's
-//! PSR-12. The tools are pinned and installed by `scripts/test`
+//! PSR-12, Go under gofmt, `go vet` and staticcheck. The tools are pinned and installed by `scripts/test`
 //! (`DEBUG_SIDECAR_LINT_JS`: a node_modules folder; `DEBUG_SIDECAR_LINT_PY`: a
-//! venv's bin folder; shellcheck, rubocop and phpcs from Debian through
+//! venv's bin folder; shellcheck, rubocop, phpcs and staticcheck from Debian through
 //! `scripts/snippet-toolchains`).
 
 mod support;
@@ -600,4 +600,89 @@ fn php_blocks_pass_phpcs_psr12() {
         &["-r", "require 'app.php'; total([1, 2, 3]);"],
     );
     project.assert_logged();
+}
+
+/// The text of a Go file whose probe imports `check` reports unused, with
+/// those import lines dropped (what a person does with the report).
+fn without_lines(text: &str, lines: &[u32]) -> String {
+    text.lines()
+        .enumerate()
+        .filter(|(i, _)| !lines.contains(&(*i as u32 + 1)))
+        .map(|(_, line)| format!("{line}\n"))
+        .collect()
+}
+
+/// Go: gofmt, `go vet` and staticcheck (Debian's build, every check it
+/// enables by default) with the block, which builds and writes its line;
+/// after the block is removed, the imports it needed are the ones
+/// `unused_probe_imports` names, and dropping them builds again.
+#[test]
+fn go_blocks_pass_gofmt_vet_and_staticcheck_and_leave_no_import_behind() {
+    let (Some(go), Some(gofmt), Some(staticcheck)) = (
+        debian_tool("go"),
+        debian_tool("gofmt"),
+        debian_tool("go-staticcheck"),
+    ) else {
+        return;
+    };
+    let project = Project::new("go");
+    project.write("go.mod", "module example.com/app\n\ngo 1.19\n");
+    let program = |imports: &str, blocks: &str| {
+        format!(
+            "// Package main totals a cart.\npackage main\n\nimport (\n{imports})\n\nfunc total(prices []int) int {{\n\tcount := len(prices)\n\tname := \"cart\"\n{blocks}\treturn count + len(name)\n}}\n\nfunc main() {{\n\tfmt.Println(total([]int{{1, 2, 3}}))\n}}\n"
+        )
+    };
+    let cache = project.dir.join("go-cache");
+    let check = |what: &str| {
+        let out = Command::new(&gofmt)
+            .args(["-l", "main.go"])
+            .current_dir(&project.dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stdout.is_empty(),
+            "{what}: gofmt -l lists main.go:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for (name, tool, args) in [
+            ("go vet", &go, &["vet", "."][..]),
+            ("go build", &go, &["build", "-o", "app", "."][..]),
+            ("staticcheck", &staticcheck, &["./..."][..]),
+        ] {
+            let out = Command::new(tool)
+                .args(args)
+                .current_dir(&project.dir)
+                .env("GOCACHE", &cache)
+                .env("GOFLAGS", "-mod=mod")
+                .env("GOPROXY", "off")
+                .env("XDG_CACHE_HOME", &cache)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{what}: {name} failed:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    };
+    let fmt_only = "\t\"fmt\"\n";
+    project.write("main.go", &program(fmt_only, ""));
+    check("before the block");
+    let imports = "\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n";
+    project.write(
+        "main.go",
+        &program(imports, &block("go", "go", &project.log(), "\t")),
+    );
+    check("with the block");
+    project.pass("the program runs", &project.dir.join("app"), &[]);
+    project.assert_logged();
+    // The block removed, its imports stay: those, and only those, are named.
+    let left = program(imports, "");
+    let unused = debug_sidecar::core::go_imports::unused_probe_imports(&left);
+    let named: Vec<&str> = unused.iter().map(|u| u.path).collect();
+    assert_eq!(named, ["encoding/json", "os", "time"], "{left}");
+    let lines: Vec<u32> = unused.iter().map(|u| u.line).collect();
+    project.write("main.go", &without_lines(&left, &lines));
+    check("after the block and the imports it named are removed");
 }
