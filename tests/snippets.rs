@@ -994,7 +994,7 @@ fn cpp_runs() {
         file: "main.cpp",
         program: |blocks| {
             format!(
-                "#include <cstdio>\n#include <ctime>\n#include <string>\n#include <string_view>\n#include <type_traits>\n\nint main() {{\n    int count = 3;\n    double ratio = 0.5;\n    std::string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    std::puts(\"done\");\n    return 0;\n}}\n"
+                "#include <chrono>\n#include <cstdio>\n#include <functional>\n#include <string>\n\nint main() {{\n    int count = 3;\n    double ratio = 0.5;\n    std::string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    std::puts(\"done\");\n    return 0;\n}}\n"
             )
         },
         indent: "    ",
@@ -1173,7 +1173,7 @@ fn cpp_leaves_one_valid_line_when_a_value_throws() {
         })
         .collect();
     let source = format!(
-        "#include <cstdio>\n#include <ctime>\n#include <stdexcept>\n#include <string>\n#include <string_view>\n#include <type_traits>\n\nstatic int throw_if(int n) {{ if (n > 0) throw std::runtime_error(\"no\"); return n; }}\n\nint main() {{\n    int count = 3;\n    std::string name = \"n\";\n{}    std::puts(\"done\");\n    return 0;\n}}\n",
+        "#include <chrono>\n#include <cstdio>\n#include <functional>\n#include <stdexcept>\n#include <string>\n\nstatic int throw_if(int n) {{ if (n > 0) throw std::runtime_error(\"no\"); return n; }}\n\nint main() {{\n    int count = 3;\n    std::string name = \"n\";\n{}    std::puts(\"done\");\n    return 0;\n}}\n",
         indent(&blocks, "    ")
     );
     std::fs::write(scratch.0.join("main.cpp"), &source).unwrap();
@@ -1319,9 +1319,12 @@ fn c_runs_under_strict_warnings_as_errors() {
     }
 }
 
+/// C++: the same strict set and `-Wshadow -Wconversion -Wold-style-cast`,
+/// under C++14, 17 and 20, with exceptions and without (`-fno-exceptions`:
+/// the block has no `try` there), by GCC and by Clang.
 #[test]
 fn cpp_runs_under_strict_warnings_as_errors() {
-    const FLAGS: [&str; 11] = [
+    const FLAGS: [&str; 14] = [
         "-Wall",
         "-Wextra",
         "-Wpedantic",
@@ -1329,22 +1332,59 @@ fn cpp_runs_under_strict_warnings_as_errors() {
         "-Wdouble-promotion",
         "-Wsign-conversion",
         "-Wfloat-equal",
+        "-Wshadow",
+        "-Wconversion",
+        "-Wold-style-cast",
         "-Werror",
         "-o",
         "prog",
         "main.cpp",
     ];
-    static CPP17: [&str; 13] = concat_flags("g++", "-std=c++17", FLAGS);
-    static CPP20: [&str; 13] = concat_flags("g++", "-std=c++20", FLAGS);
-    for build in [&CPP17[..], &CPP20[..]] {
+    const NO_EXCEPTIONS: [&str; 15] = concat_flags("-fno-exceptions", "-Werror", FLAGS_BUT_WERROR);
+    const FLAGS_BUT_WERROR: [&str; 13] = [
+        "-Wall",
+        "-Wextra",
+        "-Wpedantic",
+        "-Wformat=2",
+        "-Wdouble-promotion",
+        "-Wsign-conversion",
+        "-Wfloat-equal",
+        "-Wshadow",
+        "-Wconversion",
+        "-Wold-style-cast",
+        "-o",
+        "prog",
+        "main.cpp",
+    ];
+    static GCC14: [&str; 16] = concat_flags("g++", "-std=c++14", FLAGS);
+    static GCC17: [&str; 16] = concat_flags("g++", "-std=c++17", FLAGS);
+    static GCC20: [&str; 16] = concat_flags("g++", "-std=c++20", FLAGS);
+    static GCC14_NO_EXCEPTIONS: [&str; 17] = concat_flags("g++", "-std=c++14", NO_EXCEPTIONS);
+    static GCC20_NO_EXCEPTIONS: [&str; 17] = concat_flags("g++", "-std=c++20", NO_EXCEPTIONS);
+    static CLANG14: [&str; 16] = concat_flags("clang++", "-std=c++14", FLAGS);
+    static CLANG17_NO_EXCEPTIONS: [&str; 17] = concat_flags("clang++", "-std=c++17", NO_EXCEPTIONS);
+    for build in [
+        &GCC14[..],
+        &GCC17[..],
+        &GCC20[..],
+        &GCC14_NO_EXCEPTIONS[..],
+        &GCC20_NO_EXCEPTIONS[..],
+        &CLANG14[..],
+        &CLANG17_NO_EXCEPTIONS[..],
+    ] {
+        let tools: &'static [&'static str] = if build[0] == "g++" {
+            &["g++"]
+        } else {
+            &["clang++"]
+        };
         execute(Case {
             language: "cpp",
             extension: "cpp",
-            tools: &["g++"],
+            tools,
             file: "main.cpp",
             program: |blocks| {
                 format!(
-                    "#include <cstdio>\n#include <ctime>\n#include <string>\n#include <string_view>\n#include <type_traits>\n\nint main() {{\n    int count = 3;\n    float ratio = 0.5f;\n    std::string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    std::puts(\"done\");\n    return 0;\n}}\n"
+                    "#include <chrono>\n#include <cstdio>\n#include <functional>\n#include <string>\n\nint main() {{\n    int count = 3;\n    float ratio = 0.5f;\n    std::string name = \"a\\\"b\\\\c é\\nx\";\n{blocks}    std::puts(\"done\");\n    return 0;\n}}\n"
                 )
             },
             indent: "    ",

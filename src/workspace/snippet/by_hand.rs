@@ -335,42 +335,60 @@ pub(super) fn c(input: &SnippetInput) -> String {
     )
 }
 
-/// C++'s value writer, one `if constexpr` branch per kind of type. It
-/// counts the keys it wrote and whether a value is still open, so a value
-/// whose expression or conversion throws still leaves one valid line.
-pub(super) const CPP_VALUE_FN: &str = r#"    int dbg_n = 0; bool dbg_open = false; auto dbg_value = [&dbg_n, &dbg_open](std::FILE *dbg_log, const char *dbg_key, const auto &dbg_v) { using dbg_type = std::decay_t<decltype(dbg_v)>; std::fputs(dbg_key, dbg_log); ++dbg_n; dbg_open = true; if constexpr (std::is_same_v<dbg_type, bool>) std::fputs(dbg_v ? "true" : "false", dbg_log);
-        else if constexpr (std::is_integral_v<dbg_type> || std::is_enum_v<dbg_type>) std::is_unsigned_v<dbg_type> ? std::fprintf(dbg_log, "%llu", static_cast<unsigned long long>(dbg_v)) : std::fprintf(dbg_log, "%lld", static_cast<long long>(dbg_v));
-        else if constexpr (std::is_floating_point_v<dbg_type>) std::fprintf(dbg_log, dbg_v - dbg_v == 0 ? "%.17g" : "\"%.17g\"", static_cast<double>(dbg_v)); // NaN and infinities as strings
-        else if constexpr (std::is_convertible_v<const dbg_type &, std::string_view>) { if constexpr (std::is_pointer_v<std::remove_reference_t<decltype(dbg_v)>>) { if (!dbg_v) { std::fputs("null", dbg_log); dbg_open = false; return; } } const std::string_view dbg_s(dbg_v); std::fputc('"', dbg_log); for (unsigned char dbg_c : dbg_s) { std::fprintf(dbg_log, dbg_c < 0x20 ? "\\u%04x" : dbg_c == '"' || dbg_c == '\\' ? "\\%c" : "%c", dbg_c); } std::fputc('"', dbg_log); }
-        else { std::fputs("\"(unsupported type: convert it to a number or string)\"", dbg_log); } dbg_open = false; };
+/// C++'s value writer, C++11 and later: one overload per kind of value,
+/// chosen by the compiler. A value comes in as a `std::reference_wrapper`
+/// (trivially copyable, so it may pass through `...`), whose one conversion
+/// to the value's own type is shared by every candidate, so the ranking is
+/// the ordinary one for that type: small integers promote to `int`, `float`
+/// to `double`, char arrays decay to `const char *`, other pointers take
+/// `const void *` before `bool`, and what converts to none of them (a class,
+/// a scoped enum) falls to the ellipsis. `std::string_view` has its own
+/// overload where the library has it (from C++17).
+pub(super) const CPP_WRITER: &str = r#"    struct dbg_writer { std::FILE *dbg_f; void text(const char *dbg_s, const char *dbg_e) const { std::fputc('"', dbg_f); for (; dbg_s != dbg_e; ++dbg_s) { const unsigned char dbg_c = static_cast<unsigned char>(*dbg_s); std::fprintf(dbg_f, dbg_c < 0x20 ? "\\u%04x" : dbg_c == '"' || dbg_c == '\\' ? "\\%c" : "%c", dbg_c); } std::fputc('"', dbg_f); }
+#if defined(__cpp_lib_string_view)
+        void put(std::string_view dbg_s) const { text(dbg_s.data(), dbg_s.data() + dbg_s.size()); }
+#endif
+        void put(bool dbg_v) const { std::fputs(dbg_v ? "true" : "false", dbg_f); } void put(int dbg_v) const { std::fprintf(dbg_f, "%d", dbg_v); } void put(unsigned dbg_v) const { std::fprintf(dbg_f, "%u", dbg_v); } void put(long dbg_v) const { std::fprintf(dbg_f, "%ld", dbg_v); } void put(unsigned long dbg_v) const { std::fprintf(dbg_f, "%lu", dbg_v); } void put(long long dbg_v) const { std::fprintf(dbg_f, "%lld", dbg_v); } void put(unsigned long long dbg_v) const { std::fprintf(dbg_f, "%llu", dbg_v); }
+        void put(double dbg_v) const { std::fprintf(dbg_f, dbg_v - dbg_v == 0 ? "%.17g" : "\"%.17g\"", dbg_v); } void put(long double dbg_v) const { put(static_cast<double>(dbg_v)); } void put(const std::string &dbg_s) const { text(dbg_s.data(), dbg_s.data() + dbg_s.size()); } void put(const char *dbg_s) const { const char *dbg_e = dbg_s; while (dbg_e && *dbg_e) ++dbg_e; if (dbg_s) text(dbg_s, dbg_e); else std::fputs("null", dbg_f); } void put(const void *) const { std::fputs("\"(a pointer: log what it points to)\"", dbg_f); } void put(...) const { std::fputs("\"(unsupported type: convert it to a number or string)\"", dbg_f); } };
 "#;
 
-/// C++17: a generic lambda writes each value by its type: booleans, integers,
-/// enums and finite floats as JSON, anything convertible to `string_view`
-/// escaped (a null `char *` as null), other types as a string asking for a
-/// conversion. Headers cannot be included inside a function, so the comment
-/// names them. A value whose expression throws ends the values with
-/// `"(a value threw)":true` (and `null` for a key already written): the
-/// line is still one valid record.
+/// The writer and the generic lambda (C++14) that writes one key and value,
+/// counting the keys it wrote.
+const CPP_VALUE_FN: &str = r#" const dbg_writer dbg{dbg_log}; int dbg_n = 0; auto dbg_value = [&dbg, &dbg_n](const char *dbg_key, const auto &dbg_v) { std::fputs(dbg_key, dbg.dbg_f); ++dbg_n; dbg.put(std::cref(dbg_v)); };"#;
+
+/// C++14 and later, with or without exceptions: the writer above puts
+/// booleans, integers, unscoped enums and finite floats as JSON, strings
+/// escaped (a null `char *` as null), NaN and infinities as strings, any
+/// other value as a string asking for a conversion. Headers cannot be
+/// included inside a function, so the comment names them. Where exceptions
+/// are on, a value whose expression throws ends the values with
+/// `"(a value threw)":true`: the line is still one valid record and the
+/// program goes on; under `-fno-exceptions` there is no `try` to write.
 pub(super) fn cpp(input: &SnippetInput) -> String {
-    let values = value_calls(input, "", "dbg_value(", "dbg_log, ");
-    let values = if values.is_empty() {
-        values
+    let calls = value_calls(input, "", "dbg_value(", "");
+    let values = if calls.is_empty() {
+        calls
     } else {
+        let calls = calls.trim_end();
         format!(
-            "        try {{ {} }} catch (...) {{ std::fputs(dbg_open ? \"null,\\\"(a value threw)\\\":true\" : dbg_n ? \",\\\"(a value threw)\\\":true\" : \"\\\"(a value threw)\\\":true\", dbg_log); }}\n",
-            values.trim_end()
+            "#if defined(__cpp_exceptions) || defined(_CPPUNWIND)
+        try {{ {calls} }} catch (...) {{ std::fputs(dbg_n ? \",\\\"(a value threw)\\\":true\" : \"\\\"(a value threw)\\\":true\", dbg_log); }}
+#else
+        {calls}
+#endif
+"
         )
     };
     fill(
-        r#"@@OPEN@@try { // needs #include <cstdio>, <ctime>, <string_view> and <type_traits> (C++17)
-@@VALUE_FN@@    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) { std::fputs(@@HEAD@@, dbg_log);
-@@VALUES@@        std::timespec dbg_now{}; std::timespec_get(&dbg_now, TIME_UTC); std::fprintf(dbg_log, "},\"timestamp\":%lld}\n", static_cast<long long>(dbg_now.tv_sec) * 1000 + dbg_now.tv_nsec / 1000000); std::fclose(dbg_log); }
-} catch (...) {}
+        r#"@@OPEN@@{ // needs #include <chrono>, <cstdio>, <functional> and <string> (C++14)
+@@WRITER@@    if (std::FILE *dbg_log = std::fopen(@@LOG@@, "a")) {@@VALUE_FN@@ std::fputs(@@HEAD@@, dbg_log);
+@@VALUES@@        std::fprintf(dbg_log, "},\"timestamp\":%lld}\n", static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count())); std::fclose(dbg_log); }
+}
 @@CLOSE@@"#,
         &[
             ("OPEN", CPP_GUARDS),
             ("CLOSE", C_GUARDS_END),
+            ("WRITER", with_values(input, CPP_WRITER)),
             ("VALUE_FN", with_values(input, CPP_VALUE_FN)),
             ("LOG", &lit(Lit::C, input.log_file)),
             ("HEAD", &lit(Lit::C, &json_head_text(input))),

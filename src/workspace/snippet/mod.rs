@@ -8,7 +8,8 @@
 //!
 //! What every snippet keeps to:
 //! - Short: at most 12 lines, the markers included (lines that only keep
-//!   linters and formatters off the block, `is_guard_line`, left out), whatever the number of
+//!   linters and formatters off the block or choose what a C or C++
+//!   compiler has, `is_guard_line`, left out), whatever the number of
 //!   variables (the `data` entries share one line). Lines are long rather
 //!   than many: one per part of the record (header, data, timestamp) or per
 //!   step of a value writer. Go's block is laid out as gofmt lays it out.
@@ -264,10 +265,11 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
 
 /// A line a block carries only to keep the project's linters, warnings
 /// and formatter off it (a Rust block's `#[rustfmt::skip]` and
-/// `#[allow(...)]`, a C or C++ block's diagnostic pragmas and their `#if`,
-/// prettier's, ruff's and black's, pylint's, RuboCop's and
-/// PHP_CodeSniffer's comments): it does not count against the 12-line
-/// budget.
+/// `#[allow(...)]`, a C or C++ block's diagnostic pragmas, prettier's,
+/// ruff's and black's, pylint's, RuboCop's and PHP_CodeSniffer's comments),
+/// or only to choose what the compiler in front of it has (a C or C++
+/// block's `#if defined(...)`, `#else` and `#endif`; the code lines between
+/// them count): it does not count against the 12-line budget.
 pub fn is_guard_line(line: &str) -> bool {
     let line = line.trim_start();
     [
@@ -283,7 +285,8 @@ pub fn is_guard_line(line: &str) -> bool {
         "// phpcs:enable",
         "# shellcheck disable=",
         "#[allow(",
-        "#if defined(__GNUC__)",
+        "#if defined(",
+        "#else",
         "#pragma GCC diagnostic",
         "#endif",
     ]
