@@ -1272,14 +1272,19 @@ fn rust_blocks_pass_clippy_pedantic_the_qualification_lint_and_rustfmt() {
 
 /// Issue 35: C and C++ blocks build under strict warning sets as errors
 /// (`-Wformat=2 -Wdouble-promotion -Wdeclaration-after-statement
-/// -Wsign-conversion -Wfloat-equal -Werror`), with a `float` value for the
-/// promotion; their diagnostic pragmas cover the block alone. Not covered:
-/// C99 (the block needs C11's `_Generic`), C++14 and `-fno-exceptions`.
+/// -Wsign-conversion -Wfloat-equal -Wshadow -Wconversion -Werror`), with a
+/// `float` value for the promotion; their diagnostic pragmas cover the
+/// block alone.
 fn strict_c_case(build: &'static [&'static str]) -> Case {
+    let tools: &'static [&'static str] = match build[0] {
+        "gcc" => &["gcc"],
+        "clang" => &["clang"],
+        _ => &["tcc"],
+    };
     Case {
         language: "c",
         extension: "c",
-        tools: &["gcc"],
+        tools,
         file: "main.c",
         program: |blocks| {
             format!(
@@ -1295,9 +1300,11 @@ fn strict_c_case(build: &'static [&'static str]) -> Case {
     }
 }
 
+/// C99 to C17, GNU's and ISO's, by GCC and Clang (their type test), and by
+/// TinyCC, which is not GNU C and so takes the block's `_Generic` path.
 #[test]
 fn c_runs_under_strict_warnings_as_errors() {
-    const FLAGS: [&str; 12] = [
+    const FLAGS: [&str; 14] = [
         "-Wall",
         "-Wextra",
         "-Wpedantic",
@@ -1306,15 +1313,33 @@ fn c_runs_under_strict_warnings_as_errors() {
         "-Wdeclaration-after-statement",
         "-Wsign-conversion",
         "-Wfloat-equal",
+        "-Wshadow",
+        "-Wconversion",
         "-Werror",
         "-o",
         "prog",
         "main.c",
     ];
-    static C11: [&str; 14] = concat_flags("gcc", "-std=c11", FLAGS);
-    static C17: [&str; 14] = concat_flags("gcc", "-std=c17", FLAGS);
-    static GNU17: [&str; 14] = concat_flags("gcc", "-std=gnu17", FLAGS);
-    for build in [&C11[..], &C17[..], &GNU17[..]] {
+    static GCC99: [&str; 16] = concat_flags("gcc", "-std=c99", FLAGS);
+    static GCC11: [&str; 16] = concat_flags("gcc", "-std=c11", FLAGS);
+    static GCC17: [&str; 16] = concat_flags("gcc", "-std=c17", FLAGS);
+    static GNU99: [&str; 16] = concat_flags("gcc", "-std=gnu99", FLAGS);
+    static GNU17: [&str; 16] = concat_flags("gcc", "-std=gnu17", FLAGS);
+    static CLANG99: [&str; 16] = concat_flags("clang", "-std=c99", FLAGS);
+    static CLANG17: [&str; 16] = concat_flags("clang", "-std=c17", FLAGS);
+    for build in [
+        &GCC99[..],
+        &GCC11[..],
+        &GCC17[..],
+        &GNU99[..],
+        &GNU17[..],
+        &CLANG99[..],
+        &CLANG17[..],
+        &["tcc", "-Wall", "-Werror", "-o", "prog", "main.c"][..],
+        &[
+            "tcc", "-std=c11", "-Wall", "-Werror", "-o", "prog", "main.c",
+        ][..],
+    ] {
         execute(strict_c_case(build));
     }
 }

@@ -283,14 +283,23 @@ pub(super) const C_GUARDS_END: &str = "#if defined(__GNUC__)
 #endif
 ";
 
-/// C's value writer, a macro because only `_Generic` knows a value's type:
+/// How C tells a value's type: GCC's and Clang's type test (any standard
+/// from C99; the comma operator decays an array to a pointer, as `_Generic`
+/// does), or C11's `_Generic` elsewhere. Defined once per file: a later
+/// block, whatever its version, finds it there.
+pub(super) const C_PICK_MACRO: &str = r#"#if !defined(DEBUG_PROBE_PICK) && defined(__GNUC__)
+#define DEBUG_PROBE_PICK(v, t, a, b) __builtin_choose_expr(__builtin_types_compatible_p(__typeof__(((void)0, (v))), t), a, b)
+#elif !defined(DEBUG_PROBE_PICK)
+#define DEBUG_PROBE_PICK(v, t, a, b) _Generic((v), t: a, default: b)
+#endif
+"#;
+
+/// C's value writer, a macro because only the compiler knows a value's type:
 /// the printf format per arithmetic type; the value's text (a `char *` as it
 /// is, a number printed into `dbg_num`); then null, a number as it is, or
 /// the text escaped into a JSON string.
-pub(super) const C_VALUE_MACRO: &str = r#"#define DEBUG_PROBE_VALUE(key, v) do { char dbg_num[64] = ""; const char *dbg_format = _Generic((v), _Bool: "%d", char: "%d", signed char: "%d", unsigned char: "%d", short: "%d", unsigned short: "%d", int: "%d", unsigned: "%u", long: "%ld", unsigned long: "%lu", long long: "%lld", unsigned long long: "%llu", float: "%.9g", double: "%.17g", long double: "%.21Lg", default: NULL); \
-        const char *dbg_text = _Generic((v), char *: (v), const char *: (v), default: dbg_format ? dbg_num : "(unsupported type: cast it to a number or char *)"); if (dbg_format) snprintf(dbg_num, sizeof dbg_num, dbg_format, _Generic((v), char *: 0, const char *: 0, default: (v))); fputs(key, dbg_log); \
-        if (!dbg_text || (dbg_text == dbg_num && (unsigned)(dbg_num[dbg_num[0] == '-'] - '0') < 10u)) { fputs(dbg_text ? dbg_text : "null", dbg_log); break; } fputc('"', dbg_log); \
-        for (const char *dbg_c = dbg_text; *dbg_c; dbg_c++) { fprintf(dbg_log, (unsigned char)*dbg_c < 0x20 ? "\\u%04x" : *dbg_c == '"' || *dbg_c == '\\' ? "\\%c" : "%c", (unsigned char)*dbg_c); } fputc('"', dbg_log); } while (0)
+pub(super) const C_VALUE_MACRO: &str = r#"#define DEBUG_PROBE_VALUE(key, v) do { char dbg_num[64] = ""; const char *dbg_format = DEBUG_PROBE_PICK(v, _Bool, "%d", DEBUG_PROBE_PICK(v, char, "%d", DEBUG_PROBE_PICK(v, signed char, "%d", DEBUG_PROBE_PICK(v, unsigned char, "%d", DEBUG_PROBE_PICK(v, short, "%d", DEBUG_PROBE_PICK(v, unsigned short, "%d", DEBUG_PROBE_PICK(v, int, "%d", DEBUG_PROBE_PICK(v, unsigned, "%u", DEBUG_PROBE_PICK(v, long, "%ld", DEBUG_PROBE_PICK(v, unsigned long, "%lu", DEBUG_PROBE_PICK(v, long long, "%lld", DEBUG_PROBE_PICK(v, unsigned long long, "%llu", DEBUG_PROBE_PICK(v, float, "%.9g", DEBUG_PROBE_PICK(v, double, "%.17g", DEBUG_PROBE_PICK(v, long double, "%.21Lg", NULL))))))))))))))); \
+        const char *dbg_text = DEBUG_PROBE_PICK(v, char *, (v), DEBUG_PROBE_PICK(v, const char *, (v), dbg_format ? dbg_num : "(unsupported type: cast it to a number or char *)")); if (dbg_format) snprintf(dbg_num, sizeof dbg_num, dbg_format, DEBUG_PROBE_PICK(v, char *, 0, DEBUG_PROBE_PICK(v, const char *, 0, (v)))); fputs(key, dbg_log); if (!dbg_text || (dbg_text == dbg_num && (unsigned)(dbg_num[dbg_num[0] == '-'] - '0') < 10u)) { fputs(dbg_text ? dbg_text : "null", dbg_log); break; } fputc('"', dbg_log); for (const char *dbg_c = dbg_text; *dbg_c; dbg_c++) { fprintf(dbg_log, (unsigned char)*dbg_c < 0x20 ? "\\u%04x" : *dbg_c == '"' || *dbg_c == '\\' ? "\\%c" : "%c", (unsigned char)*dbg_c); } fputc('"', dbg_log); } while (0)
 "#;
 
 /// One line of value writer calls, `<call><args><key literal>, <name>);`
@@ -308,24 +317,30 @@ fn value_calls(input: &SnippetInput, indent: &str, call: &str, args: &str) -> St
     format!("{indent}{}\n", calls.join(" "))
 }
 
-/// C11: no JSON writer and no way to know the types, so `_Generic` picks:
-/// `char *` and char arrays are written as escaped strings (NULL as null),
-/// integers, booleans (0/1) and finite floats as numbers, NaN and infinities
-/// as strings, any other type as a string asking for a cast. Headers cannot
-/// be included inside a function, so the comment names them. The macro is
-/// undefined at the end of the block.
+/// C99 and later: no JSON writer and no way to know the types, so the
+/// compiler picks (`C_PICK_MACRO`): `char *` and char arrays are written as
+/// escaped strings (NULL as null), integers, booleans (0/1) and finite
+/// floats as numbers, NaN and infinities as strings, any other type as a
+/// string asking for a cast. The time is in milliseconds where `<time.h>`
+/// has C11's `timespec_get`, in whole seconds before. Headers cannot be
+/// included inside a function, so the comment names them. The value macro
+/// is undefined at the end of the block.
 pub(super) fn c(input: &SnippetInput) -> String {
     let values = value_calls(input, "    ", "DEBUG_PROBE_VALUE(", "");
     let undef = with_values(input, "#undef DEBUG_PROBE_VALUE\n");
     fill(
-        r#"@@OPEN@@do { // needs #include <stdio.h> and <time.h> (C11)
-@@MACRO@@    FILE *dbg_log = fopen(@@LOG@@, "a"); if (!dbg_log) break; fputs(@@HEAD@@, dbg_log);
-@@VALUES@@    struct timespec dbg_now = {0}; timespec_get(&dbg_now, TIME_UTC); fprintf(dbg_log, "},\"timestamp\":%lld}\n", (long long)dbg_now.tv_sec * 1000 + dbg_now.tv_nsec / 1000000); fclose(dbg_log);
+        r#"@@OPEN@@do { FILE *dbg_log = fopen(@@LOG@@, "a"); if (!dbg_log) break; fputs(@@HEAD@@, dbg_log); // needs #include <stdio.h> and <time.h>
+@@PICK@@@@MACRO@@@@VALUES@@#if defined(TIME_UTC)
+    struct timespec dbg_now = {0}; timespec_get(&dbg_now, TIME_UTC); fprintf(dbg_log, "},\"timestamp\":%lld}\n", (long long)dbg_now.tv_sec * 1000 + dbg_now.tv_nsec / 1000000); fclose(dbg_log);
+#else
+    fprintf(dbg_log, "},\"timestamp\":%lld}\n", (long long)time(NULL) * 1000); fclose(dbg_log);
+#endif
 @@UNDEF@@} while (0);
 @@CLOSE@@"#,
         &[
             ("OPEN", C_GUARDS),
             ("CLOSE", C_GUARDS_END),
+            ("PICK", with_values(input, C_PICK_MACRO)),
             ("MACRO", with_values(input, C_VALUE_MACRO)),
             ("LOG", &lit(Lit::C, input.log_file)),
             ("HEAD", &lit(Lit::C, &json_head_text(input))),

@@ -268,7 +268,7 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
 /// `#[allow(...)]`, a C or C++ block's diagnostic pragmas, prettier's,
 /// ruff's and black's, pylint's, RuboCop's and PHP_CodeSniffer's comments),
 /// or only to choose what the compiler in front of it has (a C or C++
-/// block's `#if defined(...)`, `#else` and `#endif`; the code lines between
+/// block's `#if`, `#elif`, `#else` and `#endif`; the code lines between
 /// them count): it does not count against the 12-line budget.
 pub fn is_guard_line(line: &str) -> bool {
     let line = line.trim_start();
@@ -286,6 +286,8 @@ pub fn is_guard_line(line: &str) -> bool {
         "# shellcheck disable=",
         "#[allow(",
         "#if defined(",
+        "#if !defined(",
+        "#elif !defined(",
         "#else",
         "#pragma GCC diagnostic",
         "#endif",
