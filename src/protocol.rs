@@ -335,7 +335,9 @@ pub struct ProbeSnippetParams {
     /// Overrides the language the file's extension names. A `.js` or `.ts`
     /// file that runs in a page (it uses `document` or `window`, or its
     /// tsconfig has the DOM beside a bundler's config) gets `browser`, the
-    /// block that posts to the ingest URL, unless a language is given.
+    /// block that posts to the ingest URL, and one in a Deno project (a
+    /// `deno.json` above it, or it uses `Deno`) gets `deno`, the block that
+    /// never opens Deno's permission prompt, unless a language is given.
     pub language: Option<String>,
     /// Variables whose values go into the line's `data`; for a logpoint,
     /// the expressions it records (1 to 16, each at most 200 bytes).

@@ -168,6 +168,16 @@ fn a_flooded_session_keeps_every_text_within_its_cap_in_every_stage() {
         page.as_deref(),
     );
     assert_within("snippet result", &snippet, TOOL_RESULT);
+    let deno = deno_note(Some(&flood("why", 10_000)), false, true);
+    let snippet = snippet_result(
+        probe,
+        "deno",
+        "// block",
+        &placement,
+        Some((Target::Lan, listening.as_str())),
+        Some(&deno),
+    );
+    assert_within("snippet result for Deno", &snippet, TOOL_RESULT);
     let (person, model) = lost_state("default", "/w/.debug-sidecar", &vec![flood("p", 5000); 300]);
     assert_within("lost state (model)", &model, TOOL_RESULT);
     assert_within("lost state (person)", &person, TOOL_RESULT);

@@ -686,3 +686,94 @@ fn go_blocks_pass_gofmt_vet_and_staticcheck_and_leave_no_import_behind() {
     project.write("main.go", &without_lines(&left, &lines));
     check("after the block and the imports it named are removed");
 }
+
+/// Deno: `deno check`, `deno lint` (its recommended set) and `deno fmt
+/// --check` with the block, in TypeScript and in JavaScript. Run with no
+/// permission the program goes on as before, never waits at a prompt, logs
+/// nothing and says so once on stderr with the flag, in a terminal too
+/// (where a write without permission opens Deno's prompt); run with
+/// `--allow-write` for the log, the block writes its line.
+#[test]
+fn deno_blocks_pass_check_lint_and_fmt_and_never_prompt() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let deno = modules.join(".bin/deno");
+    let project = Project::new("deno");
+    project.write("deno.json", "{}\n");
+    let program = |blocks: &str, typed: bool| {
+        let prices = if typed {
+            "prices: number[]): number"
+        } else {
+            "prices)"
+        };
+        format!(
+            "export function total({prices} {{\n  const count = prices.length;\n  const name = \"cart\";\n{blocks}  return count + name.length;\n}}\n\nconsole.log(total([1, 2, 3]));\nconsole.log(total([1, 2, 3]));\n"
+        )
+    };
+    let run = |file: &str, permission: Option<&str>| {
+        let mut command = Command::new(&deno);
+        command.arg("run");
+        command.args(permission);
+        let out = command
+            .arg(file)
+            .current_dir(&project.dir)
+            .env("DENO_DIR", project.dir.join("deno-cache"))
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "deno run {file}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "7\n7\n", "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for (file, typed) in [("app.ts", true), ("app.js", false)] {
+        let check = |what: &str| {
+            for args in [
+                &["check", file][..],
+                &["lint", file],
+                &["fmt", "--check", file],
+            ] {
+                project.pass(&format!("{what}: deno {}", args[0]), &deno, args);
+            }
+        };
+        project.write(file, &program("", typed));
+        check("before the block");
+        let block = block_as("deno", "ts", &project.log(), "  ", None);
+        project.write(file, &program(&block, typed));
+        check("with the block");
+        let stderr = run(file, None);
+        let warning = format!(
+            "debug-sidecar: probe p7 logged nothing: run deno with --allow-write={}",
+            project.log().display()
+        );
+        assert_eq!(stderr.matches(&warning).count(), 1, "{stderr}");
+        assert!(!project.log().exists(), "written without permission");
+        // In a terminal, where Deno would prompt and wait for an answer.
+        if has_command("script") {
+            let line = format!("'{}' run {file}", deno.display());
+            let out = support::output_within_10s(
+                Command::new("script")
+                    .args(["-qec", &line, "/dev/null"])
+                    .current_dir(&project.dir)
+                    .env("DENO_DIR", project.dir.join("deno-cache"))
+                    .env("NO_COLOR", "1")
+                    .stdin(std::process::Stdio::piped()),
+            );
+            let seen = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success() && seen.contains(&warning), "{seen}");
+            assert!(!project.log().exists(), "written without permission");
+        }
+        let allow = format!("--allow-write={}", project.log().display());
+        let stderr = run(file, Some(&allow));
+        assert!(stderr.is_empty(), "{stderr}");
+        let text = std::fs::read_to_string(project.log()).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        std::fs::write(
+            project.log(),
+            text.lines().next().unwrap().to_string() + "\n",
+        )
+        .unwrap();
+        project.assert_logged();
+    }
+}

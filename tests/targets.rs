@@ -347,3 +347,64 @@ fn page_code_in_a_ts_file_gets_the_posting_block_and_its_csp_is_named() {
         .unwrap()
         .contains("getBuiltinModule"));
 }
+
+/// Issue 35: code in a Deno project (a `deno.json` above it) or code that
+/// uses `Deno` gets Deno's block, which checks its permission instead of
+/// opening Deno's prompt, and the note says which flag the program must run
+/// with; Node code beside it keeps the Node block.
+#[test]
+fn deno_code_gets_the_block_that_never_prompts_and_the_flag_is_named() {
+    let workspace = Workspace::new("target-deno-code");
+    let root = &workspace.root;
+    let files = [
+        ("edge/deno.json", "{\"tasks\": {}}\n"),
+        (
+            "edge/main.ts",
+            "export const cents = (n: number) => n * 100;\n",
+        ),
+        (
+            "tools/read.js",
+            "const text = Deno.readTextFileSync(\"a\");\n",
+        ),
+        ("node/server.js", "module.exports = {};\n"),
+    ];
+    for (file, text) in files {
+        std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+        std::fs::write(root.join(file), text).unwrap();
+    }
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    let mut place = |file: &str| {
+        server
+            .request(
+                "debug/probeSnippet",
+                json!({"file": file, "variables": ["n"]}),
+            )
+            .unwrap()
+    };
+    for (file, why) in [
+        ("edge/main.ts", "the project has edge/deno.json"),
+        ("tools/read.js", "it uses `Deno`"),
+    ] {
+        let placed = place(file);
+        assert_eq!(placed["language"], "deno", "{placed}");
+        let snippet = placed["snippet"].as_str().unwrap();
+        assert!(
+            snippet.contains("Deno.permissions.querySync({ name: \"write\""),
+            "{snippet}"
+        );
+        let note = placed["note"].as_str().unwrap();
+        assert!(
+            note.contains(&format!("This file runs under Deno ({why})")),
+            "{note}"
+        );
+        assert!(
+            note.contains("the program must run with --allow-write"),
+            "{note}"
+        );
+    }
+    let node = place("node/server.js");
+    assert_eq!(node["language"], "javascript", "{node}");
+}

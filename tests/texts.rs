@@ -499,6 +499,23 @@ fn snippet_tool_result_for_page_code() {
 }
 
 #[test]
+fn snippet_tool_result_for_deno_code() {
+    let state = instrumented(1);
+    let mut probe = session(&state).probes[0].clone();
+    probe.file = "src/main.ts".into();
+    let block = "// #region debug-probe p1 s\nDeno.writeTextFileSync(log, line);\n// #endregion debug-probe p1\n";
+    let note = deno_note(Some("the project has deno.json"), false, true);
+    insta::assert_snapshot!(snippet_result(
+        &probe,
+        "deno",
+        block,
+        &Placement::InTree,
+        None,
+        Some(&note),
+    ));
+}
+
+#[test]
 fn logpoint_tool_result_per_language() {
     let state = instrumented(1);
     let mut probe = session(&state).probes[0].clone();

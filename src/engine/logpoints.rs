@@ -79,7 +79,7 @@ impl Engine {
             language,
             placement: Placement::InTree,
             reached: None,
-            page_note: None,
+            runtime_note: None,
         })
     }
 

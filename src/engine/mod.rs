@@ -213,9 +213,11 @@ pub struct PlacedProbe {
     pub placement: Placement,
     /// For a block that posts from elsewhere: the listener it reaches.
     pub reached: Option<Reached>,
-    /// For page code: why the file got the posting block, and the Content
-    /// Security Policy that must allow the post (`text::page_note`).
-    pub page_note: Option<String>,
+    /// Where the code runs, when that changed the block: for page code, why
+    /// the file got the posting block and the Content Security Policy that
+    /// must allow the post (`text::page_note`); for Deno's, the permission
+    /// the program must run with (`text::deno_note`).
+    pub runtime_note: Option<String>,
 }
 
 /// Where a person's mark landed.

@@ -103,12 +103,19 @@ impl Engine {
         // Only a guess: without an ingest URL to post to it is dropped and
         // the Node block is what it was.
         let mut page_code = None;
+        let mut deno_code = None;
         let asked = request
             .language
             .as_deref()
             .is_some_and(|l| !l.trim().is_empty());
-        if !asked && matches!(language, "javascript" | "typescript") && !target.posts() {
-            page_code = snippet::page::runs_in_a_page(&self.config.root, &file);
+        if !asked && matches!(language, "javascript" | "typescript") {
+            // Deno's code: a Node block there opens Deno's permission prompt.
+            deno_code = snippet::page::runs_under_deno(&self.config.root, &file);
+            if deno_code.is_some() {
+                language = "deno";
+            } else if !target.posts() {
+                page_code = snippet::page::runs_in_a_page(&self.config.root, &file);
+            }
         }
         snippet::check_language(language, target.posts()).map_err(unsupported)?;
         let reached = match (live, target.posts()) {
@@ -148,19 +155,28 @@ impl Engine {
         .map_err(unsupported)?;
         let placement =
             scan::placement(&self.config.root, &probe.file, Some(&self.config.state_dir));
-        let page_note = (language == "browser" && !target.posts())
-            .then(|| {
-                let csp = snippet::page::content_security_policy(&self.config.root, &probe.file);
-                text::page_note(page_code.as_deref(), csp.as_deref(), ingest_url)
-            })
-            .flatten();
+        let runtime_note = if language == "deno" {
+            Some(text::deno_note(
+                deno_code.as_deref(),
+                target.posts(),
+                ingest_url.is_some(),
+            ))
+        } else {
+            (language == "browser" && !target.posts())
+                .then(|| {
+                    let csp =
+                        snippet::page::content_security_policy(&self.config.root, &probe.file);
+                    text::page_note(page_code.as_deref(), csp.as_deref(), ingest_url)
+                })
+                .flatten()
+        };
         Ok(PlacedProbe {
             probe,
             snippet: block,
             language,
             placement,
             reached,
-            page_note,
+            runtime_note,
         })
     }
 

@@ -241,7 +241,7 @@ impl RequestHandler for ProbeSnippet {
                 .reached
                 .as_ref()
                 .map(|r| (r.target, r.listening.as_str())),
-            placed.page_note.as_deref(),
+            placed.runtime_note.as_deref(),
         );
         Ok(ProbeSnippetResult {
             probe: placed.probe,

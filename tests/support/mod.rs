@@ -250,9 +250,6 @@ pub fn output_within_10s(command: &mut Command) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
-/// A test tool `scripts/test` installs and names in `var`; None (the test
-/// is skipped, saying so) outside it. Under CI a missing one fails: CI must
-/// not pass by skipping.
 #[allow(dead_code)]
 /// Whether `command` is an executable on PATH (not every tool has a
 /// `--version`: `go`, `gofmt`); under CI a missing one fails the test
@@ -275,6 +272,9 @@ pub fn has_command(command: &str) -> bool {
     found
 }
 
+/// A test tool `scripts/test` installs and names in `var`; None (the test
+/// is skipped, saying so) outside it. Under CI a missing one fails: CI must
+/// not pass by skipping.
 pub fn installed_tool(var: &str) -> Option<std::ffi::OsString> {
     let value = std::env::var_os(var);
     if value.is_none() {

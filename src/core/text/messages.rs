@@ -575,6 +575,33 @@ pub fn page_note(why: Option<&str>, csp: Option<&str>, ingest_url: Option<&str>)
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
+/// What to know about a Deno block: why a `.js` or `.ts` file got it
+/// (`why`, when the sidecar chose it), and the permission the program must
+/// run with, since the block asks for none (a prompt would stop the
+/// program): write for the run's log, or net for the ingest host when it
+/// posts (`posts`) or may post (`can_post`).
+pub fn deno_note(why: Option<&str>, posts: bool, can_post: bool) -> String {
+    let mut notes = Vec::new();
+    if let Some(why) = why {
+        notes.push(format!(
+            "This file runs under Deno ({}), so it gets Deno's block; if it runs in Node, ask \
+             again with language \"javascript\" or \"typescript\".",
+            inline_cut(why, 160)
+        ));
+    }
+    let flag = match (posts, can_post) {
+        (true, _) => "--allow-net for the ingest host",
+        (false, true) => "--allow-write for the run's log (or --allow-net for the ingest host)",
+        (false, false) => "--allow-write for the run's log",
+    };
+    notes.push(format!(
+        "The block never opens Deno's permission prompt: the program must run with {flag}, \
+         or the block logs nothing and prints one warning on stderr with the exact flag. Put \
+         the flag in the steps you hand the person."
+    ));
+    notes.join("\n")
+}
+
 /// What the person is told when their mark landed.
 pub fn marked(run: &str, line: Option<u64>, words: &str) -> String {
     let at = match line {

@@ -19,8 +19,8 @@ pub use form::{
     FORM_LINES, FORM_UNKNOWN, FORM_WITHDRAWN,
 };
 pub use messages::{
-    abort_notice, hand_off_result, kickoff, logpoints_removed, lost_state, marked, notice,
-    nudge_reason, page_note, placement_note, snippet_notes, snippet_result, start_template,
+    abort_notice, deno_note, hand_off_result, kickoff, logpoints_removed, lost_state, marked,
+    notice, nudge_reason, page_note, placement_note, snippet_notes, snippet_result, start_template,
     stop_reason, target_note, NO_SESSION,
 };
 pub use person::{

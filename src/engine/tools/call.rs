@@ -238,7 +238,7 @@ impl Call<'_> {
                         .reached
                         .as_ref()
                         .map(|r| (r.target, r.listening.as_str())),
-                    placed.page_note.as_deref(),
+                    placed.runtime_note.as_deref(),
                 ))
             }
             "remove_logpoints" => {

@@ -196,6 +196,71 @@ try {
     )
 }
 
+/// Deno (JavaScript or TypeScript alike: nothing in it is typed): it asks
+/// Deno whether it may write the log (or, with an ingest URL, reach it)
+/// before it does, so it never opens Deno's permission prompt and never
+/// waits there. With neither permission it logs nothing and says so once on
+/// stderr, naming the flag to run with. `deno fmt` keeps it as it is;
+/// nothing in it trips `deno lint`'s recommended set or `deno check`
+/// (`tests/strict_probes.rs`). A posting block (`post`) only posts.
+pub(super) fn deno(input: &SnippetInput) -> String {
+    let (header, data) = js_fields(input);
+    let write = if input.post {
+        String::new()
+    } else {
+        fill(
+            r#"if (Deno.permissions.querySync({ name: "write", path: @@LOG@@ }).state === "granted") Deno.writeTextFileSync(@@LOG@@, dbgText + "\n", { append: true });
+  else "#,
+            &[("LOG", &lit(Lit::Js, input.log_file))],
+        )
+    };
+    let url = input.ingest_url.filter(|url| url.starts_with("http://"));
+    let host = url.map(|url| url["http://".len()..].split('/').next().unwrap_or_default());
+    let post = match (url, host) {
+        (Some(url), Some(host)) => fill(
+            r#"if (Deno.permissions.querySync({ name: "net", host: @@HOST@@ }).state === "granted") fetch(@@URL@@, { method: "POST", headers: { "Content-Type": "application/json" }, body: dbgText }).then((dbgR) => dbgR.body?.cancel(), () => { /* a probe never stops the program */ });
+  else "#,
+            &[("HOST", &lit(Lit::Js, host)), ("URL", &lit(Lit::Js, url))],
+        ),
+        _ => String::new(),
+    };
+    let log = input.log_file;
+    let flags = match (input.post, host) {
+        (false, Some(host)) => format!("--allow-write={log} (or --allow-net={host})"),
+        (false, None) => format!("--allow-write={log}"),
+        (true, Some(host)) => format!("--allow-net={host}"),
+        (true, None) => "--allow-net".to_string(),
+    };
+    let said = format!("debug-sidecar {} {}", input.session_tag, input.probe.id);
+    fill(
+        r#"// deno-fmt-ignore
+try {
+  const dbgLine = { @@HEADER@@, timestamp: Date.now() };
+  let dbgText = "";
+  try { dbgText = JSON.stringify({ ...dbgLine, data: @@DATA@@ }); } catch (dbgE) { dbgText = JSON.stringify({ ...dbgLine, probeError: String(dbgE).slice(0, 300) }); }
+  @@WRITE@@@@POST@@if (!Reflect.has(globalThis, Symbol.for(@@SAID@@))) { Reflect.set(globalThis, Symbol.for(@@SAID@@), true); console.warn(@@WARNING@@); }
+} catch { /* a probe never stops the program */ }
+"#,
+        &[
+            ("HEADER", &header),
+            ("DATA", &data),
+            ("WRITE", &write),
+            ("POST", &post),
+            ("SAID", &lit(Lit::Js, &said)),
+            (
+                "WARNING",
+                &lit(
+                    Lit::Js,
+                    &format!(
+                        "debug-sidecar: probe {} logged nothing: run deno with {flags}",
+                        input.probe.id
+                    ),
+                ),
+            ),
+        ],
+    )
+}
+
 /// Go's `dbgData` map of the variables and the `check` that keeps it
 /// writable, or nothing when the block logs no value.
 pub(super) fn go_values(input: &SnippetInput, check: &str) -> String {

@@ -72,6 +72,7 @@ const LANGUAGES: &[(&str, &[&str], &[&str])] = &[
         &["jsx", "tsx"],
         &["javascript-browser", "typescript-browser", "web"],
     ),
+    ("deno", &[], &["deno-typescript", "deno-javascript"]),
     ("python", &["py", "pyw"], &["python3"]),
     ("go", &["go"], &["golang"]),
     ("rust", &["rs"], &[]),
@@ -233,6 +234,7 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
     };
     let body = match language {
         "browser" => posting::block(language, input)?,
+        "deno" => deno(input),
         _ if input.post && !posting::posts(language) => return Err(posting::cannot_post(language)),
         _ if input.post => posting::block(language, input)?,
         "javascript" => node(input, false),
@@ -546,7 +548,7 @@ mod tests {
         let style = match language {
             "shell" => return sh_quote(path),
             "python" => Lit::Python,
-            "javascript" | "typescript" | "browser" => Lit::Js,
+            "javascript" | "typescript" | "browser" | "deno" => Lit::Js,
             "go" => Lit::Go,
             "rust" => Lit::Rust,
             "java" => Lit::Java,

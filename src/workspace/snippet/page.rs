@@ -5,7 +5,8 @@
 //! Node's modules and globals), then from its project (a `tsconfig.json`
 //! whose `lib` has the DOM and whose `types` leave Node out, beside a
 //! bundler's config). And whether that project sets a Content Security
-//! Policy, which must let the page post to the ingest origin.
+//! Policy, which must let the page post to the ingest origin. And whether
+//! the file runs under Deno, whose block must not open a permission prompt.
 
 use std::path::{Path, PathBuf};
 
@@ -42,20 +43,23 @@ fn signs(text: &str) -> (Option<&'static str>, Option<&'static str>) {
         ("from 'fs'", "it imports `fs`"),
         ("Deno.", "it uses `Deno`"),
     ];
-    // A sign that starts a word (`document.`, not `mydocument.` or
-    // `page.document.`).
-    let starts_word = |at: usize| {
+    let find = |list: &[(&str, &'static str)]| {
+        list.iter()
+            .find(|(sign, _)| uses(text, sign))
+            .map(|(_, why)| *why)
+    };
+    (find(&PAGE), find(&NODE))
+}
+
+/// Whether `sign` starts a word somewhere in `text` (`document.`, not
+/// `mydocument.` or `page.document.`).
+fn uses(text: &str, sign: &str) -> bool {
+    text.match_indices(sign).any(|(at, _)| {
         text[..at]
             .chars()
             .next_back()
             .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '$' || c == '.'))
-    };
-    let find = |list: &[(&str, &'static str)]| {
-        list.iter()
-            .find(|(sign, _)| text.match_indices(sign).any(|(at, _)| starts_word(at)))
-            .map(|(_, why)| *why)
-    };
-    (find(&PAGE), find(&NODE))
+    })
 }
 
 fn read_head(path: &Path) -> Option<String> {
@@ -196,6 +200,26 @@ pub fn runs_in_a_page(root: &Path, file: &str) -> Option<String> {
     ))
 }
 
+/// Why `file` looks like Deno's code (a `deno.json` or `deno.jsonc` in its
+/// folder or one above it, within the workspace; or its code uses `Deno.`),
+/// or None.
+pub fn runs_under_deno(root: &Path, file: &str) -> Option<String> {
+    if let Some(config) = folders_up(root, file).iter().find_map(|dir| {
+        ["deno.json", "deno.jsonc"]
+            .into_iter()
+            .map(|name| dir.join(name))
+            .find(|path| path.is_file())
+    }) {
+        let shown = config.strip_prefix(root).unwrap_or(&config);
+        return Some(format!(
+            "the project has {}",
+            shown.to_string_lossy().replace('\\', "/")
+        ));
+    }
+    let text = code_of(&read_head(&root.join(file)).unwrap_or_default());
+    uses(&text, "Deno.").then(|| "it uses `Deno`".to_string())
+}
+
 /// The project's HTML that sets a Content Security Policy (a `<meta
 /// http-equiv>`), nearest first: the page's `connect-src` must allow the
 /// ingest origin, or the browser blocks the post.
@@ -256,6 +280,32 @@ mod tests {
         );
         assert_eq!(runs_in_a_page(&root, "src/server.ts"), None);
         assert_eq!(runs_in_a_page(&root, "src/plain.ts"), None);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn deno_code_is_told_by_its_config_or_its_own_use_of_deno() {
+        let root = project(&[
+            ("deno/deno.jsonc", "{ // tasks\n}\n"),
+            ("deno/src/main.ts", "export const one = 1;\n"),
+            (
+                "script/run.ts",
+                "const text = await Deno.readTextFile(\"a\");\n",
+            ),
+            (
+                "script/quiet.ts",
+                "// Deno.exit is not called here\nconst myDeno = { x: 1 };\nmyDeno.x;\n",
+            ),
+        ]);
+        assert_eq!(
+            runs_under_deno(&root, "deno/src/main.ts").as_deref(),
+            Some("the project has deno/deno.jsonc")
+        );
+        assert_eq!(
+            runs_under_deno(&root, "script/run.ts").as_deref(),
+            Some("it uses `Deno`")
+        );
+        assert_eq!(runs_under_deno(&root, "script/quiet.ts"), None);
         let _ = std::fs::remove_dir_all(&root);
     }
 
