@@ -231,14 +231,18 @@ pub(super) fn deno(input: &SnippetInput) -> String {
         (true, Some(host)) => format!("--allow-net={host}"),
         (true, None) => "--allow-net".to_string(),
     };
-    let said = format!("debug-sidecar {} {}", input.session_tag, input.probe.id);
+    let warning = format!(
+        "debug-sidecar: probe {} logged nothing: run deno with {flags}",
+        input.probe.id
+    );
+    let warn = js_once(input, &format!("console.warn({});", lit(Lit::Js, &warning)));
     fill(
         r#"// deno-fmt-ignore
 try {
   const dbgLine = { @@HEADER@@, timestamp: Date.now() };
   let dbgText = "";
   try { dbgText = JSON.stringify({ ...dbgLine, data: @@DATA@@ }); } catch (dbgE) { dbgText = JSON.stringify({ ...dbgLine, probeError: String(dbgE).slice(0, 300) }); }
-  @@WRITE@@@@POST@@if (!Reflect.has(globalThis, Symbol.for(@@SAID@@))) { Reflect.set(globalThis, Symbol.for(@@SAID@@), true); console.warn(@@WARNING@@); }
+  @@WRITE@@@@POST@@@@WARN@@
 } catch { /* a probe never stops the program */ }
 "#,
         &[
@@ -246,17 +250,7 @@ try {
             ("DATA", &data),
             ("WRITE", &write),
             ("POST", &post),
-            ("SAID", &lit(Lit::Js, &said)),
-            (
-                "WARNING",
-                &lit(
-                    Lit::Js,
-                    &format!(
-                        "debug-sidecar: probe {} logged nothing: run deno with {flags}",
-                        input.probe.id
-                    ),
-                ),
-            ),
+            ("WARN", &warn),
         ],
     )
 }

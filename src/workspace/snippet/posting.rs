@@ -54,7 +54,7 @@ pub(super) fn block(language: &str, input: &SnippetInput) -> Result<String, Unsu
 }
 
 /// JavaScript or TypeScript, in a page or in Node 18+ (which has `fetch`).
-/// In a page a failed post says so in the console (a Content Security
+/// In a page a failed post says so in the console, once (a Content Security
 /// Policy's `connect-src` that leaves out the ingest origin is the usual
 /// cause), so its evidence is not lost silently; elsewhere it is ignored,
 /// as a file block's failed write is. Kept as it is by prettier.
@@ -65,15 +65,16 @@ fn fetch(input: &SnippetInput, url: &str, page: bool) -> String {
         .iter()
         .any(|extension| input.probe.file.ends_with(extension));
     let failed = if page {
+        let warning = format!(
+            "debug-sidecar: probe {} could not post its line (is the ingest origin in the page's Content Security Policy connect-src?)",
+            input.probe.id
+        );
         format!(
-            "(dbgE{}) => {{ globalThis.console.warn({}, dbgE); }}",
+            "(dbgE{}) => {{ {} }}",
             if typed { ": unknown" } else { "" },
-            lit(
-                Lit::Js,
-                &format!(
-                    "debug-sidecar: probe {} could not post its line (is the ingest origin in the page's Content Security Policy connect-src?)",
-                    input.probe.id
-                )
+            js_once(
+                input,
+                &format!("globalThis.console.warn({}, dbgE);", lit(Lit::Js, &warning))
             )
         )
     } else {

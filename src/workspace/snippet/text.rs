@@ -193,3 +193,16 @@ pub(super) fn is_identifier(name: &str) -> bool {
         .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
+
+/// JavaScript that runs `statement` once per program for this probe of
+/// this session, however often the block runs: a flag under a registered
+/// symbol on `globalThis` (no name the program could hold, nothing typed).
+pub(super) fn js_once(input: &SnippetInput, statement: &str) -> String {
+    let flag = lit(
+        Lit::Js,
+        &format!("debug-sidecar {} {}", input.session_tag, input.probe.id),
+    );
+    format!(
+        "if (!Reflect.has(globalThis, Symbol.for({flag}))) {{ Reflect.set(globalThis, Symbol.for({flag}), true); {statement} }}"
+    )
+}
