@@ -234,16 +234,21 @@ pub fn spawn_bound_by_modes(root: &Path) -> Connection {
 
 /// `command` run to its end, killed when it takes over 10 s.
 pub fn output_within_10s(command: &mut Command) -> std::process::Output {
+    output_within_seconds(command, 10)
+}
+
+/// `command` run to its end, killed when it takes over `seconds`.
+pub fn output_within_seconds(command: &mut Command, seconds: u64) -> std::process::Output {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
     while child.try_wait().unwrap().is_none() {
         if std::time::Instant::now() > deadline {
             child.kill().unwrap();
-            panic!("{command:?} still ran after 10 s");
+            panic!("{command:?} still ran after {seconds} s");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
