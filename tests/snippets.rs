@@ -875,7 +875,7 @@ fn java_case() -> Case {
     Case {
         language: "java",
         extension: "java",
-        tools: &["java"],
+        tools: &["javac", "java"],
         file: "Main.java",
         program: |blocks| {
             format!(
@@ -883,9 +883,9 @@ fn java_case() -> Case {
         )
         },
         indent: "        ",
-        build: &[],
-        // Single-file source launch (JDK 11+).
-        run: &["java", "Main.java"],
+        // Issue 35: every lint javac has, as errors.
+        build: &["javac", "-Xlint:all", "-Werror", "Main.java"],
+        run: &["java", "Main"],
         data: typed(),
         expression: "count + 1",
         quiet: true,
@@ -914,7 +914,14 @@ fn kotlin_case() -> Case {
         )
         },
         indent: "    ",
-        build: &["kotlinc", "main.kt", "-include-runtime", "-d", "main.jar"],
+        build: &[
+            "kotlinc",
+            "-Werror",
+            "main.kt",
+            "-include-runtime",
+            "-d",
+            "main.jar",
+        ],
         run: &["java", "-jar", "main.jar"],
         data: typed(),
         expression: "count + 1",
@@ -944,7 +951,13 @@ fn csharp_case() -> Case {
         )
         },
         indent: "        ",
-        build: &["mcs", "-warnaserror", "-out:prog.exe", "Program.cs"],
+        build: &[
+            "mcs",
+            "-warn:4",
+            "-warnaserror",
+            "-out:prog.exe",
+            "Program.cs",
+        ],
         run: &["mono", "prog.exe"],
         data: typed(),
         expression: "count + 1",

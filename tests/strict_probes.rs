@@ -777,3 +777,68 @@ fn deno_blocks_pass_check_lint_and_fmt_and_never_prompt() {
         project.assert_logged();
     }
 }
+
+/// Java: Checkstyle's Google configuration (Debian's Checkstyle and its
+/// `google_checks.xml`), its findings as errors and its comment filters on
+/// (the tree walker's and, for file-level checks such as the line length,
+/// the plain-text one), as a project that uses Checkstyle has them; the
+/// block keeps it off itself
+/// with `// CHECKSTYLE:OFF` / `ON`, builds under `javac -Xlint:all -Werror`
+/// and writes its line.
+#[test]
+fn java_blocks_pass_checkstyle_google_checks_and_javac_lint() {
+    let (Some(checkstyle), Some(javac), Some(java)) = (
+        debian_tool("checkstyle"),
+        debian_tool("javac"),
+        debian_tool("java"),
+    ) else {
+        return;
+    };
+    let project = Project::new("java");
+    let google = std::fs::read_to_string("/usr/share/checkstyle/google_checks.xml").unwrap();
+    let config = google
+        .replace(
+            "<property name=\"severity\" value=\"warning\"/>",
+            "<property name=\"severity\" value=\"error\"/>",
+        )
+        .replace(
+            "<module name = \"Checker\">",
+            "<module name = \"Checker\">\n  <module name=\"SuppressWithPlainTextCommentFilter\"/>",
+        )
+        .replace(
+            "<module name=\"TreeWalker\">",
+            "<module name=\"TreeWalker\">\n    <module name=\"SuppressionCommentFilter\"/>",
+        );
+    assert_eq!(
+        config.matches("CommentFilter\"/>").count(),
+        2,
+        "google_checks.xml changed its layout"
+    );
+    project.write("checks.xml", &config);
+    let program = |blocks: &str| {
+        format!(
+            "/** Totals a cart. */\npublic final class Main {{\n  private Main() {{}}\n\n  /**\n   * Prints the total.\n   *\n   * @param args unused\n   */\n  public static void main(String[] args) {{\n    int count = 3;\n    String name = \"cart\";\n{blocks}    System.out.println(count + name.length());\n  }}\n}}\n"
+        )
+    };
+    let check = |what: &str| {
+        project.pass(
+            &format!("{what}: checkstyle (google_checks, as errors)"),
+            &checkstyle,
+            &["-c", "checks.xml", "Main.java"],
+        );
+        project.pass(
+            &format!("{what}: javac -Xlint:all -Werror"),
+            &javac,
+            &["-Xlint:all", "-Werror", "Main.java"],
+        );
+    };
+    project.write("Main.java", &program(""));
+    check("before the block");
+    project.write(
+        "Main.java",
+        &program(&block("java", "java", &project.log(), "    ")),
+    );
+    check("with the block");
+    project.pass("java runs it", &java, &["Main"]);
+    project.assert_logged();
+}

@@ -253,6 +253,14 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
         "shell" => shell(input),
         other => unreachable!("`{other}` is in LANGUAGES but has no writer"),
     };
+    // Suppressions that live outside a block's own text: Checkstyle's
+    // comment filter (where the project's configuration enables it) and C#'s
+    // compiler and analyzer warnings, each scoped to the block.
+    let body = match language {
+        "java" => format!("// CHECKSTYLE:OFF\n{body}// CHECKSTYLE:ON\n"),
+        "csharp" => format!("#pragma warning disable\n{body}#pragma warning restore\n"),
+        _ => body,
+    };
     let comment = match language {
         "python" | "ruby" | "shell" => "#",
         _ => "//",
@@ -267,8 +275,9 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
 
 /// A line a block carries only to keep the project's linters, warnings
 /// and formatter off it (a Rust block's `#[rustfmt::skip]` and
-/// `#[allow(...)]`, a C or C++ block's diagnostic pragmas, prettier's,
-/// ruff's and black's, pylint's, RuboCop's and PHP_CodeSniffer's comments),
+/// `#[allow(...)]`, a C or C++ block's diagnostic pragmas, a C# block's
+/// `#pragma warning`, prettier's, ruff's and black's, pylint's, RuboCop's,
+/// PHP_CodeSniffer's and Checkstyle's comments),
 /// or only to choose what the compiler in front of it has (a C or C++
 /// block's `#if`, `#elif`, `#else` and `#endif`; the code lines between
 /// them count): it does not count against the 12-line budget.
@@ -287,6 +296,8 @@ pub fn is_guard_line(line: &str) -> bool {
         "// phpcs:enable",
         "# shellcheck disable=",
         "#[allow(",
+        "// CHECKSTYLE:",
+        "#pragma warning ",
         "#if defined(",
         "#if !defined(",
         "#elif !defined(",
