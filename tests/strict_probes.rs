@@ -5,13 +5,18 @@
 //! the block pasted where its variables exist: JavaScript (CommonJS and ES
 //! module) under ESLint's recommended set and prettier, TypeScript under
 //! `tsc --strict` (`nodenext`, with and without Node's types) and
-//! typescript-eslint's `strictTypeChecked`, Python under ruff (its default
-//! and `--select ALL` less the rules named below), flake8, pylint, mypy
-//! `--strict`, pyright strict and `ruff format --check`, shell under
+//! typescript-eslint's `strictTypeChecked`, Deno under `deno check`, `deno
+//! lint` and `deno fmt`, Python (targets 3.8 and 3.12) under ruff (its
+//! default and `--select ALL` less the rules named below), flake8, pylint,
+//! mypy `--strict`, pyright strict and `ruff format --check`, shell under
 //! shellcheck `-o all`, Ruby under RuboCop, PHP under PHP_CodeSniffer's
-//! PSR-12, Go under gofmt, `go vet` and staticcheck. The tools are pinned and installed by `scripts/test`
-//! (`DEBUG_SIDECAR_LINT_JS`: a node_modules folder; `DEBUG_SIDECAR_LINT_PY`: a
-//! venv's bin folder; shellcheck, rubocop, phpcs and staticcheck from Debian through
+//! PSR-12, Go under gofmt, `go vet` and staticcheck, Java under Checkstyle's
+//! Google checks. Compilers' strict flags (C, C++, Rust, Java, Kotlin, C#)
+//! are in `tests/snippets.rs`; a page's block in a real page in
+//! `tests/page_probes.rs`. The tools are pinned and installed by
+//! `scripts/test` (`DEBUG_SIDECAR_LINT_JS`: a node_modules folder;
+//! `DEBUG_SIDECAR_LINT_PY`: a venv's bin folder; shellcheck, rubocop, phpcs,
+//! staticcheck and Checkstyle from Debian through
 //! `scripts/snippet-toolchains`).
 
 mod support;
@@ -380,7 +385,7 @@ fn python_program(blocks: &str, posting: &str) -> String {
         )
     };
     format!(
-        "def total(prices: list[int]) -> int:\n{}\n\nasync def total_later(prices: list[int]) -> int:\n{}\n\ndef total_posted(prices: list[int]) -> int:\n{}",
+        "from __future__ import annotations\n\n\ndef total(prices: list[int]) -> int:\n{}\n\nasync def total_later(prices: list[int]) -> int:\n{}\n\ndef total_posted(prices: list[int]) -> int:\n{}",
         body(blocks),
         body(blocks),
         body(posting)
@@ -388,67 +393,31 @@ fn python_program(blocks: &str, posting: &str) -> String {
 }
 
 /// Python: ruff's default and `--select ALL` (less RUFF_ALL_LESS), flake8,
-/// pylint, mypy `--strict`, pyright strict, `ruff format --check`; the block
-/// writes its line in a function and in an `async def`.
+/// pylint, mypy `--strict`, pyright strict, `ruff format --check`, for
+/// Python 3.8 (mypy: 3.10, the oldest it checks) and 3.12; the block writes
+/// its line in a function and in an `async def`.
 #[test]
 fn python_blocks_pass_ruff_flake8_pylint_mypy_pyright_and_ruff_format() {
     let (Some(bin), Some(modules)) = (python_tools(), node_modules()) else {
         return;
     };
     let project = Project::new("python");
-    project.write(
-        "pyrightconfig.json",
-        "{\"typeCheckingMode\": \"strict\", \"include\": [\"app.py\"]}\n",
-    );
     let pyright = modules.join("pyright/index.js");
+    // The oldest Python each checker still targets (mypy 2 starts at 3.10)
+    // and a current one: (ruff's target, pyright's, mypy's).
+    const TARGETS: [(&str, &str, &str); 2] = [("py38", "3.8", "3.10"), ("py312", "3.12", "3.12")];
     let check = |what: &str| {
-        let tool = |name: &str| bin.join(name);
-        project.pass(
-            &format!("{what}: ruff check"),
-            &tool("ruff"),
-            &["check", "--no-cache", "app.py"],
-        );
-        project.pass(
-            &format!("{what}: ruff check --select ALL"),
-            &tool("ruff"),
-            &[
-                "check",
-                "--no-cache",
-                "--select",
-                "ALL",
-                "--ignore",
-                RUFF_ALL_LESS,
-                "app.py",
-            ],
-        );
-        project.pass(
-            &format!("{what}: flake8"),
-            &tool("flake8"),
-            &["--extend-ignore", "E501", "app.py"],
-        );
-        project.pass(
-            &format!("{what}: pylint"),
-            &tool("pylint"),
-            &[
-                "--disable=missing-module-docstring,missing-function-docstring",
-                "app.py",
-            ],
-        );
-        project.pass(
-            &format!("{what}: mypy --strict"),
-            &tool("mypy"),
-            &["--strict", "--no-incremental", "app.py"],
-        );
-        project.pass(
-            &format!("{what}: pyright strict"),
-            &node(),
-            &[pyright.to_str().unwrap(), "app.py"],
-        );
-        project.pass(
-            &format!("{what}: ruff format --check"),
-            &tool("ruff"),
-            &["format", "--no-cache", "--check", "app.py"],
-        );
+        for (ruff_target, pyright_target, mypy_target) in TARGETS {
+            check_python(
+                &project,
+                &bin,
+                &pyright,
+                what,
+                ruff_target,
+                pyright_target,
+                mypy_target,
+            );
+        }
     };
     project.write("app.py", &python_program("", ""));
     check("before the block");
@@ -481,6 +450,93 @@ fn python_blocks_pass_ruff_flake8_pylint_mypy_pyright_and_ruff_format() {
     )
     .unwrap();
     project.assert_logged();
+}
+
+/// One pass of every Python checker over app.py, for one target version.
+fn check_python(
+    project: &Project,
+    bin: &Path,
+    pyright: &Path,
+    what: &str,
+    ruff_target: &str,
+    pyright_target: &str,
+    mypy_target: &str,
+) {
+    let tool = |name: &str| bin.join(name);
+    let what = format!("{what} (Python {pyright_target})");
+    project.write(
+        "pyrightconfig.json",
+        &format!(
+            "{{\"typeCheckingMode\": \"strict\", \"pythonVersion\": \"{pyright_target}\", \"include\": [\"app.py\"]}}\n"
+        ),
+    );
+    project.pass(
+        &format!("{what}: ruff check"),
+        &tool("ruff"),
+        &[
+            "check",
+            "--no-cache",
+            "--target-version",
+            ruff_target,
+            "app.py",
+        ],
+    );
+    project.pass(
+        &format!("{what}: ruff check --select ALL"),
+        &tool("ruff"),
+        &[
+            "check",
+            "--no-cache",
+            "--target-version",
+            ruff_target,
+            "--select",
+            "ALL",
+            "--ignore",
+            RUFF_ALL_LESS,
+            "app.py",
+        ],
+    );
+    project.pass(
+        &format!("{what}: flake8"),
+        &tool("flake8"),
+        &["--extend-ignore", "E501", "app.py"],
+    );
+    project.pass(
+        &format!("{what}: pylint"),
+        &tool("pylint"),
+        &[
+            "--disable=missing-module-docstring,missing-function-docstring",
+            "app.py",
+        ],
+    );
+    project.pass(
+        &format!("{what}: mypy --strict"),
+        &tool("mypy"),
+        &[
+            "--strict",
+            "--no-incremental",
+            "--python-version",
+            mypy_target,
+            "app.py",
+        ],
+    );
+    project.pass(
+        &format!("{what}: pyright strict"),
+        &node(),
+        &[pyright.to_str().unwrap(), "app.py"],
+    );
+    project.pass(
+        &format!("{what}: ruff format --check"),
+        &tool("ruff"),
+        &[
+            "format",
+            "--no-cache",
+            "--check",
+            "--target-version",
+            ruff_target,
+            "app.py",
+        ],
+    );
 }
 
 /// A Debian tool `scripts/snippet-toolchains` installs; under CI it must be
