@@ -198,6 +198,60 @@ fn marker_text_in_strings_comments_and_docs_is_not_reported() {
     assert_eq!((code, out.as_str()), (Some(0), ""));
 }
 
+/// Issue 35: a session aborted with its Go block still in place keeps the
+/// files its probes were in, so once the person removes the block by hand,
+/// the imports it left are still reported; the record from a foreign state
+/// directory cannot send the check outside the workspace.
+#[test]
+fn imports_left_by_a_block_of_an_aborted_session_fail() {
+    let workspace = Workspace::new("check-go-aborted");
+    let root = &workspace.root;
+    std::fs::write(root.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
+    let mut server = support::initialized(root);
+    server
+        .request(
+            "debug/start",
+            serde_json::json!({"sessionId": "s1", "problem": "p"}),
+        )
+        .unwrap();
+    let placed = server
+        .request(
+            "debug/probeSnippet",
+            serde_json::json!({"file": "main.go", "hypothesisId": "H1", "variables": ["n"]}),
+        )
+        .unwrap();
+    let block = placed["snippet"].as_str().unwrap();
+    let imports = "import (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\n";
+    std::fs::write(
+        root.join("main.go"),
+        format!("package main\n\n{imports}func main() {{\n\tn := 1\n{block}\tfmt.Println(n)\n}}\n"),
+    )
+    .unwrap();
+    server
+        .request("debug/abort", serde_json::json!({}))
+        .unwrap();
+    drop(server);
+    // By hand, after the abort: the block goes, its imports stay.
+    std::fs::write(
+        root.join("main.go"),
+        format!("package main\n\n{imports}func main() {{\n\tfmt.Println(1)\n}}\n"),
+    )
+    .unwrap();
+    let (code, out) = check(root, &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(out.lines().count(), 3, "{out}");
+    assert!(
+        out.starts_with("main.go:4: import \"encoding/json\""),
+        "{out}"
+    );
+    // A kept list naming a path outside the workspace is not followed.
+    let kept = root.join(".debug-sidecar/sessions/s1/aborted-files.json");
+    let text = std::fs::read_to_string(&kept).unwrap();
+    assert!(text.contains("main.go"), "{text}");
+    std::fs::write(&kept, r#"{"files": ["../outside.go", "/etc/passwd"]}"#).unwrap();
+    assert_eq!(check(root, &[]), (Some(0), String::new()));
+}
+
 /// Issue 35: a Go block's imports, left behind when the block was removed,
 /// fail the check in the files the ledger names (Go does not build them);
 /// once `goimports` dropped them, the check passes.

@@ -186,7 +186,24 @@ impl Engine {
         session_id: &str,
         now: u64,
     ) -> Result<(Snapshot, Vec<Probe>), EngineError> {
+        // Every file a probe of the session was in: what removing its blocks
+        // by hand later may leave (Go's imports) is still `check`'s to find.
+        let files = self
+            .load(session_id)?
+            .state
+            .session()
+            .map(|s| s.files_to_rescan())
+            .unwrap_or_default();
         let applied = self.apply(session_id, Command::Abort, now, ScanTiming::Inline)?;
+        if !files.is_empty() {
+            if let Err(error) = crate::workspace::ended::keep_aborted_files(
+                &self.config.state_dir,
+                session_id,
+                &files,
+            ) {
+                tracing::warn!("could not keep the aborted session {session_id}'s files: {error}");
+            }
+        }
         let leftover = applied
             .effects
             .into_iter()

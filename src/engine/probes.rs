@@ -266,6 +266,14 @@ impl Engine {
                 // their removal may have left, such as Go's imports).
                 target.tracked.extend(ended.session.files_to_rescan());
             }
+            if stored.state.session().is_none() {
+                target
+                    .tracked
+                    .extend(crate::workspace::ended::aborted_files(
+                        &self.config.state_dir,
+                        &id,
+                    ));
+            }
             if let Some(token) = ingest::existing_token(&self.config.state_dir, &id) {
                 target.clues = target.clues.with_token(&token, &id);
             }

@@ -2,7 +2,10 @@
 //! certificate: the session as it was when the stop ended it, and what the
 //! verifying scan read. One file per ended session,
 //! `sessions/<id>/ended/<endedAt>.json`; the certificate is made from it
-//! and the session's run files whenever it is asked for.
+//! and the session's run files whenever it is asked for. A session that
+//! was aborted keeps only the files its probes were in,
+//! `sessions/<id>/aborted-files.json`, so `check` still reads them (a
+//! removed Go block's imports) once no ledger names them.
 
 use crate::core::model::DebugSession;
 use crate::workspace::runlog::{create_own, open_own};
@@ -43,6 +46,61 @@ pub fn write(state_dir: &Path, record: &EndedSession) -> io::Result<PathBuf> {
     out.write_all(&serde_json::to_vec(record).map_err(io::Error::other)?)?;
     out.sync_all()?;
     Ok(file)
+}
+
+const ABORTED_FILES: &str = "aborted-files.json";
+/// An aborted session's list larger than this is not one the sidecar wrote.
+const MAX_ABORTED_FILES: u64 = 4 << 20;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct AbortedFiles {
+    files: Vec<String>,
+}
+
+/// Keeps the files an aborted session's probes were in (workspace-relative),
+/// beside the ones kept at an earlier abort of the same session.
+pub fn keep_aborted_files(state_dir: &Path, session_id: &str, files: &[String]) -> io::Result<()> {
+    let mut kept = aborted_files(state_dir, session_id);
+    kept.extend(files.iter().cloned());
+    kept.sort();
+    kept.dedup();
+    let dir = state_dir.join(SESSIONS_DIR).join(session_id);
+    fs::create_dir_all(&dir)?;
+    let file = dir.join(ABORTED_FILES);
+    let temporary = dir.join(format!("{ABORTED_FILES}.{}", std::process::id()));
+    let mut out = create_own(&temporary)?;
+    out.write_all(&serde_json::to_vec(&AbortedFiles { files: kept }).map_err(io::Error::other)?)?;
+    out.sync_all()?;
+    fs::rename(&temporary, &file)
+}
+
+/// The files kept for an aborted session, or none (also when the record is
+/// missing, too large or not one the sidecar wrote: `check` then reads what
+/// it reads anyway).
+pub fn aborted_files(state_dir: &Path, session_id: &str) -> Vec<String> {
+    let file = state_dir
+        .join(SESSIONS_DIR)
+        .join(session_id)
+        .join(ABORTED_FILES);
+    let Ok(handle) = open_own(&file) else {
+        return Vec::new();
+    };
+    let mut bytes = Vec::new();
+    if handle
+        .take(MAX_ABORTED_FILES + 1)
+        .read_to_end(&mut bytes)
+        .is_err()
+        || bytes.len() as u64 > MAX_ABORTED_FILES
+    {
+        return Vec::new();
+    }
+    let mut files = serde_json::from_slice::<AbortedFiles>(&bytes)
+        .map(|kept| kept.files)
+        .unwrap_or_default();
+    // The state directory may come from elsewhere: only paths inside the
+    // workspace are read.
+    files.retain(|file| crate::core::model::is_inside_path(file));
+    files
 }
 
 /// Why no certificate can be made.
