@@ -209,7 +209,10 @@ fn render_runs(out: &mut String, session: &DebugSession, env: &RenderEnv) {
         None => out.push_str("Probe log file: not created yet\n"),
     }
     if let Some(url) = &env.ingest_url {
-        let _ = writeln!(out, "Ingest URL (browser JavaScript only): {url}");
+        let _ = writeln!(
+            out,
+            "Ingest URL (for blocks that post: page code, Deno's): {url}"
+        );
         if env.ingest_refused > 0 {
             let _ = writeln!(
                 out,

@@ -219,7 +219,9 @@ fn kickoff_text(session: &DebugSession, kickoff: Kickoff, env: &RenderEnv) -> St
              with {HYPOTHESES_TOOL}.\n\
              2. Instrument: insert 2-6 probes, each tagged with the hypothesis it tests, using \
              the blocks {SNIPPET_TOOL} returns. Keep every block intact between its markers. \
-             For Python code, or JavaScript run by Node (.js, .mjs, .cjs; `node`, `npm test`, \
+             The block fits where the code runs: page and Deno code are told from Node's (its \
+             result says so; pass `language` if that is wrong), and code in a container, an \
+             emulator or on a device needs `target`. For Python code, or JavaScript run by Node (.js, .mjs, .cjs; `node`, `npm test`, \
              `npx`), whose reproduction starts through `debug-sidecar run`, prefer logpoints \
              ({SNIPPET_TOOL} with `kind: \"logpoint\"`, `line` and `variables`): no file is \
              edited and no rebuild is needed. Other languages (TypeScript included), browsers, \
