@@ -3,6 +3,7 @@
 mod support;
 
 use serde_json::Value;
+use std::path::Path;
 use std::process::Command;
 use support::{Workspace, BIN};
 
@@ -206,21 +207,7 @@ fn marker_text_in_strings_comments_and_docs_is_not_reported() {
 fn imports_left_by_a_block_of_an_aborted_session_fail() {
     let workspace = Workspace::new("check-go-aborted");
     let root = &workspace.root;
-    std::fs::write(root.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
-    let mut server = support::initialized(root);
-    server
-        .request(
-            "debug/start",
-            serde_json::json!({"sessionId": "s1", "problem": "p"}),
-        )
-        .unwrap();
-    let placed = server
-        .request(
-            "debug/probeSnippet",
-            serde_json::json!({"file": "main.go", "hypothesisId": "H1", "variables": ["n"]}),
-        )
-        .unwrap();
-    let block = placed["snippet"].as_str().unwrap();
+    let (mut server, block) = go_probe_placed(root);
     let imports = "import (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\n";
     std::fs::write(
         root.join("main.go"),
@@ -259,21 +246,8 @@ fn imports_left_by_a_block_of_an_aborted_session_fail() {
 fn imports_a_removed_go_block_left_behind_fail() {
     let workspace = Workspace::new("check-go-imports");
     let root = &workspace.root;
-    std::fs::write(root.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
-    let mut server = support::initialized(root);
-    server
-        .request(
-            "debug/start",
-            serde_json::json!({"sessionId": "s1", "problem": "p"}),
-        )
-        .unwrap();
-    let placed = server
-        .request(
-            "debug/probeSnippet",
-            serde_json::json!({"file": "main.go", "hypothesisId": "H1", "variables": ["n"]}),
-        )
-        .unwrap();
-    let needs = placed["snippet"].as_str().unwrap();
+    let (mut server, needs) = go_probe_placed(root);
+    let needs = needs.as_str();
     assert!(
         needs.contains("needs imports \"encoding/json\", \"fmt\", \"os\", \"time\""),
         "{needs}"
@@ -324,4 +298,25 @@ fn imports_a_removed_go_block_left_behind_fail() {
         "package main\n\nimport (\n\t\"fmt\"\n)\n\nfunc main() {\n\tfmt.Println(\"os.Exit\")\n}\n";
     std::fs::write(root.join("main.go"), tidy).unwrap();
     assert_eq!(check(root, &[]), (Some(0), String::new()));
+}
+
+/// A live session `s1` in `root` with a Go probe placed in its main.go:
+/// the server and the block.
+fn go_probe_placed(root: &Path) -> (debug_sidecar::rpc::client::Connection, String) {
+    std::fs::write(root.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
+    let mut server = support::initialized(root);
+    server
+        .request(
+            "debug/start",
+            serde_json::json!({"sessionId": "s1", "problem": "p"}),
+        )
+        .unwrap();
+    let placed = server
+        .request(
+            "debug/probeSnippet",
+            serde_json::json!({"file": "main.go", "hypothesisId": "H1", "variables": ["n"]}),
+        )
+        .unwrap();
+    let block = placed["snippet"].as_str().unwrap().to_string();
+    (server, block)
 }

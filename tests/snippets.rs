@@ -1322,104 +1322,79 @@ fn strict_c_case(build: &'static [&'static str]) -> Case {
     }
 }
 
+/// The warnings both strict C and C++ builds turn on (as errors).
+const STRICT_WARNINGS: [&str; 9] = [
+    "-Wall",
+    "-Wextra",
+    "-Wpedantic",
+    "-Wformat=2",
+    "-Wdouble-promotion",
+    "-Wsign-conversion",
+    "-Wfloat-equal",
+    "-Wshadow",
+    "-Wconversion",
+];
+
+/// `compiler`, then `flags`, then the strict warnings and `extra`, as
+/// errors, building `source` into `prog`: a command line a `Case` keeps.
+fn strict_build(
+    compiler: &'static str,
+    flags: &[&'static str],
+    extra: &[&'static str],
+    source: &'static str,
+) -> &'static [&'static str] {
+    let mut argv = vec![compiler];
+    argv.extend_from_slice(flags);
+    argv.extend_from_slice(&STRICT_WARNINGS);
+    argv.extend_from_slice(extra);
+    argv.extend_from_slice(&["-Werror", "-o", "prog", source]);
+    Vec::leak(argv)
+}
+
 /// C99 to C17, GNU's and ISO's, by GCC and Clang (their type test), and by
 /// TinyCC, which is not GNU C and so takes the block's `_Generic` path.
 #[test]
 fn c_runs_under_strict_warnings_as_errors() {
-    const FLAGS: [&str; 14] = [
-        "-Wall",
-        "-Wextra",
-        "-Wpedantic",
-        "-Wformat=2",
-        "-Wdouble-promotion",
-        "-Wdeclaration-after-statement",
-        "-Wsign-conversion",
-        "-Wfloat-equal",
-        "-Wshadow",
-        "-Wconversion",
-        "-Werror",
-        "-o",
-        "prog",
-        "main.c",
-    ];
-    static GCC99: [&str; 16] = concat_flags("gcc", "-std=c99", FLAGS);
-    static GCC11: [&str; 16] = concat_flags("gcc", "-std=c11", FLAGS);
-    static GCC17: [&str; 16] = concat_flags("gcc", "-std=c17", FLAGS);
-    static GNU99: [&str; 16] = concat_flags("gcc", "-std=gnu99", FLAGS);
-    static GNU17: [&str; 16] = concat_flags("gcc", "-std=gnu17", FLAGS);
-    static CLANG99: [&str; 16] = concat_flags("clang", "-std=c99", FLAGS);
-    static CLANG17: [&str; 16] = concat_flags("clang", "-std=c17", FLAGS);
-    for build in [
-        &GCC99[..],
-        &GCC11[..],
-        &GCC17[..],
-        &GNU99[..],
-        &GNU17[..],
-        &CLANG99[..],
-        &CLANG17[..],
-        &["tcc", "-Wall", "-Werror", "-o", "prog", "main.c"][..],
-        &[
-            "tcc", "-std=c11", "-Wall", "-Werror", "-o", "prog", "main.c",
-        ][..],
+    let c_only = ["-Wdeclaration-after-statement"];
+    for (compiler, standard) in [
+        ("gcc", "-std=c99"),
+        ("gcc", "-std=c11"),
+        ("gcc", "-std=c17"),
+        ("gcc", "-std=gnu99"),
+        ("gcc", "-std=gnu17"),
+        ("clang", "-std=c99"),
+        ("clang", "-std=c17"),
     ] {
-        execute(strict_c_case(build));
+        execute(strict_c_case(strict_build(
+            compiler,
+            &[standard],
+            &c_only,
+            "main.c",
+        )));
+    }
+    for standard in [&[][..], &["-std=c11"][..]] {
+        let mut argv = vec!["tcc"];
+        argv.extend_from_slice(standard);
+        argv.extend_from_slice(&["-Wall", "-Werror", "-o", "prog", "main.c"]);
+        execute(strict_c_case(Vec::leak(argv)));
     }
 }
 
-/// C++: the same strict set and `-Wshadow -Wconversion -Wold-style-cast`,
-/// under C++14, 17 and 20, with exceptions and without (`-fno-exceptions`:
-/// the block has no `try` there), by GCC and by Clang.
+/// C++: the same strict set and `-Wold-style-cast`, under C++14, 17 and
+/// 20, with exceptions and without (`-fno-exceptions`: the block has no
+/// `try` there), by GCC and by Clang.
 #[test]
 fn cpp_runs_under_strict_warnings_as_errors() {
-    const FLAGS: [&str; 14] = [
-        "-Wall",
-        "-Wextra",
-        "-Wpedantic",
-        "-Wformat=2",
-        "-Wdouble-promotion",
-        "-Wsign-conversion",
-        "-Wfloat-equal",
-        "-Wshadow",
-        "-Wconversion",
-        "-Wold-style-cast",
-        "-Werror",
-        "-o",
-        "prog",
-        "main.cpp",
-    ];
-    const NO_EXCEPTIONS: [&str; 15] = concat_flags("-fno-exceptions", "-Werror", FLAGS_BUT_WERROR);
-    const FLAGS_BUT_WERROR: [&str; 13] = [
-        "-Wall",
-        "-Wextra",
-        "-Wpedantic",
-        "-Wformat=2",
-        "-Wdouble-promotion",
-        "-Wsign-conversion",
-        "-Wfloat-equal",
-        "-Wshadow",
-        "-Wconversion",
-        "-Wold-style-cast",
-        "-o",
-        "prog",
-        "main.cpp",
-    ];
-    static GCC14: [&str; 16] = concat_flags("g++", "-std=c++14", FLAGS);
-    static GCC17: [&str; 16] = concat_flags("g++", "-std=c++17", FLAGS);
-    static GCC20: [&str; 16] = concat_flags("g++", "-std=c++20", FLAGS);
-    static GCC14_NO_EXCEPTIONS: [&str; 17] = concat_flags("g++", "-std=c++14", NO_EXCEPTIONS);
-    static GCC20_NO_EXCEPTIONS: [&str; 17] = concat_flags("g++", "-std=c++20", NO_EXCEPTIONS);
-    static CLANG14: [&str; 16] = concat_flags("clang++", "-std=c++14", FLAGS);
-    static CLANG17_NO_EXCEPTIONS: [&str; 17] = concat_flags("clang++", "-std=c++17", NO_EXCEPTIONS);
-    for build in [
-        &GCC14[..],
-        &GCC17[..],
-        &GCC20[..],
-        &GCC14_NO_EXCEPTIONS[..],
-        &GCC20_NO_EXCEPTIONS[..],
-        &CLANG14[..],
-        &CLANG17_NO_EXCEPTIONS[..],
+    for (compiler, flags) in [
+        ("g++", &["-std=c++14"][..]),
+        ("g++", &["-std=c++17"]),
+        ("g++", &["-std=c++20"]),
+        ("g++", &["-std=c++14", "-fno-exceptions"]),
+        ("g++", &["-std=c++20", "-fno-exceptions"]),
+        ("clang++", &["-std=c++14"]),
+        ("clang++", &["-std=c++17", "-fno-exceptions"]),
     ] {
-        let tools: &'static [&'static str] = if build[0] == "g++" {
+        let tools: &'static [&'static str] = if compiler == "g++" {
             &["g++"]
         } else {
             &["clang++"]
@@ -1435,28 +1410,11 @@ fn cpp_runs_under_strict_warnings_as_errors() {
                 )
             },
             indent: "    ",
-            build,
+            build: strict_build(compiler, flags, &["-Wold-style-cast"], "main.cpp"),
             run: &["./prog"],
             data: typed(),
             expression: "count + 1",
             quiet: true,
         });
     }
-}
-
-/// `[compiler, standard, flags...]`.
-const fn concat_flags<const N: usize, const M: usize>(
-    compiler: &'static str,
-    standard: &'static str,
-    flags: [&'static str; N],
-) -> [&'static str; M] {
-    let mut out = [""; M];
-    out[0] = compiler;
-    out[1] = standard;
-    let mut i = 0;
-    while i < N {
-        out[i + 2] = flags[i];
-        i += 1;
-    }
-    out
 }

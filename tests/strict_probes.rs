@@ -118,6 +118,22 @@ impl Project {
         );
     }
 
+    /// Writes `file` as `program` without the block, then with `block`,
+    /// running `check` on each (a failure before the block is the
+    /// project's, not the block's).
+    fn checked(
+        &self,
+        file: &str,
+        program: impl Fn(&str) -> String,
+        block: &str,
+        check: impl Fn(&str),
+    ) {
+        self.write(file, &program(""));
+        check("before the block");
+        self.write(file, &program(block));
+        check("with the block");
+    }
+
     /// The probe's one line, with `count` and `name` as the program had them.
     fn assert_logged(&self) {
         let text = std::fs::read_to_string(self.log()).expect("the block wrote its line");
@@ -227,13 +243,12 @@ fn javascript_blocks_pass_eslint_recommended_and_prettier() {
                 &[prettier.to_str().unwrap(), "--check", "app.js"],
             );
         };
-        project.write("app.js", &program(""));
-        check("before the block");
-        project.write(
+        project.checked(
             "app.js",
-            &program(&block("javascript", "js", &project.log(), "  ")),
+            program,
+            &block("javascript", "js", &project.log(), "  "),
+            check,
         );
-        check("with the block");
         let runner = if kind == "commonjs" {
             "require('./app.js').total([1, 2, 3]);"
         } else {
@@ -571,13 +586,12 @@ fn shell_blocks_pass_shellcheck_with_every_optional_check() {
             );
         }
     };
-    project.write("app.sh", &program(""));
-    check("before the block");
-    project.write(
+    project.checked(
         "app.sh",
-        &program(&block("shell", "sh", &project.log(), "")),
+        program,
+        &block("shell", "sh", &project.log(), ""),
+        check,
     );
-    check("with the block");
     project.pass("sh runs it", Path::new("sh"), &["app.sh"]);
     project.assert_logged_as_text();
 }
@@ -608,13 +622,12 @@ fn ruby_blocks_pass_rubocop() {
             &["--cache", "false", "app.rb"],
         );
     };
-    project.write("app.rb", &program(""));
-    check("before the block");
-    project.write(
+    project.checked(
         "app.rb",
-        &program(&block("ruby", "rb", &project.log(), "  ")),
+        program,
+        &block("ruby", "rb", &project.log(), "  "),
+        check,
     );
-    check("with the block");
     project.pass(
         "ruby runs it",
         Path::new("ruby"),
@@ -643,13 +656,12 @@ fn php_blocks_pass_phpcs_psr12() {
             &["--standard=PSR12", "app.php"],
         );
     };
-    project.write("app.php", &program(""));
-    check("before the block");
-    project.write(
+    project.checked(
         "app.php",
-        &program(&block("php", "php", &project.log(), "    ")),
+        program,
+        &block("php", "php", &project.log(), "    "),
+        check,
     );
-    check("with the block");
     project.pass(
         "php runs it",
         Path::new("php"),
@@ -793,11 +805,8 @@ fn deno_blocks_pass_check_lint_and_fmt_and_never_prompt() {
                 project.pass(&format!("{what}: deno {}", args[0]), &deno, args);
             }
         };
-        project.write(file, &program("", typed));
-        check("before the block");
         let block = block_as("deno", "ts", &project.log(), "  ", None);
-        project.write(file, &program(&block, typed));
-        check("with the block");
+        project.checked(file, |blocks| program(blocks, typed), &block, check);
         let stderr = run(file, None);
         let warning = format!(
             "debug-sidecar: probe p7 logged nothing: run deno with --allow-write={}",
@@ -888,13 +897,12 @@ fn java_blocks_pass_checkstyle_google_checks_and_javac_lint() {
             &["-Xlint:all", "-Werror", "Main.java"],
         );
     };
-    project.write("Main.java", &program(""));
-    check("before the block");
-    project.write(
+    project.checked(
         "Main.java",
-        &program(&block("java", "java", &project.log(), "    ")),
+        program,
+        &block("java", "java", &project.log(), "    "),
+        check,
     );
-    check("with the block");
     project.pass("java runs it", &java, &["Main"]);
     project.assert_logged();
 }

@@ -303,14 +303,7 @@ fn page_code_in_a_ts_file_gets_the_posting_block_and_its_csp_is_named() {
             "import { readFileSync } from \"node:fs\";\nexport const f = readFileSync;\n",
         ),
     ];
-    for (file, text) in files {
-        std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
-        std::fs::write(root.join(file), text).unwrap();
-    }
-    let mut server = initialized(root);
-    server
-        .request("debug/start", json!({"problem": "p"}))
-        .unwrap();
+    let mut server = live_session_with(root, &files);
     let place = |server: &mut debug_sidecar::rpc::client::Connection,
                  file: &str,
                  language: Option<&str>| {
@@ -368,14 +361,7 @@ fn deno_code_gets_the_block_that_never_prompts_and_the_flag_is_named() {
         ),
         ("node/server.js", "module.exports = {};\n"),
     ];
-    for (file, text) in files {
-        std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
-        std::fs::write(root.join(file), text).unwrap();
-    }
-    let mut server = initialized(root);
-    server
-        .request("debug/start", json!({"problem": "p"}))
-        .unwrap();
+    let mut server = live_session_with(root, &files);
     let mut place = |file: &str| {
         server
             .request(
@@ -407,4 +393,20 @@ fn deno_code_gets_the_block_that_never_prompts_and_the_flag_is_named() {
     }
     let node = place("node/server.js");
     assert_eq!(node["language"], "javascript", "{node}");
+}
+
+/// A live session served in `root`, which holds `files` (path, text).
+fn live_session_with(
+    root: &Path,
+    files: &[(&str, &str)],
+) -> debug_sidecar::rpc::client::Connection {
+    for (file, text) in files {
+        std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+        std::fs::write(root.join(file), text).unwrap();
+    }
+    let mut server = initialized(root);
+    server
+        .request("debug/start", json!({"problem": "p"}))
+        .unwrap();
+    server
 }
