@@ -96,6 +96,28 @@ class OhMyPi(Pi):
         return args + list(prompts)
 
 
+class PiSubagents(Pi):
+    """pi under its later name (`@earendil-works/pi-coding-agent`, which needs
+    Node 22.19+: run on the Node of $LAB_NODE24) with the `pi-subagents`
+    extension beside ours (its `index.ts`, $LAB_PI_SUBAGENTS)."""
+
+    name = "pi-subagents"
+
+    def __init__(self, binary, workspace, port):
+        super().__init__(binary, workspace, port)
+        node = os.environ.get("LAB_NODE24", "node")
+        self.node = node
+        self.env = dict(self.env, PATH=os.path.dirname(node) + os.pathsep + self.env["PATH"],
+                        PI_SUBAGENTS_TEMP_ROOT=os.path.join(workspace.base, "subagents"))
+
+    def command(self, *prompts, resume=False):
+        args = [self.node, self.binary, "--offline", "--no-extensions", "-e", EXTENSION,
+                "-e", os.environ["LAB_PI_SUBAGENTS"], "--model", "lab/scripted", "-p"]
+        if resume:
+            args.append("-c")
+        return args + list(prompts)
+
+
 class RpcSession:
     """pi or oh-my-pi in RPC mode (`--mode rpc`): one long-lived session
     driven over stdin/stdout as an editor embeds it; it stays idle between

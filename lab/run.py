@@ -9,8 +9,8 @@ only then the sidecar's state.
     python3 lab/run.py [--only NAME] [--keep]
 
 Needs DEBUG_SIDECAR_BIN and LAB_CLAUDE, LAB_CODEX, LAB_GEMINI, LAB_COPILOT, LAB_OPENCODE,
-LAB_PI, LAB_OMP, LAB_CLAUDE_ACP, LAB_CODEX_ACP
-(scripts/test sets them).
+LAB_PI, LAB_OMP, LAB_CLAUDE_ACP, LAB_CODEX_ACP, and for pi 0.85 with pi-subagents
+LAB_PI_NEXT, LAB_PI_SUBAGENTS and LAB_NODE24 (scripts/test sets them).
 """
 
 import argparse
@@ -36,7 +36,7 @@ import scenarios_tui  # noqa: E402
 import scenarios_containers  # noqa: E402
 import scenarios_rates  # noqa: E402
 from acp import ClaudeAcp, CodexAcp  # noqa: E402
-from pi_hosts import OhMyPi, Pi  # noqa: E402
+from pi_hosts import OhMyPi, Pi, PiSubagents  # noqa: E402
 from tui_hosts import ClaudeTui, CodexTui  # noqa: E402
 
 
@@ -54,6 +54,7 @@ def main():
                 "opencode": (OpenCode, os.environ.get("LAB_OPENCODE")),
                 "pi": (Pi, os.environ.get("LAB_PI")),
                 "omp": (OhMyPi, os.environ.get("LAB_OMP")),
+                "pi-subagents": (PiSubagents, os.environ.get("LAB_PI_NEXT")),
                 "claude-acp": (ClaudeAcp, os.environ.get("LAB_CLAUDE_ACP")),
                 "codex-acp": (CodexAcp, os.environ.get("LAB_CODEX_ACP")),
                 # The same Claude Code and Codex, their interactive UIs in tmux (lab/tui.py).

@@ -35,6 +35,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let mainFeed: SubagentFeed | undefined;
 
 export default async function debugSidecar(pi: ExtensionAPI) {
+  // pi-subagents' background runner loads ambient extensions into each
+  // child session it hosts: such a copy reports nothing of its own.
+  if (process.env.PI_SUBAGENT_CHILD === "1") return;
   if (mainFeed) {
     watchSubagents(pi, mainFeed);
     return;
@@ -222,13 +225,23 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   const todoList = new TodoList();
   // oh-my-pi's `task` call lists its subagents (pending ones first) in its
   // partial results; its `hub` call may cancel some.
+  // pi-subagents' `subagent` call in the foreground reports its children in
+  // its partial and final results; a child that failed makes the call throw.
   pi.on("tool_execution_update", async (event) => {
     if (event.toolName === "task") feed.listed((event as any).partialResult?.details?.progress);
+    if (event.toolName === "subagent") feed.subagentCall(event.toolCallId, (event as any).partialResult?.details);
+  });
+  pi.on("tool_execution_end", async (event) => {
+    if (event.toolName !== "subagent") return;
+    const result = (event as any).result;
+    feed.subagentCall(event.toolCallId, result?.details);
+    if (event.isError) feed.subagentCallFailed(event.toolCallId, resultText(result));
   });
   pi.on("tool_execution_start", async (event) => {
     turnEvent({ kind: "toolCall", tool: event.toolName });
     const args = event.args as any;
     if (event.toolName === "hub" && args?.op === "cancel") feed.cancelled(args.ids);
+    if (event.toolName === "subagent") feed.subagentCallStarted(event.toolCallId, args);
     if (TODO_TOOLS.has(event.toolName) && Array.isArray(args?.todos)) {
       sidecar.notify("progress/todos", { todos: args.todos });
     } else if (event.toolName === "todo" && typeof args?.op === "string" && todoList.apply(args)) {
@@ -348,6 +361,8 @@ type AgentEvent = Record<string, unknown> & { id: string; kind: string };
 type Usage = { input: number; output: number; cacheRead: number; cacheWrite: number };
 type Seen = {
   finished: boolean;
+  /** Whether it was reported running. */
+  running?: boolean;
   /** Whether its type and task were sent. */
   described?: boolean;
   usage: Usage;
@@ -455,6 +470,84 @@ class SubagentFeed {
     }
   }
 
+  /** pi-subagents' children of one `subagent` call, by its run id and each
+   * child's index: `progress` entries as they run (status, tool uses, turns,
+   * tokens), `results` as they end (output, error, stop, usage). */
+  private ofCall = new Map<string, string[]>();
+  /** What each call asked (its details say `[prompt redacted]`). */
+  private asked = new Map<string, { agent?: string; task?: string }>();
+
+  subagentCallStarted(callId: string, args: any) {
+    if (typeof args?.task === "string") this.asked.set(callId, { agent: args.agent, task: args.task });
+  }
+
+  subagentCall(callId: string, details: any) {
+    if (!details || typeof details !== "object") return;
+    const runId = typeof details.runId === "string" ? details.runId : callId;
+    const progress: any[] = Array.isArray(details.progress) ? details.progress : [];
+    const results: any[] = Array.isArray(details.results) ? details.results : [];
+    const indexes = new Set<number>();
+    for (const entry of [...progress, ...results]) if (typeof entry?.index === "number") indexes.add(entry.index);
+    for (const index of indexes) {
+      const p = progress.find((e) => e?.index === index);
+      const r = results.find((e) => e?.index === index);
+      const id = `${runId}:${index}`;
+      const ids = this.ofCall.get(callId) ?? [];
+      if (!ids.includes(id)) this.ofCall.set(callId, [...ids, id]);
+      this.subagentChild(id, p, r, this.asked.get(callId));
+    }
+  }
+
+  private subagentChild(id: string, p: any, r: any, asked?: { agent?: string; task?: string }) {
+    const seen = this.of(id);
+    if (seen.finished) return;
+    const told = [p?.task, r?.task].find((t) => typeof t === "string" && t !== "[prompt redacted]");
+    const about = { type: p?.agent ?? r?.agent ?? asked?.agent, description: told ?? asked?.task };
+    const status = p?.status;
+    if (!seen.described) {
+      seen.described = true;
+      if (status === "pending") {
+        this.send({ id, kind: "queued", ...about });
+        return;
+      }
+    }
+    if (!seen.running) {
+      seen.running = true;
+      this.send({ id, kind: "running", ...about });
+    }
+    const work: AgentEvent = { id, kind: "update" };
+    if (typeof p?.toolCount === "number") work.toolUses = p.toolCount;
+    const turns = r?.usage?.turns ?? p?.turnCount;
+    if (typeof turns === "number") work.turns = turns;
+    const u = r?.usage;
+    if (u) work.usage = { input: u.input ?? 0, output: u.output ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
+    else if (typeof p?.inputTokens === "number" || typeof p?.outputTokens === "number")
+      work.usage = { input: p.inputTokens ?? 0, output: p.outputTokens ?? 0, cacheRead: 0, cacheWrite: 0 };
+    if (Object.keys(work).length > 2) this.send(work);
+    const failure = r?.error ?? p?.error;
+    if (r?.stopped || r?.interrupted) {
+      seen.finished = true;
+      this.send({ id, kind: "stopped", ...about });
+    } else if (status === "failed" || (r && (r.exitCode ?? 0) !== 0)) {
+      seen.finished = true;
+      this.send({ id, kind: "error", ...about, error: text(failure ?? "the subagent failed") });
+    } else if (status === "completed" || (r && status !== "running" && status !== "pending")) {
+      seen.finished = true;
+      this.send({ id, kind: "completed", ...about, result: text(r?.finalOutput ?? "") });
+    }
+  }
+
+  /** The call threw (pi-subagents throws when a child failed): its children
+   * not ended yet end with the call's error. */
+  subagentCallFailed(callId: string, error: string) {
+    for (const id of this.ofCall.get(callId) ?? []) {
+      const seen = this.of(id);
+      if (seen.finished) continue;
+      seen.finished = true;
+      this.send({ id, kind: "error", error: error || "the subagent failed" });
+    }
+  }
+
   /** The host ends: every subagent still queued or running is stopped. */
   shutdown() {
     this.ending = true;
@@ -468,6 +561,12 @@ class SubagentFeed {
 
 /** oh-my-pi runs on Bun and names itself in its package path. */
 const isOhMyPi = typeof (globalThis as any).Bun !== "undefined" || /oh-my-pi/.test(process.argv[1] ?? "");
+
+/** A tool result's text (its text blocks). */
+function resultText(result: any): string {
+  const content = Array.isArray(result?.content) ? result.content : [];
+  return content.filter((c: any) => c?.type === "text").map((c: any) => c.text).join("\n");
+}
 
 function lastAssistantText(messages: any[]): string | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {
