@@ -360,6 +360,11 @@ fn deno_code_gets_the_block_that_never_prompts_and_the_flag_is_named() {
             "const text = Deno.readTextFileSync(\"a\");\n",
         ),
         ("node/server.js", "module.exports = {};\n"),
+        // A Deno project's front end runs in a page: its own signs win.
+        (
+            "edge/island.ts",
+            "export const title = () => document.title;\n",
+        ),
     ];
     let mut server = live_session_with(root, &files);
     let mut place = |file: &str| {
@@ -393,6 +398,8 @@ fn deno_code_gets_the_block_that_never_prompts_and_the_flag_is_named() {
     }
     let node = place("node/server.js");
     assert_eq!(node["language"], "javascript", "{node}");
+    let island = place("edge/island.ts");
+    assert_eq!(island["language"], "browser", "{island}");
 }
 
 /// A live session served in `root`, which holds `files` (path, text).

@@ -229,12 +229,12 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   // its partial and final results; a child that failed makes the call throw.
   pi.on("tool_execution_update", async (event) => {
     if (event.toolName === "task") feed.listed((event as any).partialResult?.details?.progress);
-    if (event.toolName === "subagent") feed.subagentCall(event.toolCallId, (event as any).partialResult?.details);
+    if (event.toolName === "subagent") feed.subagentCall(event.toolCallId, (event as any).partialResult?.details, false);
   });
   pi.on("tool_execution_end", async (event) => {
     if (event.toolName !== "subagent") return;
     const result = (event as any).result;
-    feed.subagentCall(event.toolCallId, result?.details);
+    feed.subagentCall(event.toolCallId, result?.details, true);
     if (event.isError) feed.subagentCallFailed(event.toolCallId, resultText(result));
   });
   pi.on("tool_execution_start", async (event) => {
@@ -472,7 +472,9 @@ class SubagentFeed {
 
   /** pi-subagents' children of one `subagent` call, by its run id and each
    * child's index: `progress` entries as they run (status, tool uses, turns,
-   * tokens), `results` as they end (output, error, stop, usage). */
+   * tokens), `results` as they end (output, error, stop, usage). A child
+   * ends only with the call (`final`): a partial result that looks ended
+   * may be one attempt of several (a fallback model, a recovery). */
   private ofCall = new Map<string, string[]>();
   /** What each call asked (its details say `[prompt redacted]`). */
   private asked = new Map<string, { agent?: string; task?: string }>();
@@ -481,7 +483,7 @@ class SubagentFeed {
     if (typeof args?.task === "string") this.asked.set(callId, { agent: args.agent, task: args.task });
   }
 
-  subagentCall(callId: string, details: any) {
+  subagentCall(callId: string, details: any, final: boolean) {
     if (!details || typeof details !== "object") return;
     const runId = typeof details.runId === "string" ? details.runId : callId;
     const progress: any[] = Array.isArray(details.progress) ? details.progress : [];
@@ -494,11 +496,11 @@ class SubagentFeed {
       const id = `${runId}:${index}`;
       const ids = this.ofCall.get(callId) ?? [];
       if (!ids.includes(id)) this.ofCall.set(callId, [...ids, id]);
-      this.subagentChild(id, p, r, this.asked.get(callId));
+      this.subagentChild(id, p, r, final, this.asked.get(callId));
     }
   }
 
-  private subagentChild(id: string, p: any, r: any, asked?: { agent?: string; task?: string }) {
+  private subagentChild(id: string, p: any, r: any, final: boolean, asked?: { agent?: string; task?: string }) {
     const seen = this.of(id);
     if (seen.finished) return;
     const told = [p?.task, r?.task].find((t) => typeof t === "string" && t !== "[prompt redacted]");
@@ -506,12 +508,9 @@ class SubagentFeed {
     const status = p?.status;
     if (!seen.described) {
       seen.described = true;
-      if (status === "pending") {
-        this.send({ id, kind: "queued", ...about });
-        return;
-      }
+      if (status === "pending") this.send({ id, kind: "queued", ...about });
     }
-    if (!seen.running) {
+    if (!seen.running && status !== "pending") {
       seen.running = true;
       this.send({ id, kind: "running", ...about });
     }
@@ -524,17 +523,14 @@ class SubagentFeed {
     else if (typeof p?.inputTokens === "number" || typeof p?.outputTokens === "number")
       work.usage = { input: p.inputTokens ?? 0, output: p.outputTokens ?? 0, cacheRead: 0, cacheWrite: 0 };
     if (Object.keys(work).length > 2) this.send(work);
-    const failure = r?.error ?? p?.error;
-    if (r?.stopped || r?.interrupted) {
-      seen.finished = true;
-      this.send({ id, kind: "stopped", ...about });
-    } else if (status === "failed" || (r && (r.exitCode ?? 0) !== 0)) {
-      seen.finished = true;
-      this.send({ id, kind: "error", ...about, error: text(failure ?? "the subagent failed") });
-    } else if (status === "completed" || (r && status !== "running" && status !== "pending")) {
-      seen.finished = true;
-      this.send({ id, kind: "completed", ...about, result: text(r?.finalOutput ?? "") });
-    }
+    if (typeof (r?.error ?? p?.error) === "string") seen.failure = r?.error ?? p?.error;
+    // Moved to the background (`detached`): it runs on where this feed cannot follow.
+    if (!final || status === "detached") return;
+    seen.finished = true;
+    if (r?.stopped || r?.interrupted) this.send({ id, kind: "stopped", ...about });
+    else if (status === "failed" || (r && (r.exitCode ?? 0) !== 0) || r?.error)
+      this.send({ id, kind: "error", ...about, error: text(r?.error ?? p?.error ?? "the subagent failed") });
+    else this.send({ id, kind: "completed", ...about, result: text(r?.finalOutput ?? "") });
   }
 
   /** The call threw (pi-subagents throws when a child failed): its children
@@ -544,7 +540,8 @@ class SubagentFeed {
       const seen = this.of(id);
       if (seen.finished) continue;
       seen.finished = true;
-      this.send({ id, kind: "error", error: error || "the subagent failed" });
+      // Its own last error where a partial result said it; else the call's.
+      this.send({ id, kind: "error", error: seen.failure ?? (error || "the subagent failed") });
     }
   }
 

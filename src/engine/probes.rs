@@ -109,12 +109,17 @@ impl Engine {
             .as_deref()
             .is_some_and(|l| !l.trim().is_empty());
         if !asked && matches!(language, "javascript" | "typescript") {
-            // Deno's code: a Node block there opens Deno's permission prompt.
-            deno_code = snippet::page::runs_under_deno(&self.config.root, &file);
-            if deno_code.is_some() {
-                language = "deno";
-            } else if !target.posts() {
+            // Page code first: the file's own signs (`document`) outrank a
+            // `deno.json` above it (a Deno project's front end runs in a page).
+            if !target.posts() {
                 page_code = snippet::page::runs_in_a_page(&self.config.root, &file);
+            }
+            // Deno's code: a Node block there opens Deno's permission prompt.
+            if page_code.is_none() {
+                deno_code = snippet::page::runs_under_deno(&self.config.root, &file);
+                if deno_code.is_some() {
+                    language = "deno";
+                }
             }
         }
         snippet::check_language(language, target.posts()).map_err(unsupported)?;

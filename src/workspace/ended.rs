@@ -67,11 +67,26 @@ pub fn keep_aborted_files(state_dir: &Path, session_id: &str, files: &[String]) 
     let dir = state_dir.join(SESSIONS_DIR).join(session_id);
     fs::create_dir_all(&dir)?;
     let file = dir.join(ABORTED_FILES);
-    let temporary = dir.join(format!("{ABORTED_FILES}.{}", std::process::id()));
-    let mut out = create_own(&temporary)?;
-    out.write_all(&serde_json::to_vec(&AbortedFiles { files: kept }).map_err(io::Error::other)?)?;
-    out.sync_all()?;
-    fs::rename(&temporary, &file)
+    // A name of its own per write (two aborts at once write two files), and
+    // no leftover when the write fails.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let temporary = dir.join(format!(
+        ".{ABORTED_FILES}.{}-{}.tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let written = (|| {
+        let mut out = create_own(&temporary)?;
+        out.write_all(
+            &serde_json::to_vec(&AbortedFiles { files: kept }).map_err(io::Error::other)?,
+        )?;
+        out.sync_all()?;
+        fs::rename(&temporary, &file)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
 }
 
 /// The files kept for an aborted session, or none (also when the record is

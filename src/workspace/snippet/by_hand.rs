@@ -358,7 +358,9 @@ pub(super) fn c(input: &SnippetInput) -> String {
 /// to `double`, char arrays decay to `const char *`, other pointers take
 /// `const void *` before `bool`, and what converts to none of them (a class,
 /// a scoped enum) falls to the ellipsis. `std::string_view` has its own
-/// overload where the library has it (from C++17).
+/// overload where the library has it (from C++17). A value that converts
+/// equally well to several (`__int128`, `std::nullptr_t`) does not compile:
+/// the person casts it.
 pub(super) const CPP_WRITER: &str = r#"    struct dbg_writer { std::FILE *dbg_f; void text(const char *dbg_s, const char *dbg_e) const { std::fputc('"', dbg_f); for (; dbg_s != dbg_e; ++dbg_s) { const unsigned char dbg_c = static_cast<unsigned char>(*dbg_s); std::fprintf(dbg_f, dbg_c < 0x20 ? "\\u%04x" : dbg_c == '"' || dbg_c == '\\' ? "\\%c" : "%c", dbg_c); } std::fputc('"', dbg_f); }
 #if defined(__cpp_lib_string_view)
         void put(std::string_view dbg_s) const { text(dbg_s.data(), dbg_s.data() + dbg_s.size()); }
@@ -369,7 +371,7 @@ pub(super) const CPP_WRITER: &str = r#"    struct dbg_writer { std::FILE *dbg_f;
 
 /// The writer and the generic lambda (C++14) that writes one key and value,
 /// counting the keys it wrote.
-const CPP_VALUE_FN: &str = r#" const dbg_writer dbg{dbg_log}; int dbg_n = 0; auto dbg_value = [&dbg, &dbg_n](const char *dbg_key, const auto &dbg_v) { std::fputs(dbg_key, dbg.dbg_f); ++dbg_n; dbg.put(std::cref(dbg_v)); };"#;
+const CPP_VALUE_FN: &str = r#" const dbg_writer dbg_w{dbg_log}; int dbg_n = 0; auto dbg_value = [&dbg_w, &dbg_n](const char *dbg_key, const auto &dbg_v) { std::fputs(dbg_key, dbg_w.dbg_f); ++dbg_n; dbg_w.put(std::cref(dbg_v)); };"#;
 
 /// C++14 and later, with or without exceptions: the writer above puts
 /// booleans, integers, unscoped enums and finite floats as JSON, strings

@@ -254,8 +254,10 @@ pub fn snippet(language: &str, input: &SnippetInput) -> Result<String, Unsupport
         other => unreachable!("`{other}` is in LANGUAGES but has no writer"),
     };
     // Suppressions that live outside a block's own text: Checkstyle's
-    // comment filter (where the project's configuration enables it) and C#'s
-    // compiler and analyzer warnings, each scoped to the block.
+    // comment filters (where the project's configuration enables them, with
+    // their default `CHECKSTYLE:OFF` format) and C#'s compiler and analyzer
+    // warnings. Neither language can push and pop: the closing line turns
+    // back on everything, also what the person had turned off before.
     let body = match language {
         "java" => format!("// CHECKSTYLE:OFF\n{body}// CHECKSTYLE:ON\n"),
         "csharp" => format!("#pragma warning disable\n{body}#pragma warning restore\n"),
