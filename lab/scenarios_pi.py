@@ -379,6 +379,44 @@ def statuses(changes, agent_id):
     return seen
 
 
+def by_id(ws, agent_id):
+    """The `agents/list` record named `agent_id`, or {}."""
+    return {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}.get(agent_id, {})
+
+
+def by_task(ws, marker):
+    """The `agents/list` record whose description (the task asked) holds
+    `marker`: pi-subagents names a child by its run id."""
+    for record in ask_serve(ws, "agents/list")["agents"]:
+        if marker in (record.get("description") or ""):
+            return record
+    return {}
+
+
+def stopped_with_host(run, record, how, what):
+    """Sends `how` to the host `run` once `record()` (its `agents/list`
+    record) is running, and waits for the host to end; then up to 10 s for
+    the record to be stopped. Returns the record as it ended."""
+    try:
+        deadline = time.monotonic() + 60
+        running = False
+        while time.monotonic() < deadline and not running:
+            time.sleep(0.2)
+            running = record().get("status") == "running"
+        check(running, f"{what} never ran")
+        run.send_signal(how)
+        run.wait(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    deadline = time.monotonic() + 10
+    found = record()
+    while time.monotonic() < deadline and found.get("status") != "stopped":
+        time.sleep(0.2)
+        found = record()
+    return found
+
+
 def omp_subagents(kind, binary, ws):
     """oh-my-pi's own subagents (its `task` tool) reach the sidecar's records:
     two at once, one completing with its result and one failing with its
@@ -481,21 +519,8 @@ def omp_subagents(kind, binary, ws):
         pi = kind(binary, ws, lab.port)
         pi.install()
         run = pi.start("PARENT long task")
-        try:
-            deadline = time.monotonic() + 60
-            running = False
-            while time.monotonic() < deadline and not running:
-                time.sleep(0.2)
-                found = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}
-                running = found.get("Gamma", {}).get("status") == "running"
-            check(running, "Gamma never ran")
-            run.send_signal(signal.SIGTERM)
-            run.wait(timeout=30)
-        finally:
-            if run.poll() is None:
-                run.kill()
-        gamma = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}["Gamma"]
-        check(gamma["status"] == "stopped", f"Gamma after the host stopped: {gamma}")
+        gamma = stopped_with_host(run, lambda: by_id(ws, "Gamma"), signal.SIGTERM, "Gamma")
+        check(gamma.get("status") == "stopped", f"Gamma after the host stopped: {gamma}")
 
     # The host killed outright (SIGKILL) says nothing: its sidecar, whose
     # input ends with it, stops what its client reported.
@@ -513,34 +538,8 @@ def omp_subagents(kind, binary, ws):
         pi = kind(binary, ws, lab.port)
         pi.install()
         run = pi.start("PARENT killed task")
-        try:
-            deadline = time.monotonic() + 60
-            running = False
-            while time.monotonic() < deadline and not running:
-                time.sleep(0.2)
-                found = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}
-                running = found.get("Epsilon", {}).get("status") == "running"
-            check(running, "Epsilon never ran")
-            os.kill(run.pid, signal.SIGKILL)
-            run.wait(timeout=10)
-        finally:
-            if run.poll() is None:
-                run.kill()
-        deadline = time.monotonic() + 10
-        epsilon = {}
-        while time.monotonic() < deadline and epsilon.get("status") != "stopped":
-            time.sleep(0.2)
-            epsilon = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}["Epsilon"]
+        epsilon = stopped_with_host(run, lambda: by_id(ws, "Epsilon"), signal.SIGKILL, "Epsilon")
         check(epsilon.get("status") == "stopped", f"Epsilon after the host was killed: {epsilon}")
-
-def by_task(ws, marker):
-    """The `agents/list` record whose description (the task asked) holds
-    `marker`: pi-subagents names a child by its run id."""
-    for record in ask_serve(ws, "agents/list")["agents"]:
-        if marker in (record.get("description") or ""):
-            return record
-    return {}
-
 
 def pi_subagents(kind, binary, ws):
     """pi-subagents' subagents (its `subagent` tool in the foreground, pi
@@ -602,23 +601,7 @@ def pi_subagents(kind, binary, ws):
             pi = kind(binary, ws, lab.port)
             pi.install()
             run = pi.start(f"PARENT long {marker} task")
-            try:
-                deadline = time.monotonic() + 60
-                running = False
-                while time.monotonic() < deadline and not running:
-                    time.sleep(0.2)
-                    running = by_task(ws, marker).get("status") == "running"
-                check(running, f"{marker} never ran")
-                run.send_signal(how)
-                run.wait(timeout=30)
-            finally:
-                if run.poll() is None:
-                    run.kill()
-            deadline = time.monotonic() + 10
-            child = {}
-            while time.monotonic() < deadline and child.get("status") != "stopped":
-                time.sleep(0.2)
-                child = by_task(ws, marker)
+            child = stopped_with_host(run, lambda: by_task(ws, marker), how, marker)
             check(child.get("status") == "stopped", f"{marker} after the host got {how.name}: {child}")
 
 
