@@ -127,9 +127,10 @@ class RpcSession:
 
     def __init__(self, host):
         import threading
-        args = [a for a in host.command() if a != "-p"]
-        args.insert(1, "--mode")
-        args.insert(2, "rpc")
+        args = host.command()
+        # Print mode (`-p`) becomes RPC mode, wherever the host puts it.
+        at = args.index("-p")
+        args[at:at + 1] = ["--mode", "rpc"]
         self.proc = subprocess.Popen(args, cwd=host.ws.root, env=host.env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)

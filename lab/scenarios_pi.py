@@ -3,11 +3,11 @@ a person and a scripted model through real pi runs in print mode and
 asserts on what the model received, what the person saw and
 `debug-sidecar status --json`."""
 
+import glob
 import json
 import os
 import re
 import signal
-import subprocess
 import time
 
 from harness import (check_editor_wake, ask_serve, check, check_kickoff_names_round, check_rounds, Failure,
@@ -605,6 +605,161 @@ def pi_subagents(kind, binary, ws):
             check(child.get("status") == "stopped", f"{marker} after the host got {how.name}: {child}")
 
 
+def runner_pids(ws):
+    """The background runners pi-subagents started (their status files)."""
+    pids = []
+    for status in glob.glob(os.path.join(ws.base, "subagents", "async-subagent-runs", "*", "status.json")):
+        try:
+            with open(status) as f:
+                pid = json.load(f).get("pid")
+        except (OSError, ValueError):
+            continue
+        if isinstance(pid, int):
+            pids.append(pid)
+    return pids
+
+
+def end_runners(ws):
+    """Background runners outlive their host by design: the lab ends them,
+    so none reaches a later scenario's model."""
+    for pid in runner_pids(ws):
+        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            try:
+                target()
+            except (OSError, ProcessLookupError):
+                pass
+
+
+def wait_ended(ws, markers, timeout):
+    """The `agents/list` records whose task holds each marker, once every
+    one has ended (or as they are at `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = {m: by_task(ws, m) for m in markers}
+        ended = all(r.get("status") in ("completed", "error", "stopped", "aborted") for r in found.values())
+        if ended or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def pi_subagents_background(kind, binary, ws):
+    """pi-subagents' background runs (its default) in a session that stays
+    open, as an interactive one does: a single run and a workflow of two
+    children at once, followed from start to end (one completing with its
+    output, one failing with its error), as the host reports them to the
+    parent's model; one that asks its parent a question and gets the answer;
+    then one still running when the host is stopped."""
+    trace = os.path.join(ws.base, "notifications.jsonl")
+    workflow = ('const r = await runs.all(['
+                '{ key: "a", agent: "delegate", task: "CHILDA count the items" }, '
+                '{ key: "b", agent: "delegate", task: "CHILDB read the config" }]); '
+                'return r.map(x => x.output);')
+    lab_script = script(kind, [
+        Turn("PARENT delegate", [
+            act(kind, "subagent", {"agent": "delegate", "task": "CHILDS sum the prices"}),
+            act(kind, "subagent", {"workflowScript": workflow}),
+            say("Three subagents run in the background."),
+        ], name="parent"),
+        Turn("CHILDS", [act(kind, "bash", {"command": "sleep 1; echo 12"}), say("Solo summed 12")], name="solo",
+             any_order=True),
+        Turn("CHILDA", [act(kind, "bash", {"command": "echo 3"}), say("Alpha counted 3 items")], name="alpha",
+             any_order=True),
+        # An empty last reply: pi-subagents fails the child ("no output").
+        Turn("CHILDB", [say("")], name="beta", any_order=True),
+    ])
+    markers = ("CHILDS", "CHILDA", "CHILDB")
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace
+        session = RpcSession(pi)
+        try:
+            session.prompt("PARENT delegate the checks")
+            found = wait_ended(ws, markers, 90)
+            # The host's own word to the parent's model: each run's completion.
+            deadline = time.monotonic() + 30
+            told = ""
+            while time.monotonic() < deadline and not ("Solo summed 12" in told and "no output" in told):
+                time.sleep(0.2)
+                told = "\n".join(request_text(r["body"]) for r in lab.requests if r.get("body"))
+        finally:
+            session.close()
+            end_runners(ws)
+        check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
+        check("Solo summed 12" in told and "Alpha counted 3 items" in told and "no output" in told,
+              f"the host did not tell the parent's model every run's end: {told[-800:]!r}")
+        solo, alpha, beta = (found[m] for m in markers)
+        check(len(ask_serve(ws, "agents/list")["agents"]) == 3,
+              f"agents/list does not hold exactly the three subagents: {ask_serve(ws, 'agents/list')}")
+        check(solo.get("status") == "completed" and solo.get("result") == "Solo summed 12", f"Solo: {solo}")
+        check(solo.get("type") == "delegate" and solo.get("description") == "CHILDS sum the prices",
+              f"Solo's type and description (the call's own task): {solo}")
+        check((solo.get("toolUses") or 0) >= 1 and (solo.get("turns") or 0) >= 2
+              and (solo.get("usage") or {}).get("output", 0) > 0, f"Solo's work figures: {solo}")
+        check(alpha.get("status") == "completed" and alpha.get("result") == "Alpha counted 3 items",
+              f"Alpha: {alpha}")
+        check(alpha.get("type") == "delegate" and alpha.get("description") == "CHILDA count the items",
+              f"Alpha's type and description (its session name, inside the workflow): {alpha}")
+        check(beta.get("status") == "error" and "no output" in (beta.get("error") or ""), f"Beta: {beta}")
+        changes = agent_changes(trace)
+        for record, final in ((solo, "completed"), (alpha, "completed"), (beta, "error")):
+            went = statuses(changes, record["id"])
+            check(went == ["queued", "running", final],
+                  f"{record.get('description')}'s agents/changed statuses: {went}")
+
+    # A question to the parent (`contact_supervisor`), answered (`subagent_supervisor` reply).
+    os.remove(os.path.join(ws.base, "subagents", "model-exclusions.json"))
+    trace_q = os.path.join(ws.base, "notifications-q.jsonl")
+    lab_script = script(kind, [
+        Turn("PARENT ask", [act(kind, "subagent", {"agent": "delegate", "task": "CHILDQ check the discount"}),
+                            say("It runs in the background.")], name="parent-q"),
+        Turn("CHILDQ", [act(kind, "contact_supervisor", {"reason": "need_decision",
+                                                         "message": "Which file holds the discount?"}),
+                        say("the discount is in cart.py")], name="delta"),
+        Turn("Which file holds the discount?", [
+            act(kind, "subagent_supervisor", {"action": "reply", "message": "Use cart.py"}),
+            say("Answered.")], name="answer"),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace_q
+        session = RpcSession(pi)
+        try:
+            session.prompt("PARENT ask the subagent")
+            delta = wait_ended(ws, ["CHILDQ"], 90)["CHILDQ"]
+        finally:
+            session.close()
+            end_runners(ws)
+        check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
+        went = [(r["status"], r.get("pendingQuestion")) for r in agent_changes(trace_q) if r["id"] == delta.get("id")]
+        asked = [i for i, (_, q) in enumerate(went) if q == "Which file holds the discount?"]
+        check(asked, f"the question never reached the record: {went}")
+        # The reply clears it while the child still runs, not only its end.
+        check(("running", None) in went[asked[-1]:], f"the question outlived its answer: {went}")
+        check(delta.get("status") == "completed" and not delta.get("pendingQuestion")
+              and delta.get("result") == "the discount is in cart.py", f"the child after its answer: {delta}")
+
+    # Still running when the host is stopped: the host follows it no more.
+    lab_script = script(kind, [
+        Turn("PARENT long", [act(kind, "subagent", {"agent": "delegate", "task": "CHILDG wait for the build"}),
+                             say("It runs in the background.")], name="parent-long"),
+        Turn("CHILDG", [act(kind, "bash", {"command": "sleep 60"}), say("built")], name="child"),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        session = RpcSession(pi)
+        try:
+            session.prompt("PARENT long task")
+            child = stopped_with_host(session.proc, lambda: by_task(ws, "CHILDG"), signal.SIGTERM, "CHILDG")
+        finally:
+            session.close()
+            end_runners(ws)
+        check(child.get("status") == "stopped", f"CHILDG after the host got SIGTERM: {child}")
+
+
+
 ALL = [
     (name, host, play)
     for host in ("pi", "omp")
@@ -618,4 +773,5 @@ ALL = [
 ] + [("todos reach progress", "omp", omp_todos),
       ("subagents reach the records", "omp", omp_subagents),
       ("subagents reach the records", "pi-subagents", pi_subagents),
+      ("background subagents reach the records", "pi-subagents", pi_subagents_background),
       ("whole loop", "pi-subagents", pi_whole_loop)]

@@ -8,6 +8,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { appendFileSync } from "node:fs";
 import { Sidecar } from "../shared/sidecar.ts";
+import { SubagentFeed, watchSubagents } from "./subagents.ts";
 
 const CONTEXT_TYPE = "debug-mode-context";
 const NUDGE_TYPE = "debug-mode-nudge";
@@ -220,7 +221,10 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     else if (kind === "toolcall_delta" || kind === "toolcall_start") turnEvent({ kind: "toolCall" });
   });
   pi.on("message_end", async (event) => {
-    if ((event.message as any).role === "assistant") turnEvent({ kind: "message" });
+    const message = event.message as any;
+    if (message.role === "assistant") turnEvent({ kind: "message" });
+    // pi-subagents hands a child's `contact_supervisor` to the parent as a message.
+    if (message.role === "custom" && message.customType === "subagent_supervisor_request") feed.supervisorAsked(message.details);
   });
   const todoList = new TodoList();
   // oh-my-pi's `task` call lists its subagents (pending ones first) in its
@@ -232,10 +236,12 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     if (event.toolName === "subagent") feed.subagentCall(event.toolCallId, (event as any).partialResult?.details, false);
   });
   pi.on("tool_execution_end", async (event) => {
+    if (event.toolName === "subagent_supervisor" && !event.isError) feed.supervisorReplied((event as any).result?.details);
     if (event.toolName !== "subagent") return;
     const result = (event as any).result;
     feed.subagentCall(event.toolCallId, result?.details, true);
     if (event.isError) feed.subagentCallFailed(event.toolCallId, resultText(result));
+    feed.subagentCallEnded(event.toolCallId);
   });
   pi.on("tool_execution_start", async (event) => {
     turnEvent({ kind: "toolCall", tool: event.toolName });
@@ -345,215 +351,6 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   process.once("exit", () => {
     if (!sidecar.exited) void sidecar.stop();
   });
-}
-
-/** oh-my-pi's subagents (its `task` tool), from the three channels of its
- * event bus, as `agents/event` records (see README.md for each field). */
-function watchSubagents(pi: ExtensionAPI, feed: SubagentFeed) {
-  const bus = (pi as any).events;
-  if (!bus?.on) return;
-  bus.on("task:subagent:lifecycle", (frame: any) => feed.lifecycle(frame));
-  bus.on("task:subagent:progress", (frame: any) => feed.progress(frame));
-  bus.on("task:subagent:event", (frame: any) => feed.event(frame));
-}
-
-type AgentEvent = Record<string, unknown> & { id: string; kind: string };
-type Usage = { input: number; output: number; cacheRead: number; cacheWrite: number };
-type Seen = {
-  finished: boolean;
-  /** Whether it was reported running. */
-  running?: boolean;
-  /** Whether its type and task were sent. */
-  described?: boolean;
-  usage: Usage;
-  compactions: number;
-  result?: string;
-  failure?: string;
-  cancelled: boolean;
-  asking?: string;
-};
-
-const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value) ?? "");
-
-class SubagentFeed {
-  send: (event: AgentEvent) => void = () => {};
-  private seen = new Map<string, Seen>();
-  private ending = false;
-
-  private of(id: string): Seen {
-    let seen = this.seen.get(id);
-    if (!seen) {
-      seen = { finished: false, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, compactions: 0, cancelled: false };
-      this.seen.set(id, seen);
-    }
-    return seen;
-  }
-
-  /** The `task` call's own list: each subagent's type and task, once (a
-   * `queued` never rewinds a record that runs already, and a pending one is
-   * queued by it). */
-  listed(progress: unknown) {
-    if (!Array.isArray(progress)) return;
-    for (const entry of progress) {
-      if (typeof entry?.id !== "string") continue;
-      const seen = this.of(entry.id);
-      if (seen.described) continue;
-      seen.described = true;
-      this.send({ id: entry.id, kind: "queued", type: entry.agent, description: entry.description ?? entry.assignment });
-    }
-  }
-
-  cancelled(ids: unknown) {
-    for (const id of Array.isArray(ids) ? ids : [ids]) if (typeof id === "string") this.of(id).cancelled = true;
-  }
-
-  lifecycle(frame: any) {
-    const id = frame?.id;
-    if (typeof id !== "string") return;
-    const seen = this.of(id);
-    const about = { type: frame.agent, description: frame.description };
-    switch (frame.status) {
-      case "started":
-        seen.finished = false;
-        this.send({ id, kind: "running", ...about });
-        return;
-      case "completed":
-        seen.finished = true;
-        this.send({ id, kind: "completed", ...about, result: seen.result ?? "" });
-        return;
-      case "failed":
-        seen.finished = true;
-        this.send({ id, kind: "error", ...about, error: seen.failure ?? "the subagent failed" });
-        return;
-      case "aborted":
-        seen.finished = true;
-        // oh-my-pi says `aborted` for a yielded error, a cancel and the host's end alike.
-        if (seen.failure !== undefined) this.send({ id, kind: "error", ...about, error: seen.failure });
-        else if (seen.cancelled || this.ending) this.send({ id, kind: "stopped", ...about });
-        else this.send({ id, kind: "aborted", ...about });
-        return;
-    }
-  }
-
-  /** Work figures: tool uses and turns (its model requests). */
-  progress(frame: any) {
-    const p = frame?.progress;
-    if (typeof p?.id !== "string" || this.seen.get(p.id)?.finished) return;
-    this.send({ id: p.id, kind: "update", toolUses: p.toolCount, turns: p.requests });
-  }
-
-  /** The subagent's own session events: usage per reply, compactions, its
-   * result or error (`yield`) and a question to its parent (`hub send`). */
-  event(frame: any) {
-    const id = frame?.id;
-    const event = frame?.event;
-    if (typeof id !== "string" || !event) return;
-    const seen = this.of(id);
-    if (event.type === "message_end" && event.message?.role === "assistant" && event.message.usage) {
-      const u = event.message.usage;
-      seen.usage.input += u.input ?? 0;
-      seen.usage.output += u.output ?? 0;
-      seen.usage.cacheRead += u.cacheRead ?? 0;
-      seen.usage.cacheWrite += u.cacheWrite ?? 0;
-      this.send({ id, kind: "update", usage: { ...seen.usage } });
-    } else if (event.type === "auto_compaction_end") {
-      this.send({ id, kind: "update", compactions: ++seen.compactions });
-    } else if (event.type === "tool_execution_start" && event.toolName === "yield") {
-      if (event.args?.error !== undefined) seen.failure = text(event.args.error);
-      else seen.result = text(event.args?.data);
-    } else if (event.type === "tool_execution_start" && event.toolName === "hub" && event.args?.op === "send" && event.args?.await) {
-      seen.asking = event.toolCallId;
-      this.send({ id, kind: "update", question: text(event.args.message) });
-    } else if (event.type === "tool_execution_end" && seen.asking !== undefined && event.toolCallId === seen.asking) {
-      seen.asking = undefined;
-      this.send({ id, kind: "update", question: "" });
-    }
-  }
-
-  /** pi-subagents' children of one `subagent` call, by its run id and each
-   * child's index: `progress` entries as they run (status, tool uses, turns,
-   * tokens), `results` as they end (output, error, stop, usage). A child
-   * ends only with the call (`final`): a partial result that looks ended
-   * may be one attempt of several (a fallback model, a recovery). */
-  private ofCall = new Map<string, string[]>();
-  /** What each call asked (its details say `[prompt redacted]`). */
-  private asked = new Map<string, { agent?: string; task?: string }>();
-
-  subagentCallStarted(callId: string, args: any) {
-    if (typeof args?.task === "string") this.asked.set(callId, { agent: args.agent, task: args.task });
-  }
-
-  subagentCall(callId: string, details: any, final: boolean) {
-    if (!details || typeof details !== "object") return;
-    const runId = typeof details.runId === "string" ? details.runId : callId;
-    const progress: any[] = Array.isArray(details.progress) ? details.progress : [];
-    const results: any[] = Array.isArray(details.results) ? details.results : [];
-    const indexes = new Set<number>();
-    for (const entry of [...progress, ...results]) if (typeof entry?.index === "number") indexes.add(entry.index);
-    for (const index of indexes) {
-      const p = progress.find((e) => e?.index === index);
-      const r = results.find((e) => e?.index === index);
-      const id = `${runId}:${index}`;
-      const ids = this.ofCall.get(callId) ?? [];
-      if (!ids.includes(id)) this.ofCall.set(callId, [...ids, id]);
-      this.subagentChild(id, p, r, final, this.asked.get(callId));
-    }
-  }
-
-  private subagentChild(id: string, p: any, r: any, final: boolean, asked?: { agent?: string; task?: string }) {
-    const seen = this.of(id);
-    if (seen.finished) return;
-    const told = [p?.task, r?.task].find((t) => typeof t === "string" && t !== "[prompt redacted]");
-    const about = { type: p?.agent ?? r?.agent ?? asked?.agent, description: told ?? asked?.task };
-    const status = p?.status;
-    if (!seen.described) {
-      seen.described = true;
-      if (status === "pending") this.send({ id, kind: "queued", ...about });
-    }
-    if (!seen.running && status !== "pending") {
-      seen.running = true;
-      this.send({ id, kind: "running", ...about });
-    }
-    const work: AgentEvent = { id, kind: "update" };
-    if (typeof p?.toolCount === "number") work.toolUses = p.toolCount;
-    const turns = r?.usage?.turns ?? p?.turnCount;
-    if (typeof turns === "number") work.turns = turns;
-    const u = r?.usage;
-    if (u) work.usage = { input: u.input ?? 0, output: u.output ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
-    else if (typeof p?.inputTokens === "number" || typeof p?.outputTokens === "number")
-      work.usage = { input: p.inputTokens ?? 0, output: p.outputTokens ?? 0, cacheRead: 0, cacheWrite: 0 };
-    if (Object.keys(work).length > 2) this.send(work);
-    if (typeof (r?.error ?? p?.error) === "string") seen.failure = r?.error ?? p?.error;
-    // Moved to the background (`detached`): it runs on where this feed cannot follow.
-    if (!final || status === "detached") return;
-    seen.finished = true;
-    if (r?.stopped || r?.interrupted) this.send({ id, kind: "stopped", ...about });
-    else if (status === "failed" || (r && (r.exitCode ?? 0) !== 0) || r?.error)
-      this.send({ id, kind: "error", ...about, error: text(r?.error ?? p?.error ?? "the subagent failed") });
-    else this.send({ id, kind: "completed", ...about, result: text(r?.finalOutput ?? "") });
-  }
-
-  /** The call threw (pi-subagents throws when a child failed): its children
-   * not ended yet end with the call's error. */
-  subagentCallFailed(callId: string, error: string) {
-    for (const id of this.ofCall.get(callId) ?? []) {
-      const seen = this.of(id);
-      if (seen.finished) continue;
-      seen.finished = true;
-      // Its own last error where a partial result said it; else the call's.
-      this.send({ id, kind: "error", error: seen.failure ?? (error || "the subagent failed") });
-    }
-  }
-
-  /** The host ends: every subagent still queued or running is stopped. */
-  shutdown() {
-    this.ending = true;
-    for (const [id, seen] of this.seen) {
-      if (seen.finished) continue;
-      seen.finished = true;
-      this.send({ id, kind: "stopped" });
-    }
-  }
 }
 
 /** oh-my-pi runs on Bun and names itself in its package path. */
