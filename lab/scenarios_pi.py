@@ -10,7 +10,7 @@ import re
 import signal
 import time
 
-from harness import (check_editor_wake, ask_serve, check, check_kickoff_names_round, check_rounds, Failure,
+from harness import (REPO, check_editor_wake, ask_serve, check, check_kickoff_names_round, check_rounds, Failure,
                      record_wake_time)
 from model_server import Lab, Script, Turn, call, last_tool_result, request_text, say
 from pi_hosts import RpcSession
@@ -367,7 +367,54 @@ def agent_changes(path):
         return []
     with open(path) as f:
         lines = [json.loads(line) for line in f if line.strip()]
-    return [n["params"]["record"] for n in lines if n["method"] == "agents/changed"]
+    return [n["params"]["record"] for n in lines if n.get("method") == "agents/changed"]
+
+
+def agent_events(path):
+    """The `agents/event` records the extension sent its sidecar, in order."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    return [n["params"] for n in lines if n.get("sent") == "agents/event"]
+
+
+# The records a real pi-subagents session sent (the background scenario),
+# which the VS Code browser test replays into the Subagents view.
+SUBAGENTS_FIXTURE = os.path.join(REPO, "editors", "vscode", "browser", "fixtures", "pi-subagents.jsonl")
+
+
+def fixture_shape(events):
+    """What the browser test relies on in a stream of `agents/event`
+    records, by task: each subagent's type, its kinds in order (the
+    `update`s, whose count depends on timing, left out), its end and its
+    questions."""
+    by_id = {}
+    for event in events:
+        seen = by_id.setdefault(event["id"], {"kinds": [], "questions": []})
+        for field in ("type", "description", "result", "error"):
+            if event.get(field) is not None:
+                seen[field] = event[field]
+        if event["kind"] != "update":
+            seen["kinds"].append(event["kind"])
+        if event.get("question"):
+            seen["questions"].append(event["question"])
+    return sorted(by_id.values(), key=lambda s: s.get("description") or "")
+
+
+def check_fixture(events):
+    """The committed fixture is still what the host sends (by shape);
+    UPDATE_FIXTURES=1 writes this run's records as the fixture."""
+    if os.environ.get("UPDATE_FIXTURES") == "1":
+        os.makedirs(os.path.dirname(SUBAGENTS_FIXTURE), exist_ok=True)
+        with open(SUBAGENTS_FIXTURE, "w") as f:
+            f.writelines(json.dumps(e, sort_keys=True) + "\n" for e in events)
+    with open(SUBAGENTS_FIXTURE) as f:
+        committed = [json.loads(line) for line in f if line.strip()]
+    check(fixture_shape(committed) == fixture_shape(events),
+          f"{os.path.relpath(SUBAGENTS_FIXTURE, REPO)} is not what pi-subagents sends now "
+          f"(rerun this scenario with UPDATE_FIXTURES=1 and review the diff): "
+          f"committed {fixture_shape(committed)}, now {fixture_shape(events)}")
 
 
 def statuses(changes, agent_id):
@@ -737,6 +784,7 @@ def pi_subagents_background(kind, binary, ws):
         check(asked, f"the question never reached the record: {went}")
         # The reply clears it while the child still runs, not only its end.
         check(("running", None) in went[asked[-1]:], f"the question outlived its answer: {went}")
+        check_fixture(agent_events(trace) + agent_events(trace_q))
         check(delta.get("status") == "completed" and not delta.get("pendingQuestion")
               and delta.get("result") == "the discount is in cart.py", f"the child after its answer: {delta}")
 

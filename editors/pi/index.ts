@@ -63,7 +63,19 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     mainFeed = undefined;
     return;
   }
-  feed.send = (event) => sidecar.notify("agents/event", event);
+  // Every notification in and every record out, one JSON line each, for a
+  // test that reads their order (DEBUG_SIDECAR_TRACE_NOTIFICATIONS).
+  const trace = process.env.DEBUG_SIDECAR_TRACE_NOTIFICATIONS;
+  const traced = (line: Record<string, unknown>) => {
+    if (!trace) return;
+    try {
+      appendFileSync(trace, JSON.stringify(line) + "\n");
+    } catch (_) {}
+  };
+  feed.send = (event) => {
+    traced({ sent: "agents/event", params: event });
+    sidecar.notify("agents/event", event);
+  };
   watchSubagents(pi, feed);
 
   // The context the latest event ran in: notices and the hand-off choice go there.
@@ -286,14 +298,8 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   });
 
   // What the sidecar announces: the hand-off choice, wakes, turn state and progress.
-  // Every notification, one JSON line each, for a test that reads their order.
-  const trace = process.env.DEBUG_SIDECAR_TRACE_NOTIFICATIONS;
   sidecar.onNotification((method, params) => {
-    if (trace) {
-      try {
-        appendFileSync(trace, JSON.stringify({ method, params }) + "\n");
-      } catch (_) {}
-    }
+    traced({ method, params });
     const ctx = current;
     if (method === "debug/stateChanged" && params?.stage !== "user_turn") {
       // The round moved on elsewhere (a terminal, an editor): the open choice is stale.

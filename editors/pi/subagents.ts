@@ -362,7 +362,13 @@ export class SubagentFeed {
     const { requestId, runId, childIndex, requestBody } = details ?? {};
     if (details?.expectsReply !== true || typeof runId !== "string" || typeof childIndex !== "number") return;
     const id = `${runId}:${childIndex}`;
-    if (this.seen.get(id)?.finished) return;
+    const seen = this.of(id);
+    if (seen.finished) return;
+    // A child that asks runs, whether or not its status file said so yet.
+    if (!seen.running) {
+      seen.running = true;
+      this.send({ id, kind: "running" });
+    }
     if (typeof requestId === "string") this.questions.set(requestId, id);
     this.send({ id, kind: "update", question: text(requestBody ?? "") || "(a question)" });
   }

@@ -420,18 +420,15 @@ async function main() {
       check(spin > 0, 'no spinner icon');
     });
 
-    await step('the agent\'s subagents show in the Subagents view: running, asking, ended', async () => {
-      // The records oh-my-pi's subagents become (lab: omp: subagents reach the records).
-      for (const event of [
-        { id: 'Alpha', kind: 'queued', type: 'task', description: 'count the items' },
-        { id: 'Beta', kind: 'queued', type: 'task', description: 'read the config' },
-        { id: 'Alpha', kind: 'running' },
-        { id: 'Beta', kind: 'running' },
-        { id: 'Alpha', kind: 'update', toolUses: 2, turns: 1 },
-        { id: 'Beta', kind: 'update', question: 'Which file holds the config?' },
-      ]) {
-        await agent.notify('agents/event', event);
-      }
+    await step('a real host\'s subagents show in the Subagents view: asking, ended', async () => {
+      // The records pi-subagents' background runs became in a real pi session
+      // (lab: pi-subagents: background subagents reach the records, which
+      // checks this file against what the host sends), replayed in order.
+      const fixture = new URL('./fixtures/pi-subagents.jsonl', import.meta.url);
+      const events = fs.readFileSync(fixture, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+      const asked = events.findIndex((e) => e.question);
+      check(asked > 0, 'the fixture holds no question');
+      for (const event of events.slice(0, asked + 1)) await agent.notify('agents/event', event);
       const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Subagents' }) });
       const header = pane.locator('.pane-header');
       if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
@@ -444,19 +441,28 @@ async function main() {
         }
         return out;
       };
+      // Named by their tasks (their ids are run uuids), each with its state and work.
+      const shows = (seen, expected) =>
+        seen.length === expected.length && expected.every((re) => seen.some((row) => re.test(row)));
+      const work = ' · delegate(?: · \\d+ tools?)? · \\d+ turns?$';
+      const ended = [
+        new RegExp(`^CHILDS sum the prices: completed${work}`),
+        new RegExp(`^CHILDA count the items: completed${work}`),
+        new RegExp(`^CHILDB read the config: error${work}`),
+      ];
       let seen = [];
-      await until('Alpha running and Beta asking', async () => {
+      await until('three ended and one asking', async () => {
         seen = await rows();
-        return seen.join('|') === 'Alpha: running · task · 2 tools · 1 turn|Beta: asks a question · task';
+        return shows(seen, [...ended, new RegExp(`^CHILDQ check the discount: asks a question${work}`)]);
       });
-      await screenshot('subagents-running');
-      await agent.notify('agents/event', { id: 'Alpha', kind: 'completed', result: 'Alpha counted 3 items' });
-      await agent.notify('agents/event', { id: 'Beta', kind: 'error', error: 'Beta could not read config.toml' });
-      await until('both ended', async () => {
+      check(await pane.locator('.codicon-error').count() === 1, `no error icon on CHILDB's row alone: ${seen}`);
+      await screenshot('subagents-asking');
+      for (const event of events.slice(asked + 1)) await agent.notify('agents/event', event);
+      await until('all four ended', async () => {
         seen = await rows();
-        return seen.join('|') === 'Alpha: completed · task · 2 tools · 1 turn|Beta: error · task';
+        return shows(seen, [...ended, new RegExp(`^CHILDQ check the discount: completed${work}`)]);
       });
-      check(await pane.locator('.codicon-error').count() === 1, `no error icon on Beta's row: ${seen}`);
+      await screenshot('subagents-ended');
     });
 
     let p1 = '';

@@ -32,6 +32,20 @@ test('a row per subagent: its status, type and work; the tooltip its task and en
   assert.match(nodes[2]!.tooltip, /Error: could not read config.toml/);
 });
 
+test('a machine-made id (pi-subagents\' run uuid and index) gives the row its task as its name', () => {
+  const id = '7acaa35c-84ff-49b6-a85a-928411694f3b:0';
+  const [byTask, long, bare] = agentNodes([
+    record({ id, type: 'delegate', description: 'CHILDA count the items' }),
+    record({ id, description: `check ${'every '.repeat(20)}item\nagain` }),
+    record({ id, description: undefined }),
+  ]);
+  assert.equal(byTask!.label, 'CHILDA count the items');
+  assert.equal(byTask!.tooltip.split('\n')[0], `Subagent ${id} (delegate): running`);
+  assert.equal(long!.label.length, 60);
+  assert.ok(long!.label.endsWith('…') && !long!.label.includes('\n'), long!.label);
+  assert.equal(bare!.label, id);
+});
+
 test('a pending question is what the row says, and asks for attention', () => {
   const [node] = agentNodes([record({ pendingQuestion: 'Which file?' })]);
   assert.equal(node!.description, 'asks a question · task');

@@ -1,6 +1,7 @@
 // The "Subagents" tree: one row per subagent record of the session (`agents/list`, kept
-// current by `agents/changed`), in the order they first appeared. The label is the id;
-// the description its status and work; the tooltip its task, result, error or question.
+// current by `agents/changed`), in the order they first appeared. The label is its name
+// (see `label`); the description its status and work; the tooltip its id, task, result,
+// error or question.
 import type { AgentRecord } from './protocol';
 
 export interface AgentNode {
@@ -29,6 +30,17 @@ const TIP = 600;
 
 const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
+/** An id up to this long is a name a person reads (oh-my-pi's `Alpha`); a longer one is
+ * machine-made (pi-subagents' `<run uuid>:<index>`), and the row is named by its task. */
+const NAME = 24;
+/** At most this much of a task as a row's label. */
+const LABEL = 60;
+
+function label(r: AgentRecord): string {
+  const task = r.description?.replace(/\s+/g, ' ').trim();
+  return r.id.length <= NAME || !task ? r.id : cut(task, LABEL);
+}
+
 export function agentNodes(records: AgentRecord[]): AgentNode[] {
   return records.map((r) => {
     // Only a subagent still at work can be waiting for an answer.
@@ -47,7 +59,7 @@ export function agentNodes(records: AgentRecord[]): AgentNode[] {
     if (r.usage && r.usage.input + r.usage.output > 0) tips.push(`Tokens: ${r.usage.input} in, ${r.usage.output} out`);
     return {
       id: r.id,
-      label: r.id,
+      label: label(r),
       description,
       tooltip: tips.join('\n'),
       icon: ICON[r.status] ?? 'circle-outline',
