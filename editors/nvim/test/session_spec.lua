@@ -514,6 +514,73 @@ case(':DebugLogs shows the run\'s lines and follows new ones', function()
   vim.cmd('close')
 end)
 
+case(':DebugAgents shows a real host\'s subagents, asking and ended, as they change', function()
+  -- The records pi-subagents' background runs became in a real pi session (the harness
+  -- lab checks this file against what the host sends), sent as that host's extension
+  -- sends them: on the agent's own connection, without a session id.
+  local fixture = plugin_root .. '/../vscode/browser/fixtures/pi-subagents.jsonl'
+  local events = {}
+  for _, line in ipairs(vim.split(read_file(fixture), '\n', { trimempty = true })) do
+    events[#events + 1] = vim.json.decode(line)
+  end
+  local asked
+  for i, e in ipairs(events) do
+    if asked == nil and type(e.question) == 'string' and e.question ~= '' then
+      asked = i
+    end
+  end
+  check(asked, 'the fixture holds no question')
+  agent_peer = agent_peer or start_peer(nil)
+  for i = 1, asked do
+    agent_peer:notify('agents/event', events[i])
+  end
+  vim.cmd('DebugAgents')
+  check(vim.api.nvim_buf_get_name(0):find('debug-sidecar://subagents', 1, true), 'the subagents buffer is not shown')
+  local agents = require('debug_sidecar.agents')
+  local work = ' · delegate · [%d]+ tools? · [%d]+ turns?\n'
+  local function shows(patterns)
+    local text = agents.text() .. '\n'
+    for _, pat in ipairs(patterns) do
+      if not text:find(pat) then
+        return false
+      end
+    end
+    return true
+  end
+  local ended = {
+    'completed +CHILDS sum the prices' .. work .. ' +Solo summed 12\n',
+    'completed +CHILDA count the items' .. work .. ' +Alpha counted 3 items\n',
+    'error +CHILDB read the config · delegate · 1 turn\n +Subagent produced no output',
+  }
+  wait_for('three ended and one asking:\n' .. agents.text(), function()
+    return shows(vim.list_extend({ 'asks a question CHILDQ check the discount' .. work .. ' +%? Which file holds the discount%?\n' }, ended))
+  end)
+  see(':DebugAgents, one asking', agents.text())
+  for i = asked + 1, #events do
+    agent_peer:notify('agents/event', events[i])
+  end
+  wait_for('all four ended:\n' .. agents.text(), function()
+    return shows(vim.list_extend({ 'completed +CHILDQ check the discount' .. work .. ' +the discount is in cart.py\n' }, ended))
+  end)
+  check(agents.text():find('debug-sidecar subagents (4)', 1, true), 'header:\n' .. agents.text())
+  see(':DebugAgents, all ended', agents.text())
+  vim.cmd('close')
+end)
+
+case('formatting: a subagent named by its task, its untrusted text on one line', function()
+  local F = require('debug_sidecar.format')
+  local id = '7acaa35c-84ff-49b6-a85a-928411694f3b:0'
+  check(F.agent_name({ id = 'Alpha', description = 'count the items' }) == 'Alpha', 'a short id is the name')
+  check(F.agent_name({ id = id, description = 'count\tthe\nitems' }) == 'count the items', F.agent_name({ id = id, description = 'count\tthe\nitems' }))
+  check(F.agent_name({ id = id }) == id, 'no task: the id')
+  local long = F.agent_name({ id = id, description = string.rep('check every item ', 10) })
+  check(vim.fn.strchars(long) == 60 and long:sub(-3) == '…', long)
+  local lines = F.agent_lines({ { id = id, status = 'error', error = 'bad\27[2Jthing\nhappened', turns = 1 } })
+  check(#lines == 4 and not lines[4]:find('%c'), vim.inspect(lines))
+  check(lines[3] == 'error           ' .. id .. ' · 1 turn', vim.inspect(lines))
+  check(vim.deep_equal(F.agent_lines({}), { 'debug-sidecar subagents (0)', '', 'No subagents reported yet.' }), 'empty')
+end)
+
 case('an illegal command shows the server\'s own message', function()
   local from = #notes + 1
   vim.cmd('DebugStart A second problem')

@@ -254,6 +254,69 @@ function M.log_header(snap, run, file)
   }
 end
 
+-- Subagents (:DebugAgents). An id up to NAME characters is a name a person reads
+-- (oh-my-pi's `Alpha`); a longer one is machine-made (pi-subagents' `<run uuid>:<index>`),
+-- and the row is named by its task, cut to LABEL characters.
+local AGENT_NAME, AGENT_LABEL, AGENT_DETAIL = 24, 60, 100
+
+--- Text from the agent's host as one line: control characters become spaces.
+local function one_line(text)
+  return vim.trim((tostring(text):gsub('%c+', ' ')))
+end
+
+local function cut(text, max)
+  if vim.fn.strchars(text) <= max then
+    return text
+  end
+  return vim.fn.strcharpart(text, 0, max - 1) .. '…'
+end
+
+--- The name a subagent's row shows.
+function M.agent_name(r)
+  local task = type(r.description) == 'string' and one_line(r.description) or ''
+  if vim.fn.strchars(r.id or '') <= AGENT_NAME or task == '' then
+    return one_line(r.id or '?')
+  end
+  return cut(task, AGENT_LABEL)
+end
+
+--- The Subagents buffer: a header, then per record its state, name, type and work, and
+--- under it its question, result or error.
+function M.agent_lines(records)
+  local lines = { string.format('debug-sidecar subagents (%d)', #records), '' }
+  if #records == 0 then
+    lines[#lines + 1] = 'No subagents reported yet.'
+    return lines
+  end
+  for _, r in ipairs(records) do
+    local live = r.status == 'queued' or r.status == 'running'
+    local asking = live and type(r.pendingQuestion) == 'string' and r.pendingQuestion ~= ''
+    local parts = { M.agent_name(r) }
+    if type(r.type) == 'string' and r.type ~= '' then
+      parts[#parts + 1] = one_line(r.type)
+    end
+    if (r.toolUses or 0) > 0 then
+      parts[#parts + 1] = plural(r.toolUses, 'tool', 'tools')
+    end
+    if (r.turns or 0) > 0 then
+      parts[#parts + 1] = plural(r.turns, 'turn', 'turns')
+    end
+    lines[#lines + 1] = string.format('%-15s %s', asking and 'asks a question' or tostring(r.status), table.concat(parts, ' · '))
+    local detail
+    if asking then
+      detail = '? ' .. r.pendingQuestion
+    elseif type(r.error) == 'string' and r.error ~= '' then
+      detail = r.error
+    elseif type(r.result) == 'string' and r.result ~= '' then
+      detail = r.result
+    end
+    if detail then
+      lines[#lines + 1] = '                ' .. cut(one_line(detail), AGENT_DETAIL)
+    end
+  end
+  return lines
+end
+
 --- The warning shown after an abort that left probes in files.
 function M.leftover_message(probes)
   local lines = { 'Debug session aborted; probes are still in your files:' }

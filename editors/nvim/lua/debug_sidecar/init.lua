@@ -1,6 +1,7 @@
 -- debug-sidecar for Neovim 0.10+: runs `debug-sidecar serve` as an LSP client and gives the
 -- person the debug session's commands, a status line and notifications.
 local format = require('debug_sidecar.format')
+local agents = require('debug_sidecar.agents')
 
 local M = {}
 
@@ -20,7 +21,7 @@ local defaults = {
   cmd_env = nil,
   -- Open the quickfix window after :DebugProbes.
   open_quickfix = true,
-  -- How :DebugLogs opens its buffer.
+  -- How :DebugLogs and :DebugAgents open their buffers.
   log_split = 'botright split',
 }
 
@@ -369,7 +370,9 @@ local handlers = {
       on_log_appended(params)
     end
   end,
-  ['agents/changed'] = function() end,
+  ['agents/changed'] = function(_, params)
+    agents.changed(clean(params))
+  end,
   -- The agent was woken (or its chat went on first) for a command given here.
   ['debug/wakeChanged'] = function(_, params)
     params = clean(params)
@@ -466,6 +469,7 @@ local function refresh(after, fresh)
     end
   end)
   fetch_activity(nil)
+  request('agents/list', {}, agents.listed)
 end
 M.refresh = refresh
 
@@ -752,6 +756,14 @@ function M.logs()
   fetch_logs(nil)
 end
 
+function M.agents()
+  if not get_client() then
+    return request('agents/list', {}) -- reports why nothing can be read
+  end
+  agents.open(S.config.log_split)
+  request('agents/list', {}, agents.listed)
+end
+
 function M._view()
   return { status = S.status, snapshot = S.snapshot, turn = S.turn, bubble = S.bubble }
 end
@@ -784,6 +796,9 @@ local function define_commands()
   cmd('DebugLogs', function()
     M.logs()
   end, { nargs = 0, desc = "debug-sidecar: the current run's log lines" })
+  cmd('DebugAgents', function()
+    M.agents()
+  end, { nargs = 0, desc = "debug-sidecar: the agent's subagents" })
   cmd('DebugRestart', function()
     M.restart()
   end, { nargs = 0, desc = 'debug-sidecar: start the sidecar again' })
