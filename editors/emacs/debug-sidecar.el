@@ -32,6 +32,7 @@
 ;;   a  `debug-sidecar-abort'    abort the session
 ;;   P  `debug-sidecar-probes'   the probe ledger (RET visits a probe)
 ;;   l  `debug-sidecar-logs'     the current run's log lines, live
+;;   A  `debug-sidecar-agents'   the agent's subagents, live
 ;;   i  `debug-sidecar-status'   where the session stands
 ;;   r  `debug-sidecar-restart'  restart the sidecar after it stopped
 ;;
@@ -145,6 +146,7 @@ the new snapshot (a plist)."
 (defconst debug-sidecar--handoff-buffer "*debug-sidecar*")
 (defconst debug-sidecar--probes-buffer "*debug-sidecar probes*")
 (defconst debug-sidecar--logs-buffer "*debug-sidecar logs*")
+(defconst debug-sidecar--agents-buffer "*debug-sidecar subagents*")
 
 ;;;; Pure formatting (no process needed)
 
@@ -686,6 +688,8 @@ session id (the workspace's most recently active session)."
       ('debug/logAppended
        (when (debug-sidecar--follows-p (plist-get params :sessionId))
          (debug-sidecar--logs-follow (plist-get params :run) (plist-get params :cursor))))
+      ('agents/changed
+       (debug-sidecar--agents-changed params))
       ('debug/wakeChanged
        (when (and debug-sidecar--wake-asked
                   (equal (plist-get params :revision) debug-sidecar--wake-asked))
@@ -1158,6 +1162,127 @@ A nil CURSOR reads RUN from its first line."
   "The session's current run is now RUN: switch an open logs buffer to it."
   (debug-sidecar--logs-follow run nil))
 
+;;;; Subagents buffer
+
+;; An id up to this long is a name a person reads (oh-my-pi's "Alpha");
+;; a longer one is machine-made (pi-subagents' "<run uuid>:<index>"), and
+;; the row is named by its task.
+(defconst debug-sidecar--agent-name-max 24)
+(defconst debug-sidecar--agent-label-max 60)
+
+(defvar debug-sidecar--agents nil
+  "The subagent records shown, oldest first (plists, as `agents/list' has them).")
+(defvar debug-sidecar--agents-session nil
+  "The session whose subagents are shown.")
+
+(defun debug-sidecar--one-line (text)
+  "TEXT from the agent's host as one line: control characters become spaces."
+  (string-trim (replace-regexp-in-string "[[:cntrl:]]+" " " (format "%s" text))))
+
+(defun debug-sidecar--plural (n one)
+  "N and ONE, with an s unless N is 1."
+  (format "%d %s%s" n one (if (= n 1) "" "s")))
+
+(defun debug-sidecar--agent-name (record)
+  "The name of RECORD's row: its id, or its task when the id is machine-made."
+  (let ((id (debug-sidecar--one-line (or (plist-get record :id) "?")))
+        (task (and (stringp (plist-get record :description))
+                   (debug-sidecar--one-line (plist-get record :description)))))
+    (if (or (<= (length id) debug-sidecar--agent-name-max) (not task) (string-empty-p task))
+        id
+      (truncate-string-to-width task debug-sidecar--agent-label-max nil nil "…"))))
+
+(defun debug-sidecar--agent-entries (records)
+  "Tabulated list entries for RECORDS, subagent records.
+Each id is the record's id; the columns are State, Name, Type, Work and
+the question it asks, its error or its result."
+  (mapcar
+   (lambda (r)
+     (let* ((status (or (plist-get r :status) "?"))
+            (question (plist-get r :pendingQuestion))
+            (asking (and (member status '("queued" "running"))
+                         (stringp question) (not (string-empty-p question))))
+            (tools (or (plist-get r :toolUses) 0))
+            (turns (or (plist-get r :turns) 0))
+            (failure (plist-get r :error))
+            (result (plist-get r :result))
+            (detail (cond (asking (concat "? " question))
+                          ((and (stringp failure) (not (string-empty-p failure))) failure)
+                          ((stringp result) result)
+                          (t ""))))
+       (list (plist-get r :id)
+             (vector (propertize (if asking "asks a question" status)
+                                 'face (cond ((or asking (equal status "error")) 'debug-sidecar-problem)
+                                             ((equal status "running") 'debug-sidecar-live)
+                                             (t 'debug-sidecar-issued)))
+                     (debug-sidecar--agent-name r)
+                     (if (stringp (plist-get r :type)) (debug-sidecar--one-line (plist-get r :type)) "")
+                     (string-join (delq nil (list (and (> tools 0) (debug-sidecar--plural tools "tool"))
+                                                  (and (> turns 0) (debug-sidecar--plural turns "turn"))))
+                                  " · ")
+                     (truncate-string-to-width (debug-sidecar--one-line detail) 100 nil nil "…")))))
+   records))
+
+(defvar debug-sidecar-agents-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "g" #'debug-sidecar-agents)
+    map)
+  "Keys of the subagents buffer.")
+
+(define-derived-mode debug-sidecar-agents-mode tabulated-list-mode "Debug-Subagents"
+  "The agent's subagents, kept current as they change; g reloads.
+\\{debug-sidecar-agents-mode-map}"
+  (setq tabulated-list-format [("State" 16 t)
+                               ("Name" 40 t)
+                               ("Type" 10 t)
+                               ("Work" 17 nil)
+                               ("Question, result or error" 0 nil)])
+  (setq tabulated-list-padding 1)
+  ;; The column names go in the buffer; the header line counts the subagents.
+  (setq-local tabulated-list-use-header-line nil)
+  (tabulated-list-init-header))
+
+(defun debug-sidecar--agents-render ()
+  "Show `debug-sidecar--agents' in the subagents buffer, if it is open."
+  (when-let ((buf (get-buffer debug-sidecar--agents-buffer)))
+    (with-current-buffer buf
+      (setq tabulated-list-entries (debug-sidecar--agent-entries debug-sidecar--agents))
+      (tabulated-list-print t)
+      (setq header-line-format
+            (format " Subagents: %d   (g reload · q quit)" (length debug-sidecar--agents))))))
+
+(defun debug-sidecar--agents-changed (params)
+  "Apply PARAMS of `agents/changed': put its record in place of its id's."
+  (let ((record (plist-get params :record))
+        (session (plist-get params :sessionId)))
+    (unless debug-sidecar--agents-session
+      (setq debug-sidecar--agents-session session))
+    (when (and record (equal session debug-sidecar--agents-session))
+      (let ((old (cl-position (plist-get record :id) debug-sidecar--agents
+                              :key (lambda (r) (plist-get r :id)) :test #'equal)))
+        (if old
+            (setf (nth old debug-sidecar--agents) record)
+          (setq debug-sidecar--agents (append debug-sidecar--agents (list record)))))
+      (debug-sidecar--agents-render))))
+
+;;;###autoload
+(defun debug-sidecar-agents ()
+  "List the agent's subagents, kept current as they change.
+Each row has its state, name, type and work, and the question it asks,
+its error or its result."
+  (interactive)
+  (let ((result (debug-sidecar--request 'agents/list nil))
+        (buf (get-buffer-create debug-sidecar--agents-buffer)))
+    (setq debug-sidecar--agents-session (plist-get result :sessionId)
+          debug-sidecar--agents (append (plist-get result :agents) nil))
+    (with-current-buffer buf
+      (unless (derived-mode-p 'debug-sidecar-agents-mode)
+        (debug-sidecar-agents-mode)))
+    (debug-sidecar--agents-render)
+    (when (called-interactively-p 'interactive)
+      (pop-to-buffer buf))
+    result))
+
 ;;;; Minor mode
 
 (defvar debug-sidecar-command-map
@@ -1169,6 +1294,7 @@ A nil CURSOR reads RUN from its first line."
     (define-key map "a" #'debug-sidecar-abort)
     (define-key map "P" #'debug-sidecar-probes)
     (define-key map "l" #'debug-sidecar-logs)
+    (define-key map "A" #'debug-sidecar-agents)
     (define-key map "i" #'debug-sidecar-status)
     (define-key map "r" #'debug-sidecar-restart)
     map)

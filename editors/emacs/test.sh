@@ -72,11 +72,13 @@ emacs --batch -Q --eval "(progn
   (package-initialize)
   (dolist (f '(debug-sidecar-mode debug-sidecar-start debug-sidecar-proceed debug-sidecar-done
                debug-sidecar-abort debug-sidecar-probes debug-sidecar-logs debug-sidecar-status
-               debug-sidecar-restart))
+               debug-sidecar-restart debug-sidecar-agents))
     (unless (autoloadp (symbol-function f))
       (message \"%s is not autoloaded after package-install-file\" f)
       (kill-emacs 1))))"
 
 echo "== ERT against $DEBUG_SIDECAR_BIN" >&2
 cd "$BUILD"
-timeout --kill-after=10 600 emacs --batch -Q -L "$BUILD" -l "$BUILD/debug-sidecar-test.elc" -f ert-run-tests-batch-and-exit
+# The subagent records a real pi-subagents session sent (the harness lab checks the file).
+DS_TEST_AGENTS_FIXTURE="$HERE/../vscode/browser/fixtures/pi-subagents.jsonl" \
+  timeout --kill-after=10 600 emacs --batch -Q -L "$BUILD" -l "$BUILD/debug-sidecar-test.elc" -f ert-run-tests-batch-and-exit

@@ -150,8 +150,11 @@ the client learns of its changes through its own server's notifications."
         debug-sidecar-last-notice nil
         debug-sidecar-last-kickoff nil
         debug-sidecar-last-error nil
+        debug-sidecar--agents nil
+        debug-sidecar--agents-session nil
         kill-ring nil)
-  (dolist (name '("*debug-sidecar*" "*debug-sidecar probes*" "*debug-sidecar logs*"))
+  (dolist (name '("*debug-sidecar*" "*debug-sidecar probes*" "*debug-sidecar logs*"
+                  "*debug-sidecar subagents*"))
     (when (get-buffer name) (kill-buffer name))))
 
 (defmacro ds-test-with-workspace (&rest body)
@@ -698,6 +701,73 @@ it runs in the workspace, as a separate process."
     (should (debug-sidecar--follows-p "a"))
     (should (debug-sidecar--follows-p nil))
     (should-not (debug-sidecar--follows-p "b"))))
+
+(defun ds-test-agent-rows ()
+  "The subagents buffer as a list of (STATE NAME TYPE WORK DETAIL)."
+  (with-current-buffer "*debug-sidecar subagents*"
+    (mapcar (lambda (e) (mapcar #'substring-no-properties (append (cadr e) nil)))
+            tabulated-list-entries)))
+
+(ert-deftest debug-sidecar-test-agent-entries ()
+  (let ((id "7acaa35c-84ff-49b6-a85a-928411694f3b:0"))
+    (should (equal (debug-sidecar--agent-name '(:id "Alpha" :description "count the items")) "Alpha"))
+    (should (equal (debug-sidecar--agent-name (list :id id :description "count\tthe\nitems"))
+                   "count the items"))
+    (should (equal (debug-sidecar--agent-name (list :id id)) id))
+    (let ((long (debug-sidecar--agent-name
+                 (list :id id :description (apply #'concat (make-list 10 "check every item "))))))
+      (should (= (string-width long) 60))
+      (should (string-suffix-p "…" long)))
+    (should (equal (mapcar #'substring-no-properties
+                           (append (cadr (car (debug-sidecar--agent-entries
+                                               (list (list :id id :status "error" :turns 1
+                                                           :error "bad\e[2Jthing\nhappened")))))
+                                   nil))
+                   (list "error" id "" "1 turn" "bad [2Jthing happened")))))
+
+(ert-deftest debug-sidecar-test-agents-buffer ()
+  "The records a real pi-subagents session sent, on the agent's connection."
+  (ds-test-with-workspace
+    (let* ((fixture (or (getenv "DS_TEST_AGENTS_FIXTURE") (ert-skip "DS_TEST_AGENTS_FIXTURE is not set")))
+           (events (with-temp-buffer
+                     (insert-file-contents fixture)
+                     (mapcar (lambda (line) (json-parse-string line :object-type 'plist :null-object nil))
+                             (split-string (buffer-string) "\n" t))))
+           (asked (cl-position-if (lambda (e) (let ((q (plist-get e :question)))
+                                                (and (stringp q) (not (string-empty-p q)))))
+                                  events))
+           (work "\\`\\([0-9]+ tools? · \\)?[0-9]+ turns?\\'"))
+      (should asked)
+      (debug-sidecar-agents)
+      (ds-test-agent 'debug/status nil)
+      (dolist (e (cl-subseq events 0 (1+ asked)))
+        (jsonrpc-notify ds-test-agent-conn 'agents/event e))
+      (cl-flet ((shows (last)
+                  (let ((rows (ds-test-agent-rows)))
+                    (and (= (length rows) 4)
+                         (cl-every (lambda (want)
+                                     (cl-some (lambda (row)
+                                                (and (equal (nth 0 row) (nth 0 want))
+                                                     (equal (nth 1 row) (nth 1 want))
+                                                     (equal (nth 2 row) "delegate")
+                                                     (string-match-p work (nth 3 row))
+                                                     (string-prefix-p (nth 2 want) (nth 4 row))))
+                                              rows))
+                                   (list '("completed" "CHILDS sum the prices" "Solo summed 12")
+                                         '("completed" "CHILDA count the items" "Alpha counted 3 items")
+                                         '("error" "CHILDB read the config" "Subagent produced no output")
+                                         last))))))
+        (ds-test-wait "three ended and one asking"
+                      (lambda () (shows '("asks a question" "CHILDQ check the discount"
+                                          "? Which file holds the discount?"))))
+        (ds-test-capture "debug-sidecar-agents, one asking"
+                         (ds-test-render (with-current-buffer "*debug-sidecar subagents*" (buffer-string))))
+        (dolist (e (cl-subseq events (1+ asked)))
+          (jsonrpc-notify ds-test-agent-conn 'agents/event e))
+        (ds-test-wait "all four ended"
+                      (lambda () (shows '("completed" "CHILDQ check the discount" "the discount is in cart.py"))))
+        (should (string-match-p "Subagents: 4" (with-current-buffer "*debug-sidecar subagents*"
+                                                 (format "%s" header-line-format))))))))
 
 (ert-deftest debug-sidecar-test-keymap-prefix ()
   (unwind-protect
