@@ -468,7 +468,7 @@ def omp_subagents(kind, binary, ws):
     """oh-my-pi's own subagents (its `task` tool) reach the sidecar's records:
     two at once, one completing with its result and one failing with its
     error; one that asks its parent a question and gets the answer; one
-    still running when the host is stopped."""
+    that delegates in turn; one still running when the host is stopped."""
     trace = os.path.join(ws.base, "notifications.jsonl")
     lab_script = script(kind, [
         Turn("PARENT delegate", [
@@ -550,6 +550,44 @@ def omp_subagents(kind, binary, ws):
         delta = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}["Delta"]
         check(delta["status"] == "completed" and not delta.get("pendingQuestion"),
               f"Delta after its answer: {delta}")
+
+    # A subagent that delegates in turn (oh-my-pi allows one level by default).
+    trace_n = os.path.join(ws.base, "notifications-n.jsonl")
+    lab_script = script(kind, [
+        Turn("PARENT nest", [
+            act(kind, "task", {"context": "c", "tasks": [
+                {"name": "Outer", "agent": "task", "task": "CHILDO delegate the count"}]}),
+            say("Outer is done."),
+        ], name="parent-n"),
+        Turn("CHILDO", [act(kind, "task", {"context": "c2", "tasks": [
+                            {"name": "Inner", "agent": "task", "task": "CHILDI count the items"}]}),
+                        act(kind, "yield", {"data": "outer done"}), say("done")], name="outer"),
+        Turn("CHILDI", [act(kind, "yield", {"data": "inner counted 3"}), say("done")], name="inner"),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace_n
+        with open(foreground, "w") as f:
+            f.write("async:\n  enabled: false\n")
+        pi.prompt("PARENT nest the task")
+        os.remove(foreground)
+        check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
+        records = {r["id"]: r for r in ask_serve(ws, "agents/list")["agents"]}
+        outer, inner = records.get("Outer", {}), records.get("Outer.Inner", {})
+        check(outer.get("status") == "completed" and outer.get("result") == "outer done"
+              and outer.get("description") == "CHILDO delegate the count", f"Outer: {outer}")
+        check(inner.get("status") == "completed" and inner.get("result") == "inner counted 3"
+              and inner.get("description") == "CHILDI count the items" and inner.get("type") == "task",
+              f"Outer's own subagent: {inner}")
+        changes = agent_changes(trace_n)
+        for agent_id in ("Outer", "Outer.Inner"):
+            went = statuses(changes, agent_id)
+            check(went in (["queued", "running", "completed"], ["running", "completed"]),
+                  f"{agent_id}'s agents/changed statuses: {went}")
+        # The inner one ended before the outer one did.
+        ends = [r["id"] for r in changes if r["status"] == "completed"]
+        check(ends.index("Outer.Inner") < ends.index("Outer"), f"the order of the ends: {ends}")
 
     # The host stopped while a subagent runs: nothing stays running.
     lab_script = script(kind, [

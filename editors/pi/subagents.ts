@@ -67,7 +67,9 @@ export class SubagentFeed {
       const seen = this.of(entry.id);
       if (seen.described) continue;
       seen.described = true;
-      this.send({ id: entry.id, kind: "queued", type: entry.agent, description: entry.description ?? entry.assignment });
+      const about = { type: entry.agent, description: entry.description ?? entry.assignment };
+      // One that started already (its lifecycle frame came first) is told what it does.
+      this.send({ id: entry.id, kind: seen.running ? "update" : "queued", ...about });
     }
   }
 
@@ -83,6 +85,7 @@ export class SubagentFeed {
     switch (frame.status) {
       case "started":
         seen.finished = false;
+        seen.running = true;
         this.send({ id, kind: "running", ...about });
         return;
       case "completed":
@@ -107,7 +110,16 @@ export class SubagentFeed {
   progress(frame: any) {
     const p = frame?.progress;
     if (typeof p?.id !== "string" || this.seen.get(p.id)?.finished) return;
-    this.send({ id: p.id, kind: "update", toolUses: p.toolCount, turns: p.requests });
+    const work: AgentEvent = { id: p.id, kind: "update", toolUses: p.toolCount, turns: p.requests };
+    // A nested subagent's task: its parent's `task` call, whose partial
+    // results list it, runs in a session this feed does not hear.
+    const seen = this.of(p.id);
+    const task = p.description ?? p.assignment;
+    if (!seen.described && typeof task === "string") {
+      seen.described = true;
+      Object.assign(work, { type: p.agent, description: task });
+    }
+    this.send(work);
   }
 
   /** The subagent's own session events: usage per reply, compactions, its
