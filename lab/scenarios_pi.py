@@ -450,9 +450,9 @@ def stopped_with_host(run, record, how, what):
         while time.monotonic() < deadline and not running:
             time.sleep(0.2)
             running = record().get("status") == "running"
-        check(running, f"{what} never ran")
         run.send_signal(how)
         run.wait(timeout=30)
+        run.wait(timeout=30); print(f"EXIT after {time.monotonic() - _t0:.2f} s on {how.name}", file=sys.stderr)
     finally:
         if run.poll() is None:
             run.kill()
@@ -626,6 +626,47 @@ def omp_subagents(kind, binary, ws):
         epsilon = stopped_with_host(run, lambda: by_id(ws, "Epsilon"), signal.SIGKILL, "Epsilon")
         check(epsilon.get("status") == "stopped", f"Epsilon after the host was killed: {epsilon}")
 
+def check_nested(kind, binary, ws, background):
+    """A pi-subagents child whose agent may delegate (`tools: subagent`, a
+    user agent of the lab's) runs a subagent of its own, in the foreground
+    or the background: both reach the records, the inner one ended first."""
+    trace = os.path.join(ws.base, f"notifications-nested-{background}.jsonl")
+    agents = os.path.join(ws.home, ".pi", "agent", "agents")
+    os.makedirs(agents, exist_ok=True)
+    with open(os.path.join(agents, "planner.md"), "w") as f:
+        f.write("---\nname: planner\ndescription: Delegates the work\ntools: subagent, bash\n---\n\nYou delegate.\n")
+    outer_task, inner_task = f"CHILDO{int(background)} delegate the count", f"CHILDI{int(background)} count the items"
+    lab_script = script(kind, [
+        Turn("PARENT nest", [act(kind, "subagent", {"agent": "planner", "task": outer_task, "async": background}),
+                             say("Outer is on it.")], name="parent-n"),
+        Turn(outer_task.split()[0], [act(kind, "subagent", {"agent": "delegate", "task": inner_task, "async": False}),
+                                     say("outer done")], name="outer"),
+        Turn(inner_task.split()[0], [act(kind, "bash", {"command": "echo 3"}), say("inner counted 3")], name="inner"),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace
+        session = RpcSession(pi)
+        try:
+            session.prompt("PARENT nest the task")
+            found = wait_ended(ws, [outer_task, inner_task], 90)
+        finally:
+            session.close()
+            end_runners(ws)
+        check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
+        outer, inner = found[outer_task], found[inner_task]
+        check(outer.get("status") == "completed" and outer.get("result") == "outer done"
+              and outer.get("type") == "planner", f"the outer subagent: {outer}")
+        check(inner.get("status") == "completed" and inner.get("type") == "delegate"
+              and inner.get("description") == inner_task, f"the outer one's own subagent: {inner}")
+        changes = agent_changes(trace)
+        check(statuses(changes, inner["id"]) == ["running", "completed"],
+              f"the inner one's agents/changed statuses: {statuses(changes, inner['id'])}")
+        ends = [r["id"] for r in changes if r["status"] == "completed"]
+        check(ends.index(inner["id"]) < ends.index(outer["id"]), f"the order of the ends: {ends}")
+
+
 def pi_subagents(kind, binary, ws):
     """pi-subagents' subagents (its `subagent` tool in the foreground, pi
     0.85 on Node 24) reach the sidecar's records: one completing with its
@@ -672,6 +713,7 @@ def pi_subagents(kind, binary, ws):
     # pi-subagents keeps a model whose child said nothing out of later runs
     # (a cold-start guess): Beta's model is the lab's, so that is forgotten.
     os.remove(os.path.join(ws.base, "subagents", "model-exclusions.json"))
+    check_nested(kind, binary, ws, background=False)
     # Still running when the host is stopped (SIGTERM), then killed (SIGKILL).
     for how, marker in ((signal.SIGTERM, "CHILDG"), (signal.SIGKILL, "CHILDE")):
         lab_script = script(kind, [
@@ -691,28 +733,34 @@ def pi_subagents(kind, binary, ws):
 
 
 def runner_pids(ws):
-    """The background runners pi-subagents started (their status files)."""
+    """The background runners pi-subagents started that its status files
+    say still run, and that are still such runners (a pid can be reused)."""
     pids = []
     for status in glob.glob(os.path.join(ws.base, "subagents", "async-subagent-runs", "*", "status.json")):
         try:
             with open(status) as f:
-                pid = json.load(f).get("pid")
+                run = json.load(f)
+            with open(f"/proc/{run.get('pid')}/cmdline", "rb") as f:
+                cmdline = f.read()
         except (OSError, ValueError):
             continue
-        if isinstance(pid, int):
-            pids.append(pid)
+        if run.get("state") in ("queued", "running") and b"subagent-runner" in cmdline:
+            pids.append(run["pid"])
     return pids
 
 
 def end_runners(ws):
-    """Background runners outlive their host by design: the lab ends them,
-    so none reaches a later scenario's model."""
+    """Background runners outlive their host by design: the lab ends them
+    (and the children in their process group), so none reaches a later
+    scenario's model."""
     for pid in runner_pids(ws):
-        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-            try:
-                target()
-            except (OSError, ProcessLookupError):
-                pass
+        try:
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def wait_ended(ws, markers, timeout):
@@ -825,6 +873,8 @@ def pi_subagents_background(kind, binary, ws):
         check_fixture(agent_events(trace) + agent_events(trace_q))
         check(delta.get("status") == "completed" and not delta.get("pendingQuestion")
               and delta.get("result") == "the discount is in cart.py", f"the child after its answer: {delta}")
+
+    check_nested(kind, binary, ws, background=True)
 
     # Still running when the host is stopped: the host follows it no more.
     lab_script = script(kind, [

@@ -5,7 +5,7 @@
 
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** oh-my-pi's subagents (its `task` tool), from the three channels of its
  * event bus, as `agents/event` records (see README.md for each field). */
@@ -23,7 +23,14 @@ export function watchSubagents(pi: ExtensionAPI, feed: SubagentFeed) {
 type AgentEvent = Record<string, unknown> & { id: string; kind: string };
 /** What one child of a `subagent` call was asked: its agent and task. */
 type Asked = { agent?: string; task?: string };
-type BackgroundRun = { dir: string; children: number; workflow?: string; told: Map<number, string> };
+type BackgroundRun = {
+  dir: string;
+  children: number;
+  workflow?: string;
+  /** The registry of the subagents its children run in turn. */
+  registry?: string;
+  told: Map<number, string>;
+};
 type Usage = { input: number; output: number; cacheRead: number; cacheWrite: number };
 type Seen = {
   finished: boolean;
@@ -42,6 +49,13 @@ type Seen = {
 };
 
 const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value) ?? "");
+
+/** The task in pi-subagents' session name for a child (`<agent>: <task
+ * excerpt>`, its own excerpt), or "". */
+function sessionTask(name: unknown, agent: unknown): string {
+  if (typeof name !== "string") return "";
+  return name.startsWith(`${agent}: `) ? name.slice(`${agent}: `.length) : name;
+}
 
 export class SubagentFeed {
   send: (event: AgentEvent) => void = () => {};
@@ -189,7 +203,53 @@ export class SubagentFeed {
       const id = `${runId}:${index}`;
       const ids = this.ofCall.get(callId) ?? [];
       if (!ids.includes(id)) this.ofCall.set(callId, [...ids, id]);
+      // What it ran in turn ended before it did.
+      if (final && Array.isArray(r?.children)) this.nested(r.children);
       this.subagentChild(id, p, r, final, this.asked.get(callId)?.[index]);
+    }
+  }
+
+  /** Subagents a child ran in turn (an agent whose tools include
+   * `subagent`): pi-subagents lists them in the child's result
+   * (`results[].children[]`, each a run with its steps), only once the
+   * child's call ends and without their output. Each step becomes a record
+   * named `<runId>:<index>`, running and then its end. */
+  private nestedTold = new Map<string, string>();
+
+  private nested(children: any[]) {
+    for (const child of children) {
+      if (typeof child?.id !== "string") continue;
+      const steps: any[] = Array.isArray(child.steps) && child.steps.length > 0 ? child.steps : [child];
+      steps.forEach((step, index) => {
+        const id = `${child.id}:${index}`;
+        const seen = this.of(id);
+        if (seen.finished) return;
+        const agent = step.agent ?? child.agent;
+        const about = { type: agent, description: sessionTask(step.sessionName ?? child.sessionName, agent) || undefined };
+        if (!seen.running) {
+          seen.running = true;
+          seen.described = about.description !== undefined;
+          this.send({ id, kind: "running", ...about });
+        } else if (!seen.described && about.description !== undefined) {
+          seen.described = true;
+          this.send({ id, kind: "update", description: about.description });
+        }
+        const cost = child.totalCost;
+        if (steps.length === 1 && (typeof cost?.inputTokens === "number" || typeof cost?.outputTokens === "number")) {
+          const work = { id, kind: "update", usage: { input: cost.inputTokens ?? 0, output: cost.outputTokens ?? 0, cacheRead: 0, cacheWrite: 0 } };
+          const said = JSON.stringify(work);
+          if (this.nestedTold.get(id) !== said) {
+            this.nestedTold.set(id, said);
+            this.send(work);
+          }
+        }
+        const status = step.status ?? child.state;
+        if (status === "complete" || status === "completed") this.end(id, { kind: "completed" });
+        else if (status === "failed" || status === "rejected")
+          this.end(id, { kind: "error", error: text(step.error ?? child.error ?? "the subagent failed") });
+        else if (status === "stopped") this.end(id, { kind: "stopped" });
+      });
+      if (Array.isArray(child.children)) this.nested(child.children);
     }
   }
 
@@ -258,7 +318,9 @@ export class SubagentFeed {
     const asked = callId !== undefined ? this.asked.get(callId) ?? [] : [];
     const agents: unknown[] = Array.isArray(frame.agents) ? frame.agents : [frame.agent];
     const children = Math.max(agents.length, asked.length, 1);
-    this.background.set(runId, { dir: frame.asyncDir, children, workflow, told: new Map() });
+    const sink = frame.nestedRoute?.eventSink;
+    const registry = typeof sink === "string" ? join(dirname(sink), "registry.json") : undefined;
+    this.background.set(runId, { dir: frame.asyncDir, children, workflow, registry, told: new Map() });
     for (let index = 0; index < children; index++) {
       const id = `${runId}:${index}`;
       const type = typeof agents[index] === "string" ? agents[index] : asked[index]?.agent;
@@ -275,6 +337,16 @@ export class SubagentFeed {
    * a stop at once. A success waits for the completion, which alone
    * carries the whole output. */
   private pollBackground() {
+    // The subagents its children run in turn, as the run's nested registry lists them.
+    for (const registry of new Set([...this.background.values()].map((run) => run.registry))) {
+      if (registry === undefined) continue;
+      try {
+        const listed = JSON.parse(readFileSync(registry, "utf8"));
+        if (Array.isArray(listed?.children)) this.nested(listed.children);
+      } catch (_) {
+        // not written yet, or caught mid-write: the next poll reads it
+      }
+    }
     for (const [runId, run] of this.background) {
       let status: any;
       try {
@@ -292,8 +364,7 @@ export class SubagentFeed {
           this.send({ id, kind: "running", type: step.agent });
         }
         const work: AgentEvent = { id, kind: "update" };
-        const named = typeof step.sessionName === "string" ? step.sessionName : "";
-        const task = named.startsWith(`${step.agent}: `) ? named.slice(`${step.agent}: `.length) : named;
+        const task = sessionTask(step.sessionName, step.agent);
         if (task && !seen.titled) {
           seen.titled = true;
           if (!seen.described) work.description = task;
@@ -343,6 +414,7 @@ export class SubagentFeed {
         const usage = { input: u.input ?? 0, output: u.output ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
         this.send({ id, kind: "update", usage, ...(typeof u.turns === "number" ? { turns: u.turns } : {}) });
       }
+      if (Array.isArray(r?.children)) this.nested(r.children);
       const stopped = r ? r.stopped || r.interrupted || r.status === "stopped" : frame.state === "stopped";
       const succeeded = r ? r.success === true : frame.success === true;
       if (stopped) this.end(id, { kind: "stopped" });
