@@ -450,9 +450,9 @@ def stopped_with_host(run, record, how, what):
         while time.monotonic() < deadline and not running:
             time.sleep(0.2)
             running = record().get("status") == "running"
+        check(running, f"{what} never ran")
         run.send_signal(how)
         run.wait(timeout=30)
-        run.wait(timeout=30); print(f"EXIT after {time.monotonic() - _t0:.2f} s on {how.name}", file=sys.stderr)
     finally:
         if run.poll() is None:
             run.kill()
