@@ -30,6 +30,7 @@ from opencode import OpenCode  # noqa: E402
 import scenarios  # noqa: E402
 import scenarios_reach  # noqa: E402
 import scenarios_pi  # noqa: E402
+import scenarios_subagents  # noqa: E402
 import scenarios_acp  # noqa: E402
 import scenarios_logpoints  # noqa: E402
 import scenarios_tui  # noqa: E402
@@ -62,8 +63,8 @@ def main():
                 "codex-tui": (CodexTui, os.environ.get("LAB_CODEX"))}
     failed, timings = [], []
     for name, harness_name, play in (scenarios.ALL + scenarios_logpoints.ALL + scenarios_reach.ALL + scenarios_pi.ALL
-                                    + scenarios_acp.ALL + scenarios_tui.ALL + scenarios_containers.ALL
-                                    + scenarios_rates.ALL):
+                                    + scenarios_subagents.ALL + scenarios_acp.ALL + scenarios_tui.ALL
+                                    + scenarios_containers.ALL + scenarios_rates.ALL):
         label = f"{harness_name}: {name}"
         if args.only and not any(o in label for o in args.only):
             continue
