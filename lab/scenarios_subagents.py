@@ -324,11 +324,52 @@ def check_nested(kind, binary, ws, background):
         check(ends.index(inner["id"]) < ends.index(outer["id"]), f"the order of the ends: {ends}")
 
 
+def check_foreground_question(kind, binary, ws):
+    """A foreground pi-subagents child asks its parent (`contact_supervisor`):
+    pi-subagents detaches it so the parent can answer; the answer clears
+    the question, and the child's end arrives as pi-subagents' message
+    (`paused`: it may be resumed), its answer kept as its result."""
+    trace = os.path.join(ws.base, "notifications-fq.jsonl")
+    lab_script = script(kind, [
+        Turn("PARENT ask", [act(kind, "subagent", {"agent": "delegate", "task": "CHILDF check the discount",
+                                                    "async": False}), say("It asks first.")], name="parent-q"),
+        Turn("CHILDF", [act(kind, "contact_supervisor", {"reason": "need_decision",
+                                                         "message": "Which file holds the discount?"}),
+                        say("the discount is in cart.py")], name="child"),
+        Turn("Which file holds the discount?", [
+            act(kind, "subagent_supervisor", {"action": "reply", "message": "Use cart.py"}),
+            say("Answered.")], name="answer"),
+    ])
+    with Lab(lab_script) as lab:
+        pi = kind(binary, ws, lab.port)
+        pi.install()
+        pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace
+        session = RpcSession(pi)
+        try:
+            session.prompt("PARENT ask the subagent")
+            child = wait_ended(ws, ["CHILDF"], 90)["CHILDF"]
+        finally:
+            session.close()
+            end_runners(ws)
+        check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
+        told = "\n".join(request_text(r["body"]) for r in lab.requests if r.get("body"))
+        check("Detached foreground task paused" in told and "the discount is in cart.py" in told,
+              f"the host did not tell the parent's model the child's end: {told[-600:]!r}")
+        check(child.get("status") == "aborted" and child.get("result") == "the discount is in cart.py"
+              and not child.get("pendingQuestion"), f"the detached child at its end: {child}")
+        went = [(r["status"], r.get("pendingQuestion")) for r in agent_changes(trace) if r["id"] == child.get("id")]
+        asked = [i for i, (_, q) in enumerate(went) if q == "Which file holds the discount?"]
+        check(asked and ("running", None) in went[asked[-1]:], f"the question and its answer: {went}")
+        check(statuses(agent_changes(trace), child["id"]) in (["running", "aborted"], ["queued", "running", "aborted"]),
+              f"the detached child's statuses: {statuses(agent_changes(trace), child['id'])}")
+
+
 def pi_subagents(kind, binary, ws):
     """pi-subagents' subagents (its `subagent` tool in the foreground, pi
     0.85 on Node 24) reach the sidecar's records: one completing with its
-    output, one failing with the host's error; one still running when the
-    host is stopped, and one when it is killed."""
+    output, one failing with the host's error; one that delegates in turn;
+    one that asks its parent a question; one still running when the host is
+    stopped, and one when it is killed."""
     trace = os.path.join(ws.base, "notifications.jsonl")
     lab_script = script(kind, [
         Turn("PARENT delegate", [
@@ -371,6 +412,7 @@ def pi_subagents(kind, binary, ws):
     # (a cold-start guess): Beta's model is the lab's, so that is forgotten.
     os.remove(os.path.join(ws.base, "subagents", "model-exclusions.json"))
     check_nested(kind, binary, ws, background=False)
+    check_foreground_question(kind, binary, ws)
     # Still running when the host is stopped (SIGTERM), then killed (SIGKILL).
     for how, marker in ((signal.SIGTERM, "CHILDG"), (signal.SIGKILL, "CHILDE")):
         lab_script = script(kind, [

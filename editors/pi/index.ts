@@ -8,7 +8,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { appendFileSync } from "node:fs";
 import { Sidecar } from "../shared/sidecar.ts";
-import { SubagentFeed, watchSubagents } from "./subagents.ts";
+import { resultText, SubagentFeed, watchSubagents } from "./subagents.ts";
 
 const CONTEXT_TYPE = "debug-mode-context";
 const NUDGE_TYPE = "debug-mode-nudge";
@@ -83,6 +83,8 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   // Work the host still owes the session: handlers in flight, a nudged turn.
   let inFlight = 0;
   let owed = false;
+  // Whether the run in progress is one this extension started (a kickoff, a nudge).
+  let ours = false;
   let firstTurn = true;
   let askedRound = 0;
 
@@ -106,13 +108,18 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     owed = true;
     pi.sendUserMessage(text);
   };
-  /** Until the host is idle and owes the session no turn (headless runs end otherwise). */
-  const settle = async (ctx: ExtensionContext) => {
+  /** Until the host is idle and owes the session no turn (headless runs end
+   * otherwise). As the host shuts down, only for the turns this extension
+   * started: a run of the person's own still going then (the host was
+   * signalled, say) is not held open. */
+  const settle = async (ctx: ExtensionContext, shutdown = false) => {
     const deadline = Date.now() + HOLD_MS;
     let quiet = 0;
     while (Date.now() < deadline && !sidecar.exited) {
       await sleep(100);
-      const idle = ctx.isIdle() && !ctx.hasPendingMessages() && inFlight === 0 && !owed;
+      const idle = shutdown
+        ? inFlight === 0 && !owed && !(ours && !ctx.isIdle())
+        : ctx.isIdle() && !ctx.hasPendingMessages() && inFlight === 0 && !owed;
       quiet = idle ? quiet + 1 : 0;
       if (quiet >= 3) return;
     }
@@ -219,6 +226,7 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   const turnEvent = (params: Record<string, unknown>) => sidecar.notify("turn/event", params);
   pi.on("agent_start", async (_event, ctx) => {
     current = ctx;
+    ours = owed;
     owed = false;
     firstTurn = true;
   });
@@ -237,6 +245,7 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     if (message.role === "assistant") turnEvent({ kind: "message" });
     // pi-subagents hands a child's `contact_supervisor` to the parent as a message.
     if (message.role === "custom" && message.customType === "subagent_supervisor_request") feed.supervisorAsked(message.details);
+    if (message.role === "custom" && message.customType === "subagent-notify") feed.detachedEnded(message.content);
   });
   const todoList = new TodoList();
   // oh-my-pi's `task` call lists its subagents (pending ones first) in its
@@ -278,6 +287,7 @@ export default async function debugSidecar(pi: ExtensionAPI) {
     return undefined;
   };
   pi.on("agent_end", async (event, ctx) => {
+    ours = false;
     if (isOhMyPi) return; // oh-my-pi asks at session_stop instead
     inFlight++;
     try {
@@ -350,7 +360,7 @@ export default async function debugSidecar(pi: ExtensionAPI) {
   pi.on("session_shutdown", async (_event, ctx) => {
     // The host ends its subagents with it: none stays running.
     feed.shutdown();
-    await settle(ctx);
+    await settle(ctx, true);
     await sidecar.stop();
     mainFeed = undefined;
   });
@@ -362,11 +372,6 @@ export default async function debugSidecar(pi: ExtensionAPI) {
 /** oh-my-pi runs on Bun and names itself in its package path. */
 const isOhMyPi = typeof (globalThis as any).Bun !== "undefined" || /oh-my-pi/.test(process.argv[1] ?? "");
 
-/** A tool result's text (its text blocks). */
-function resultText(result: any): string {
-  const content = Array.isArray(result?.content) ? result.content : [];
-  return content.filter((c: any) => c?.type === "text").map((c: any) => c.text).join("\n");
-}
 
 function lastAssistantText(messages: any[]): string | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -50,6 +50,12 @@ type Seen = {
 
 const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value) ?? "");
 
+/** A message's or tool result's text (its text blocks). */
+export function resultText(result: any): string {
+  const content = Array.isArray(result?.content) ? result.content : [];
+  return content.filter((c: any) => c?.type === "text").map((c: any) => c.text).join("\n");
+}
+
 /** The task in pi-subagents' session name for a child (`<agent>: <task
  * excerpt>`, its own excerpt), or "". */
 function sessionTask(name: unknown, agent: unknown): string {
@@ -277,13 +283,47 @@ export class SubagentFeed {
       work.usage = { input: p.inputTokens ?? 0, output: p.outputTokens ?? 0, cacheRead: 0, cacheWrite: 0 };
     if (Object.keys(work).length > 2) this.send(work);
     if (typeof (r?.error ?? p?.error) === "string") seen.failure = r?.error ?? p?.error;
-    // Moved to the background (`detached`): it runs on where this feed cannot follow.
-    if (!final || status === "detached") return;
+    // Moved to the background (`detached`; a question to its parent detaches
+    // it too): it runs on, and its end comes as a message (`detachedEnded`).
+    if (final && (status === "detached" || r?.detached === true)) this.detached.add(id);
+    if (!final || status === "detached" || r?.detached === true) return;
     seen.finished = true;
     if (r?.stopped || r?.interrupted) this.send({ id, kind: "stopped", ...about });
     else if (status === "failed" || (r && (r.exitCode ?? 0) !== 0) || r?.error)
       this.send({ id, kind: "error", ...about, error: text(r?.error ?? p?.error ?? "the subagent failed") });
     else this.send({ id, kind: "completed", ...about, result: text(r?.finalOutput ?? "") });
+  }
+
+  /** Foreground children the call left running in the background. */
+  private detached = new Set<string>();
+
+  /** pi-subagents' `subagent-notify` message: a detached foreground child
+   * ended. Its first line says how (`Detached foreground task <status>:
+   * **<agent>**`), its body is the output, and its session file's path
+   * names its run. `paused` (it may be resumed; pi-subagents says so also of
+   * one that gave its answer after it was detached) is `aborted`, with that
+   * answer as its result. */
+  detachedEnded(content: unknown) {
+    const said = typeof content === "string" ? content : resultText({ content });
+    const head = /^Detached foreground task (completed|failed|paused|stopped): \*\*/.exec(said);
+    if (!head) return;
+    const ids = [...this.detached].filter((id) => said.includes(id.slice(0, id.lastIndexOf(":"))));
+    if (ids.length !== 1) return;
+    const id = ids[0]!;
+    this.detached.delete(id);
+    const body = said.slice(said.indexOf("\n\n") + 2);
+    const meta = body.search(/\n\n(Session|Session file|Session share error|Parallel handoff|Workflow run|Child runs|Reconciled detached child): /);
+    const output = (meta >= 0 ? body.slice(0, meta) : body).trim();
+    switch (head[1]) {
+      case "completed":
+        return this.end(id, { kind: "completed", result: output });
+      case "failed":
+        return this.end(id, { kind: "error", error: output || "the subagent failed" });
+      case "stopped":
+        return this.end(id, { kind: "stopped" });
+      default:
+        return this.end(id, { kind: "aborted", result: output });
+    }
   }
 
   /** The call threw (pi-subagents throws when a child failed): its children
