@@ -324,18 +324,20 @@ def check_nested(kind, binary, ws, background):
         check(ends.index(inner["id"]) < ends.index(outer["id"]), f"the order of the ends: {ends}")
 
 
-def check_foreground_question(kind, binary, ws):
-    """A foreground pi-subagents child asks its parent (`contact_supervisor`):
-    pi-subagents detaches it so the parent can answer; the answer clears
-    the question, and the child's end arrives as pi-subagents' message
-    (`paused`: it may be resumed), its answer kept as its result."""
-    trace = os.path.join(ws.base, "notifications-fq.jsonl")
+def asked_and_answered(kind, binary, ws, marker, background, trace):
+    """In a session that stays open (RPC mode), a pi-subagents child
+    (foreground or background) asks its parent `Which file holds the
+    discount?` (`contact_supervisor`), the parent replies (its
+    `subagent_supervisor` reply) and the child ends with its answer. Checks
+    the question reached the record and the reply cleared it while the child
+    still ran; returns the record as it ended and all the parent's model was
+    told."""
     lab_script = script(kind, [
-        Turn("PARENT ask", [act(kind, "subagent", {"agent": "delegate", "task": "CHILDF check the discount",
-                                                    "async": False}), say("It asks first.")], name="parent-q"),
-        Turn("CHILDF", [act(kind, "contact_supervisor", {"reason": "need_decision",
-                                                         "message": "Which file holds the discount?"}),
-                        say("the discount is in cart.py")], name="child"),
+        Turn("PARENT ask", [act(kind, "subagent", {"agent": "delegate", "task": f"{marker} check the discount",
+                                                    "async": background}), say("It asks first.")], name="parent-q"),
+        Turn(marker, [act(kind, "contact_supervisor", {"reason": "need_decision",
+                                                       "message": "Which file holds the discount?"}),
+                      say("the discount is in cart.py")], name="child"),
         Turn("Which file holds the discount?", [
             act(kind, "subagent_supervisor", {"action": "reply", "message": "Use cart.py"}),
             say("Answered.")], name="answer"),
@@ -347,21 +349,33 @@ def check_foreground_question(kind, binary, ws):
         session = RpcSession(pi)
         try:
             session.prompt("PARENT ask the subagent")
-            child = wait_ended(ws, ["CHILDF"], 90)["CHILDF"]
+            child = wait_ended(ws, [marker], 90)[marker]
         finally:
             session.close()
             end_runners(ws)
         check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
         told = "\n".join(request_text(r["body"]) for r in lab.requests if r.get("body"))
-        check("Detached foreground task paused" in told and "the discount is in cart.py" in told,
-              f"the host did not tell the parent's model the child's end: {told[-600:]!r}")
-        check(child.get("status") == "aborted" and child.get("result") == "the discount is in cart.py"
-              and not child.get("pendingQuestion"), f"the detached child at its end: {child}")
-        went = [(r["status"], r.get("pendingQuestion")) for r in agent_changes(trace) if r["id"] == child.get("id")]
-        asked = [i for i, (_, q) in enumerate(went) if q == "Which file holds the discount?"]
-        check(asked and ("running", None) in went[asked[-1]:], f"the question and its answer: {went}")
-        check(statuses(agent_changes(trace), child["id"]) in (["running", "aborted"], ["queued", "running", "aborted"]),
-              f"the detached child's statuses: {statuses(agent_changes(trace), child['id'])}")
+    went = [(r["status"], r.get("pendingQuestion")) for r in agent_changes(trace) if r["id"] == child.get("id")]
+    asked = [i for i, (_, q) in enumerate(went) if q == "Which file holds the discount?"]
+    check(asked, f"the question never reached the record: {went}")
+    # The reply clears it while the child still runs, not only its end.
+    check(("running", None) in went[asked[-1]:], f"the question outlived its answer: {went}")
+    return child, told
+
+
+def check_foreground_question(kind, binary, ws):
+    """A foreground pi-subagents child asks its parent (`contact_supervisor`):
+    pi-subagents detaches it so the parent can answer; the answer clears
+    the question, and the child's end arrives as pi-subagents' message
+    (`paused`: it may be resumed), its answer kept as its result."""
+    trace = os.path.join(ws.base, "notifications-fq.jsonl")
+    child, told = asked_and_answered(kind, binary, ws, "CHILDF", background=False, trace=trace)
+    check("Detached foreground task paused" in told and "the discount is in cart.py" in told,
+          f"the host did not tell the parent's model the child's end: {told[-600:]!r}")
+    check(child.get("status") == "aborted" and child.get("result") == "the discount is in cart.py"
+          and not child.get("pendingQuestion"), f"the detached child at its end: {child}")
+    went = statuses(agent_changes(trace), child["id"])
+    check(went in (["running", "aborted"], ["queued", "running", "aborted"]), f"the detached child's statuses: {went}")
 
 
 def pi_subagents(kind, binary, ws):
@@ -542,36 +556,10 @@ def pi_subagents_background(kind, binary, ws):
     # A question to the parent (`contact_supervisor`), answered (`subagent_supervisor` reply).
     os.remove(os.path.join(ws.base, "subagents", "model-exclusions.json"))
     trace_q = os.path.join(ws.base, "notifications-q.jsonl")
-    lab_script = script(kind, [
-        Turn("PARENT ask", [act(kind, "subagent", {"agent": "delegate", "task": "CHILDQ check the discount"}),
-                            say("It runs in the background.")], name="parent-q"),
-        Turn("CHILDQ", [act(kind, "contact_supervisor", {"reason": "need_decision",
-                                                         "message": "Which file holds the discount?"}),
-                        say("the discount is in cart.py")], name="delta"),
-        Turn("Which file holds the discount?", [
-            act(kind, "subagent_supervisor", {"action": "reply", "message": "Use cart.py"}),
-            say("Answered.")], name="answer"),
-    ])
-    with Lab(lab_script) as lab:
-        pi = kind(binary, ws, lab.port)
-        pi.install()
-        pi.env["DEBUG_SIDECAR_TRACE_NOTIFICATIONS"] = trace_q
-        session = RpcSession(pi)
-        try:
-            session.prompt("PARENT ask the subagent")
-            delta = wait_ended(ws, ["CHILDQ"], 90)["CHILDQ"]
-        finally:
-            session.close()
-            end_runners(ws)
-        check(not lab_script.unplayed(), f"unplayed turns: {lab_script.unplayed()}")
-        went = [(r["status"], r.get("pendingQuestion")) for r in agent_changes(trace_q) if r["id"] == delta.get("id")]
-        asked = [i for i, (_, q) in enumerate(went) if q == "Which file holds the discount?"]
-        check(asked, f"the question never reached the record: {went}")
-        # The reply clears it while the child still runs, not only its end.
-        check(("running", None) in went[asked[-1]:], f"the question outlived its answer: {went}")
-        check_fixture(agent_events(trace) + agent_events(trace_q))
-        check(delta.get("status") == "completed" and not delta.get("pendingQuestion")
-              and delta.get("result") == "the discount is in cart.py", f"the child after its answer: {delta}")
+    delta, _ = asked_and_answered(kind, binary, ws, "CHILDQ", background=True, trace=trace_q)
+    check(delta.get("status") == "completed" and not delta.get("pendingQuestion")
+          and delta.get("result") == "the discount is in cart.py", f"the child after its answer: {delta}")
+    check_fixture(agent_events(trace) + agent_events(trace_q))
 
     check_nested(kind, binary, ws, background=True)
 

@@ -215,13 +215,15 @@ export class SubagentFeed {
     }
   }
 
+  /** The usage last sent for each nested subagent. */
+  private nestedTold = new Map<string, string>();
+
   /** Subagents a child ran in turn (an agent whose tools include
    * `subagent`): pi-subagents lists them in the child's result
    * (`results[].children[]`, each a run with its steps), only once the
-   * child's call ends and without their output. Each step becomes a record
-   * named `<runId>:<index>`, running and then its end. */
-  private nestedTold = new Map<string, string>();
-
+   * child's call ends and without their output; a background run's nested
+   * registry lists them as they run. Each step becomes a record named
+   * `<runId>:<index>`, running and then its end. */
   private nested(children: any[]) {
     for (const child of children) {
       if (typeof child?.id !== "string") continue;
