@@ -245,42 +245,26 @@ def omp_subagents(kind, binary, ws):
         ends = [r["id"] for r in changes if r["status"] == "completed"]
         check(ends.index("Outer.Inner") < ends.index("Outer"), f"the order of the ends: {ends}")
 
-    # The host stopped while a subagent runs: nothing stays running.
-    lab_script = script(kind, [
-        Turn("PARENT long", [
-            act(kind, "task", {"context": "c", "tasks": [
-                {"name": "Gamma", "agent": "task", "task": "CHILDG wait for the build"}]}),
-            act(kind, "hub", {"op": "wait"}),
-            say("done"),
-        ], name="parent-long"),
-        Turn("CHILDG", [act(kind, "bash", {"command": "sleep 60"}),
-                        act(kind, "yield", {"data": "built"}), say("done")], name="gamma"),
-    ])
-    with Lab(lab_script) as lab:
-        pi = kind(binary, ws, lab.port)
-        pi.install()
-        run = pi.start("PARENT long task")
-        gamma = stopped_with_host(run, lambda: by_id(ws, "Gamma"), signal.SIGTERM, "Gamma")
-        check(gamma.get("status") == "stopped", f"Gamma after the host stopped: {gamma}")
-
-    # The host killed outright (SIGKILL) says nothing: its sidecar, whose
-    # input ends with it, stops what its client reported.
-    lab_script = script(kind, [
-        Turn("PARENT killed", [
-            act(kind, "task", {"context": "c", "tasks": [
-                {"name": "Epsilon", "agent": "task", "task": "CHILDE wait for the tests"}]}),
-            act(kind, "hub", {"op": "wait"}),
-            say("done"),
-        ], name="parent-killed"),
-        Turn("CHILDE", [act(kind, "bash", {"command": "sleep 60"}),
-                        act(kind, "yield", {"data": "tested"}), say("done")], name="epsilon"),
-    ])
-    with Lab(lab_script) as lab:
-        pi = kind(binary, ws, lab.port)
-        pi.install()
-        run = pi.start("PARENT killed task")
-        epsilon = stopped_with_host(run, lambda: by_id(ws, "Epsilon"), signal.SIGKILL, "Epsilon")
-        check(epsilon.get("status") == "stopped", f"Epsilon after the host was killed: {epsilon}")
+    # The host stopped (SIGTERM) while a subagent runs, then killed outright
+    # (SIGKILL, which says nothing: its sidecar, whose input ends with it,
+    # stops what its client reported): nothing stays running.
+    for how, name, marker in ((signal.SIGTERM, "Gamma", "CHILDG"), (signal.SIGKILL, "Epsilon", "CHILDE")):
+        lab_script = script(kind, [
+            Turn(f"PARENT long {marker}", [
+                act(kind, "task", {"context": "c", "tasks": [
+                    {"name": name, "agent": "task", "task": f"{marker} wait for the build"}]}),
+                act(kind, "hub", {"op": "wait"}),
+                say("done"),
+            ], name="parent-long"),
+            Turn(marker, [act(kind, "bash", {"command": "sleep 60"}),
+                          act(kind, "yield", {"data": "built"}), say("done")], name="child"),
+        ])
+        with Lab(lab_script) as lab:
+            pi = kind(binary, ws, lab.port)
+            pi.install()
+            run = pi.start(f"PARENT long {marker} task")
+            child = stopped_with_host(run, lambda: by_id(ws, name), how, name)
+            check(child.get("status") == "stopped", f"{name} after the host got {how.name}: {child}")
 
 
 def check_nested(kind, binary, ws, background):
