@@ -555,3 +555,55 @@ fn logpoint_values_never_reach_a_disk() {
     }
     drop(server.request("debug/abort", json!({})));
 }
+
+#[test]
+fn a_subagents_texts_from_its_host_are_redacted_and_bounded_in_its_record() {
+    // A subagent may quote what it read: its host's texts reach every
+    // editor and the workspace's state, so each corpus secret in a result,
+    // an error, a question or a task is redacted, and each text is bounded.
+    let corpus = corpus();
+    let workspace = Workspace::new("redaction-agents");
+    let root = &workspace.root;
+    let mut server = initialized(root);
+    for (i, (_, text, _)) in corpus.iter().enumerate() {
+        let id = format!("sub{i}");
+        for event in [
+            json!({"id": id, "kind": "running", "description": format!("check {text}")}),
+            json!({"id": id, "kind": "update", "question": format!("is {text} right?")}),
+            json!({"id": id, "kind": if i % 2 == 0 { "completed" } else { "error" },
+                   "result": format!("found {text}"), "error": format!("failed on {text}")}),
+        ] {
+            server.notify("agents/event", event).unwrap();
+        }
+    }
+    let long = "x".repeat(100 * 1024);
+    server
+        .notify(
+            "agents/event",
+            json!({"id": "long", "kind": "completed", "type": "t".repeat(500), "result": long}),
+        )
+        .unwrap();
+    let listed = server.request("agents/list", json!({})).unwrap();
+    let shown = listed.to_string();
+    let leaks = leaked(&shown, &corpus);
+    assert!(leaks.is_empty(), "agents/list shows {leaks:?}");
+    let state = std::fs::read_dir(root.join(".debug-sidecar/sessions"))
+        .unwrap()
+        .flatten()
+        .map(|dir| std::fs::read_to_string(dir.path().join("activity.json")).unwrap_or_default())
+        .collect::<String>();
+    assert!(state.contains("sub0"), "no activity file was read");
+    let stored = leaked(&state, &corpus);
+    assert!(stored.is_empty(), "the activity file holds {stored:?}");
+    let records = listed["agents"].as_array().unwrap();
+    let long = records.iter().find(|r| r["id"] == "long").unwrap();
+    let result = long["result"].as_str().unwrap();
+    assert!(
+        result.len() <= 8 * 1024 && result.ends_with("bytes)"),
+        "{}",
+        result.len()
+    );
+    assert!(long["type"].as_str().unwrap().len() <= 80);
+    // The words around a secret stay.
+    assert!(records[0]["result"].as_str().unwrap().starts_with("found "));
+}

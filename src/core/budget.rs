@@ -69,6 +69,13 @@ pub const FORM_HELP: usize = 1024;
 /// The agent's message (a question) in the form.
 pub const FORM_MESSAGE: usize = 800;
 
+/// A host's text in a subagent record (its task, result, error or
+/// question): kept in the workspace's state, rewritten on every change of
+/// the record, and shown by every editor.
+pub const AGENT_TEXT: usize = 8 * 1024;
+/// A subagent's type (its agent's name).
+pub const AGENT_TYPE: usize = 80;
+
 /// `text` cut to at most `max` bytes at a character boundary, with a count
 /// of what was left out; the count itself fits inside `max` when `max` has
 /// room for it.

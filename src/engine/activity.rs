@@ -1,6 +1,7 @@
 //! The agent's activity: turn state, progress, subagents and harness events.
 
 use super::*;
+use crate::core::budget;
 use crate::core::progress::{over_the_limit, read_activity, ProgressView};
 
 impl Engine {
@@ -197,6 +198,7 @@ impl Engine {
         event: AgentEvent,
         now: u64,
     ) -> Result<(), EngineError> {
+        let event = self.screened(event);
         self.fed_agents
             .entry(session_id.to_string())
             .or_default()
@@ -204,6 +206,28 @@ impl Engine {
         self.change_activity(session_id, now, &mut |activity| {
             activity.agents.apply(event.clone(), now);
         })
+    }
+
+    /// A host's texts in a subagent record (its task, result, error and
+    /// question: a subagent may quote what it read) are redacted as log
+    /// lines are, and each is bounded: the record is kept in the workspace's
+    /// state and shown by every editor.
+    fn screened(&self, mut event: AgentEvent) -> AgentEvent {
+        let redactor = self.redactor();
+        for text in [
+            &mut event.description,
+            &mut event.result,
+            &mut event.error,
+            &mut event.stats.question,
+        ] {
+            if let Some(value) = text.as_mut() {
+                *value = budget::cut(&redactor.text(value).0, budget::AGENT_TEXT);
+            }
+        }
+        if let Some(kind) = event.agent_type.as_mut() {
+            *kind = budget::cut(kind, budget::AGENT_TYPE);
+        }
+        event
     }
 
     /// The host that reported these subagents is gone (its connection
