@@ -456,6 +456,7 @@ async function main() {
         return shows(seen, [...ended, new RegExp(`^CHILDQ check the discount: asks a question${work}`)]);
       });
       check(await pane.locator('.codicon-error').count() === 1, `no error icon on CHILDB's row alone: ${seen}`);
+      check(await pane.locator('.codicon-question').count() === 1, `no question icon on CHILDQ's row alone: ${seen}`);
       await screenshot('subagents-asking');
       for (const event of events.slice(asked + 1)) await agent.notify('agents/event', event);
       await until('all four ended', async () => {

@@ -49,6 +49,7 @@ test('a machine-made id (pi-subagents\' run uuid and index) gives the row its ta
 test('a pending question is what the row says, and asks for attention', () => {
   const [node] = agentNodes([record({ pendingQuestion: 'Which file?' })]);
   assert.equal(node!.description, 'asks a question · task');
+  assert.equal(node!.icon, 'question');
   assert.ok(node!.alert);
   assert.match(node!.tooltip, /Asks: Which file\?/);
 });

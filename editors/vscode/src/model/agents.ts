@@ -62,7 +62,8 @@ export function agentNodes(records: AgentRecord[]): AgentNode[] {
       label: label(r),
       description,
       tooltip: tips.join('\n'),
-      icon: ICON[r.status] ?? 'circle-outline',
+      // A question waits on the person's agent, not on the subagent's work.
+      icon: asking ? 'question' : ICON[r.status] ?? 'circle-outline',
       alert: r.status === 'error' || asking !== null,
     };
   });
