@@ -142,8 +142,7 @@ impl Engine {
         session: Option<&DebugSession>,
         run: &str,
     ) -> std::io::Result<(LogSummary, logread::outcomes::Outcomes)> {
-        let mut summary = logread::summarize(file, self.redactor())?;
-        let outcomes = logread::outcomes::read(file, self.redactor())?;
+        let (mut summary, outcomes) = logread::outcomes::with_summary(file, self.redactor())?;
         fill_table(
             &self.config().root,
             session,

@@ -17,6 +17,8 @@ pub(super) struct Fields<'a> {
     pub source: Option<&'a str>,
     pub timestamp: Option<&'a str>,
     pub data: Option<&'a str>,
+    /// Whether the line has a `probeError` (a source block's failure).
+    pub probe_error: bool,
 }
 
 const MAX_DEPTH: usize = 64;
@@ -82,7 +84,10 @@ pub(super) fn scan(line: &str) -> Option<Fields<'_>> {
                         }
                     }
                 }
-                None => scanner.value(0)?,
+                None => {
+                    fields.probe_error |= key == super::outcomes::PROBE_ERROR;
+                    scanner.value(0)?
+                }
             }
             scanner.space();
             match scanner.next()? {
@@ -94,6 +99,23 @@ pub(super) fn scan(line: &str) -> Option<Fields<'_>> {
     }
     scanner.space();
     (scanner.at == scanner.bytes.len()).then_some(fields)
+}
+
+const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// The high bit of each byte of `word` below `limit` (`limit` <= 0x80),
+/// exact up to the first such byte (a borrow may mark some after it).
+fn below(word: u64, limit: u8) -> u64 {
+    word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS
+}
+
+/// The high bit of each byte of `word` that ends a string's text (`"`,
+/// `\\` or a control character), the lowest one exact.
+fn stops_in(word: u64) -> u64 {
+    below(word ^ (ONES * u64::from(b'"')), 1)
+        | below(word ^ (ONES * u64::from(b'\\')), 1)
+        | below(word, 0x20)
 }
 
 struct Scanner<'a> {
@@ -124,13 +146,22 @@ impl<'a> Scanner<'a> {
     }
 
     /// Where the string's text from `at` stops: the first `"`, `\\` or
-    /// control character (one pass: log strings are short, and a byte loop
-    /// beats setting up a vector search for each).
+    /// control character. Eight bytes at a time (log strings are short,
+    /// too short to set up a vector search for each).
     fn text_end(&self) -> Option<usize> {
-        let rest = self.bytes.get(self.at..)?;
+        let mut at = self.at;
+        while let Some(word) = self.bytes.get(at..at + 8) {
+            let word = u64::from_le_bytes(word.try_into().ok()?);
+            let stops = stops_in(word);
+            if stops != 0 {
+                return Some(at + (stops.trailing_zeros() / 8) as usize);
+            }
+            at += 8;
+        }
+        let rest = self.bytes.get(at..)?;
         rest.iter()
             .position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
-            .map(|n| self.at + n)
+            .map(|n| at + n)
     }
 
     /// A string without any escape: its text.
@@ -248,6 +279,48 @@ impl<'a> Scanner<'a> {
             b'f' => self.word(b"false"),
             b'n' => self.word(b"null"),
             _ => self.number(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn naive_end(text: &str, at: usize) -> Option<usize> {
+        text.as_bytes()[at..]
+            .iter()
+            .position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
+            .map(|n| at + n)
+    }
+
+    proptest! {
+        /// Eight bytes at a time finds the byte one at a time does,
+        /// whatever stands before or after it (borrows, high bytes).
+        #[test]
+        fn a_strings_end_is_found_eight_bytes_at_a_time(
+            text in "[ -~\u{1}\u{1f}\u{7f}\u{80}-\u{7ff}\u{fffd}\"\\\\]{0,40}",
+            at in 0usize..40,
+        ) {
+            let at = at.min(text.len());
+            prop_assume!(text.is_char_boundary(at));
+            let scanner = Scanner { text: &text, bytes: text.as_bytes(), at };
+            prop_assert_eq!(scanner.text_end(), naive_end(&text, at));
+        }
+    }
+
+    #[test]
+    fn every_byte_below_a_space_ends_a_string_and_no_other_but_quote_and_backslash() {
+        for byte in 0u8..=0x7f {
+            let text = format!("abcdefghij{}klmnopqrstu", byte as char);
+            let scanner = Scanner {
+                text: &text,
+                bytes: text.as_bytes(),
+                at: 0,
+            };
+            let stops = byte < 0x20 || byte == b'"' || byte == b'\\';
+            assert_eq!(scanner.text_end(), stops.then_some(10), "byte {byte:#x}");
         }
     }
 }

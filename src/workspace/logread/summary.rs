@@ -5,11 +5,14 @@
 //! the reader's buffer and parsed in place, only the fields a summary keeps
 //! are borrowed out of them, and a large file is cut at line boundaries
 //! into one piece per core, summarised side by side and merged in file
-//! order. The file is read, not mapped: the program under debug can
-//! truncate its own log, and a mapping would then fault (SIGBUS) instead of
-//! returning an error.
+//! order. The same pass gathers the few lines that hold a run's facts
+//! (marks, exits, failures: `outcomes::with_summary`), so a summary with
+//! its hit table reads the file once. The file is read, not mapped: the
+//! program under debug can truncate its own log, and a mapping would then
+//! fault (SIGBUS) instead of returning an error.
 
 use super::line_scan::{self, Fields};
+use super::outcomes::Gathered;
 use super::ranges::{for_each_line, piece_bounds, Range};
 use super::{Malformed, MALFORMED_LISTED};
 use crate::core::hits::{NoHit, Verdict};
@@ -42,6 +45,8 @@ const READ_BUFFER: usize = 1 << 20;
 const PARALLEL_FROM: u64 = 16 * 1024 * 1024;
 /// Pieces a file is cut into at most.
 const MAX_PIECES: usize = 8;
+/// Probes looked up by comparing ids in turn, before the index is used.
+const COMPARED_IN_TURN: usize = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -408,6 +413,22 @@ fn kept_field(text: &str) -> String {
     crate::core::budget::cut(text, SUMMARY_FIELD)
 }
 
+/// Whether a line the fast path read whole may hold a fact of the run
+/// (`outcomes`): a mark, an exit record or a runtime's note by its source,
+/// or a probe's failure by its `probeError` or an `$error` in its data.
+/// Such a line's keys and texts hold no escape, so this finds every line
+/// whose facts a search for the words would find, and only parsing them
+/// says more.
+fn holds_facts(fields: &Fields) -> bool {
+    matches!(fields.source, Some("marker" | "exit" | "sidecar"))
+        || fields.probe_error
+        || fields.data.is_some_and(|data| {
+            // `$` is rare in data: find it, then the word.
+            memchr::memchr_iter(b'$', data.as_bytes())
+                .any(|at| data.as_bytes()[at..].starts_with(b"$error"))
+        })
+}
+
 /// The summary of one piece of a file, in the order its lines came.
 struct Piece<'r> {
     redactor: &'r Redactor,
@@ -425,10 +446,12 @@ struct Piece<'r> {
     /// Hashes of the ids first seen after the 200th probe.
     unlisted: std::collections::HashSet<u64>,
     unlisted_lines: u64,
+    /// The lines a run's outcomes are read from, when asked for.
+    gathered: Option<Gathered>,
 }
 
 impl<'r> Piece<'r> {
-    fn new(redactor: &'r Redactor) -> Self {
+    fn new(redactor: &'r Redactor, gather: bool) -> Self {
         Piece {
             redactor,
             numbered: 0,
@@ -442,6 +465,7 @@ impl<'r> Piece<'r> {
             last: None,
             unlisted: Default::default(),
             unlisted_lines: 0,
+            gathered: gather.then(Gathered::default),
         }
     }
 
@@ -459,29 +483,42 @@ impl<'r> Piece<'r> {
             // One UTF-8 check of the line (ASCII at memory speed), so the
             // parser need not check each string again.
             let Ok(text) = std::str::from_utf8(text) else {
+                self.offer(raw);
                 self.malformed.note(self.numbered);
                 return;
             };
             match line_scan::scan(text) {
-                Some(fields) => fields,
-                // What the fast path does not read whole, serde decides.
-                None => match serde_json::from_str::<SummaryLine>(text) {
-                    Ok(line) => {
-                        parsed = line;
-                        Fields {
-                            probe_id: parsed.probe_id.as_deref(),
-                            hypothesis_id: parsed.hypothesis_id.as_deref(),
-                            location: parsed.location.as_deref(),
-                            source: parsed.source.as_deref(),
-                            timestamp: parsed.timestamp.map(RawValue::get),
-                            data: parsed.data.map(RawValue::get),
+                Some(fields) => {
+                    // Read whole, its fields say whether it holds a fact.
+                    if let Some(gathered) = &mut self.gathered {
+                        if holds_facts(&fields) {
+                            gathered.keep(self.numbered, raw);
                         }
                     }
-                    Err(_) => {
-                        self.malformed.note(self.numbered);
-                        return;
+                    fields
+                }
+                // What the fast path does not read whole, serde decides.
+                None => {
+                    self.offer(raw);
+                    match serde_json::from_str::<SummaryLine>(text) {
+                        Ok(line) => {
+                            parsed = line;
+                            Fields {
+                                probe_id: parsed.probe_id.as_deref(),
+                                hypothesis_id: parsed.hypothesis_id.as_deref(),
+                                location: parsed.location.as_deref(),
+                                source: parsed.source.as_deref(),
+                                timestamp: parsed.timestamp.map(RawValue::get),
+                                data: parsed.data.map(RawValue::get),
+                                probe_error: false,
+                            }
+                        }
+                        Err(_) => {
+                            self.malformed.note(self.numbered);
+                            return;
+                        }
                     }
-                },
+                }
             }
         } else {
             // Not held whole: its small fields are read from the part that
@@ -496,6 +533,7 @@ impl<'r> Piece<'r> {
                 source: skimmed.source.as_deref(),
                 timestamp: skimmed.timestamp.as_deref().map(RawValue::get),
                 data: None,
+                probe_error: false,
             }
         };
         if let Some(source) = line.source {
@@ -524,6 +562,14 @@ impl<'r> Piece<'r> {
         }
     }
 
+    /// A line read another way than the fast path: gathered when it holds
+    /// one of the words of a run's facts.
+    fn offer(&mut self, raw: &[u8]) {
+        if let Some(gathered) = &mut self.gathered {
+            gathered.offer(self.numbered, raw);
+        }
+    }
+
     /// The probe's place among the listed ones; None (counted) when it is
     /// one past the 200th.
     fn probe_at(&mut self, probe_id: &str) -> Option<usize> {
@@ -538,8 +584,16 @@ impl<'r> Piece<'r> {
                 return Some(last);
             }
         }
-        let at = match self.index.get(probe_id.as_ref()) {
-            Some(at) => *at,
+        // A few probes are compared in turn: cheaper than hashing the id.
+        let known = if self.probes.len() <= COMPARED_IN_TURN {
+            self.probes
+                .iter()
+                .position(|p| p.probe_id == probe_id.as_ref())
+        } else {
+            self.index.get(probe_id.as_ref()).copied()
+        };
+        let at = match known {
+            Some(at) => at,
             None if self.probes.len() >= SUMMARY_PROBES => {
                 self.unlisted.insert(hash_of(&probe_id));
                 self.unlisted_lines += 1;
@@ -569,6 +623,9 @@ impl<'r> Piece<'r> {
             }
         }
         self.malformed.count += later.malformed.count;
+        if let (Some(gathered), Some(later)) = (&mut self.gathered, later.gathered) {
+            gathered.then(later, self.numbered);
+        }
         self.numbered += later.numbered;
         self.lines += later.lines;
         self.without_probe += later.without_probe;
@@ -588,7 +645,7 @@ impl<'r> Piece<'r> {
         Some(self)
     }
 
-    fn finish(self) -> LogSummary {
+    fn finish(self) -> (LogSummary, Option<Gathered>) {
         let mut summary = LogSummary {
             lines: self.lines,
             malformed: self.malformed,
@@ -612,7 +669,7 @@ impl<'r> Piece<'r> {
         if self.sources.other > 0 {
             summary.count_source("other", self.sources.other);
         }
-        summary
+        (summary, self.gathered)
     }
 }
 
@@ -658,9 +715,28 @@ impl Sources {
 /// of every probe in the file, in one pass with memory bounded by the number
 /// of probes.
 pub fn summarize(file: &Path, redactor: &Redactor) -> io::Result<LogSummary> {
+    Ok(summarize_with(file, redactor, false)?.0)
+}
+
+/// `summarize`, and the lines that hold a run's outcomes (`Gathered`)
+/// found on the way; None for an absent file.
+pub(super) fn summarize_gathering(
+    file: &Path,
+    redactor: &Redactor,
+) -> io::Result<(LogSummary, Option<Gathered>)> {
+    summarize_with(file, redactor, true)
+}
+
+fn summarize_with(
+    file: &Path,
+    redactor: &Redactor,
+    gather: bool,
+) -> io::Result<(LogSummary, Option<Gathered>)> {
     let handle = match crate::workspace::runlog::open_own(file) {
         Ok(handle) => handle,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(LogSummary::default()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok((LogSummary::default(), gather.then(Gathered::default)))
+        }
         Err(e) => return Err(e),
     };
     let length = handle.metadata()?.len();
@@ -669,7 +745,7 @@ pub fn summarize(file: &Path, redactor: &Redactor) -> io::Result<LogSummary> {
     } else {
         1
     };
-    summarize_in_pieces(&handle, length, pieces, redactor)
+    summarize_in_pieces(&handle, length, pieces, redactor, gather)
 }
 
 /// The summary of the file's first `length` bytes read as `pieces` pieces
@@ -679,7 +755,8 @@ fn summarize_in_pieces(
     length: u64,
     pieces: usize,
     redactor: &Redactor,
-) -> io::Result<LogSummary> {
+    gather: bool,
+) -> io::Result<(LogSummary, Option<Gathered>)> {
     if pieces > 1 {
         let bounds = piece_bounds(handle, length, pieces)?;
         let summaries: Vec<io::Result<Piece>> = std::thread::scope(|scope| {
@@ -687,7 +764,7 @@ fn summarize_in_pieces(
                 .windows(2)
                 .map(|range| {
                     let (start, end) = (range[0], range[1]);
-                    scope.spawn(move || read_piece(handle, start, Some(end), redactor))
+                    scope.spawn(move || read_piece(handle, start, Some(end), redactor, gather))
                 })
                 .collect();
             running
@@ -714,7 +791,7 @@ fn summarize_in_pieces(
             return Ok(merged.finish());
         }
     }
-    Ok(read_piece(handle, 0, None, redactor)?.finish())
+    Ok(read_piece(handle, 0, None, redactor, gather)?.finish())
 }
 
 /// The summary of the lines after line `after` and before line `before`
@@ -731,7 +808,7 @@ pub fn summarize_between(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(LogSummary::default()),
         Err(e) => return Err(e),
     };
-    let mut piece = Piece::new(redactor);
+    let mut piece = Piece::new(redactor, false);
     let range = Range {
         handle: &handle,
         at: 0,
@@ -745,7 +822,7 @@ pub fn summarize_between(
             piece.add(line, whole);
         }
     })?;
-    Ok(piece.finish())
+    Ok(piece.finish().0)
 }
 
 fn read_piece<'r>(
@@ -753,8 +830,9 @@ fn read_piece<'r>(
     start: u64,
     end: Option<u64>,
     redactor: &'r Redactor,
+    gather: bool,
 ) -> io::Result<Piece<'r>> {
-    let mut piece = Piece::new(redactor);
+    let mut piece = Piece::new(redactor, gather);
     let range = Range {
         handle,
         at: start,
@@ -817,9 +895,16 @@ mod tests {
 
     /// The same file read as `pieces` pieces.
     fn in_pieces(file: &Path, pieces: usize) -> LogSummary {
+        gathered_in_pieces(file, pieces).0
+    }
+
+    /// The same file read as `pieces` pieces, its outcomes' lines gathered.
+    fn gathered_in_pieces(file: &Path, pieces: usize) -> (LogSummary, Gathered) {
         let handle = File::open(file).unwrap();
         let length = handle.metadata().unwrap().len();
-        summarize_in_pieces(&handle, length, pieces, &Redactor::default()).unwrap()
+        let (summary, gathered) =
+            summarize_in_pieces(&handle, length, pieces, &Redactor::default(), true).unwrap();
+        (summary, gathered.expect("gathered"))
     }
 
     #[test]
@@ -902,8 +987,41 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let pick = (state >> 33) as usize;
-            match pick % 11 {
+            match pick % 19 {
                 0 => text.push_str("not json\n"),
+                11 => text.push_str(&format!(
+                    "{{\"source\":\"marker\",\"words\":\"m{i}\",\"timestamp\":{i}}}\n"
+                )),
+                12 => text.push_str(&format!(
+                    "{{\"source\":\"exit\",\"timestamp\":{i},\"durationMs\":1,\
+                     \"exitCode\":{},\"command\":[\"./app\"]}}\n",
+                    (pick >> 4) % 2
+                )),
+                13 => text.push_str(&format!(
+                    "{{\"probeId\":\"p{}\",\"probeError\":\"E{}\"}}\n",
+                    pick % probes,
+                    pick % 5
+                )),
+                14 => text.push_str(&format!(
+                    "{{\"probeId\":\"p{}\",\"data\":{{\"x\":{{\"$error\":\"N{}\"}}}}}}\n",
+                    pick % probes,
+                    pick % 5
+                )),
+                // Facts the fast path leaves to serde, and words that are
+                // only values.
+                16 => text.push_str(&format!(
+                    "{{\"source\":\"marker\",\"words\":\"caf\\u00e9 {i}\"}}\n"
+                )),
+                17 => text.push_str(&format!("{{\"probeId\":{i},\"source\":\"marker\"}}\n")),
+                18 => text.push_str(&format!(
+                    "{{\"probeId\":\"p{}\",\"data\":{{\"note\":\"marker \\\"exit\\\" $error\"}}}}\n",
+                    pick % probes
+                )),
+                15 => text.push_str(&format!(
+                    "{{\"source\":\"sidecar\",\"message\":\"not set {i}\",\
+                     \"notSet\":[\"p{}\"]}}\n",
+                    pick % probes
+                )),
                 1 => text.push('\n'),
                 2 => text.push_str(&format!(
                     "{{\"source\":\"s{}\",\"line\":\"o\"}}\n",
@@ -939,6 +1057,44 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn outcomes_gathered_by_the_pieces_are_the_outcomes_read_alone() {
+        for (seed, probes) in [(6, 3), (7, 40), (8, 250)] {
+            let file = log(
+                &format!("outcomes-{seed}.jsonl"),
+                &mixed_log(4_000, probes, seed),
+            );
+            let alone = format!(
+                "{:?}",
+                super::super::outcomes::read(&file, &Redactor::default()).unwrap()
+            );
+            // Marks, exits, failures of both kinds and unset logpoints.
+            for held in ["words: \"m", "./app", "failures: {\"p", "not set", "café"] {
+                assert!(alone.contains(held), "{held} in {alone}");
+            }
+            assert!(!alone.contains("failed: 0,"), "{alone}");
+            for pieces in [1, 2, 3, 8, 64] {
+                let gathered = gathered_in_pieces(&file, pieces).1;
+                let outcomes = gathered.outcomes(&Redactor::default()).expect("held");
+                assert_eq!(
+                    format!("{outcomes:?}"),
+                    alone,
+                    "seed {seed}, {pieces} pieces"
+                );
+            }
+        }
+        // Too many to hold: the caller reads the file again.
+        let mut gathered = Gathered::default();
+        let line = format!(
+            "{{\"source\":\"marker\",\"words\":\"{}\"}}",
+            "w".repeat(1 << 20)
+        );
+        for n in 1..=20 {
+            gathered.offer(n, line.as_bytes());
+        }
+        assert!(gathered.outcomes(&Redactor::default()).is_none());
     }
 
     #[test]
