@@ -92,6 +92,9 @@ pub(super) struct Recorder<'a> {
     pub(super) dirty: [bool; 2],
     /// Each stream's line record up to its message, made once.
     line_prefix: [Vec<u8>; 2],
+    /// The last timestamp written and its digits: most lines come in the
+    /// same millisecond as the one before.
+    stamp: (u64, Vec<u8>),
     /// The attempt of a repeated reproduction this run of the program is.
     pub(super) attempt: Option<u64>,
 }
@@ -158,6 +161,7 @@ impl<'a> Recorder<'a> {
             streams: Default::default(),
             dirty: [false; 2],
             line_prefix: Default::default(),
+            stamp: (u64::MAX, Vec::new()),
             attempt: None,
         }
     }
@@ -328,7 +332,12 @@ impl<'a> Recorder<'a> {
             Some((b'\r', rest)) if !cut => rest,
             _ => kept,
         };
-        let text = String::from_utf8_lossy(kept);
+        // Most output is valid UTF-8: checked at memory speed, and only
+        // a line that is not is rebuilt with replacement characters.
+        let text = match std::str::from_utf8(kept) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(kept),
+        };
         // A line cut inside a character keeps what is whole, and a line cut
         // inside a word drops that word's last `CUT_WORD` bytes at most: it
         // may be the start of a secret the cut left too short to be
@@ -398,7 +407,13 @@ impl<'a> Recorder<'a> {
             self.batch.truncate(before);
             return;
         }
-        let _ = write!(self.batch, ",\"timestamp\":{at}");
+        self.batch.extend_from_slice(b",\"timestamp\":");
+        if self.stamp.0 != at {
+            self.stamp.1.clear();
+            let _ = write!(self.stamp.1, "{at}");
+            self.stamp.0 = at;
+        }
+        self.batch.extend_from_slice(&self.stamp.1);
         if let Some(length) = truncated_from {
             let _ = write!(self.batch, ",\"truncatedFrom\":{length}");
         }
