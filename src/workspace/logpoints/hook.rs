@@ -19,7 +19,6 @@ use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How often the hit files are read while the program runs.
@@ -194,7 +193,7 @@ impl Hook {
 
     /// Reads the hook's reports until `exited` is set (the program ended),
     /// then once more; reports hits and what to say about the logpoints.
-    pub fn serve(&self, exited: &AtomicBool, mut report: impl FnMut(AdapterEvent)) {
+    pub fn serve(&self, exited: &super::Exited, mut report: impl FnMut(AdapterEvent)) {
         let mut reader = Reader {
             hook: self,
             files: BTreeMap::new(),
@@ -208,12 +207,12 @@ impl Hook {
                 .insert(OsString::from(IN_MEMORY), (hits, Vec::new()));
         }
         loop {
-            let last = exited.load(Ordering::Acquire);
+            let last = exited.is_set();
             reader.poll(&mut report);
             if last {
                 break;
             }
-            std::thread::sleep(POLL);
+            exited.wait(POLL);
         }
         if reader.processes == 0 {
             report(AdapterEvent::Note(RunNote::not_set(

@@ -15,7 +15,8 @@ use crate::core::model::Probe;
 use serde_json::{json, Map, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
 /// A logpoint as `run` sets it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +120,7 @@ impl Logpoints {
     /// `report` gets hits and notes, `done` is called when one ends.
     pub fn serve(
         self,
-        exited: std::sync::Arc<AtomicBool>,
+        exited: std::sync::Arc<Exited>,
         report: impl Fn(AdapterEvent) + Send + Clone + 'static,
         done: impl Fn() + Send + Clone + 'static,
     ) {
@@ -130,6 +131,38 @@ impl Logpoints {
                 drop(hook);
                 done();
             });
+        }
+    }
+}
+
+/// The program's end as the hooks' readers wait for it: set once, and a
+/// reader asleep between two reads wakes at once, so a run with logpoints
+/// ends when its program does, not up to a poll later.
+#[derive(Debug, Default)]
+pub struct Exited {
+    ended: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl Exited {
+    pub fn set(&self) {
+        if let Ok(mut ended) = self.ended.lock() {
+            *ended = true;
+        }
+        self.changed.notify_all();
+    }
+
+    /// Whether the program ended (a poisoned lock counts as ended).
+    pub fn is_set(&self) -> bool {
+        self.ended.lock().map_or(true, |ended| *ended)
+    }
+
+    /// Waits until the program ends, for at most `timeout`.
+    pub fn wait(&self, timeout: Duration) {
+        if let Ok(ended) = self.ended.lock() {
+            let _ = self
+                .changed
+                .wait_timeout_while(ended, timeout, |ended| !*ended);
         }
     }
 }
@@ -299,6 +332,25 @@ mod tests {
     use super::*;
     use crate::core::logpoint::line_hash;
     use crate::core::model::{LogpointSpec, ProbeKind, ProbeState};
+
+    #[test]
+    fn a_reader_waiting_between_polls_wakes_when_the_program_ends() {
+        let exited = std::sync::Arc::new(Exited::default());
+        assert!(!exited.is_set());
+        let setter = {
+            let exited = exited.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                exited.set();
+            })
+        };
+        // A reader that slept its whole poll would hang this test.
+        exited.wait(Duration::from_secs(3600));
+        assert!(exited.is_set());
+        setter.join().unwrap();
+        // Once set, a wait returns at once.
+        exited.wait(Duration::from_secs(3600));
+    }
 
     fn logpoint(file: &str, line: u32, text: &str) -> Probe {
         Probe {

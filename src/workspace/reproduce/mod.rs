@@ -171,7 +171,7 @@ pub fn run_with(
     }
     let mut open = 2;
     let mut asked = command.to_vec();
-    let exited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let exited = std::sync::Arc::new(crate::workspace::logpoints::Exited::default());
     let set = match logpoints {
         Some(logpoints) => {
             asked = logpoints.asked.clone();
@@ -233,7 +233,7 @@ pub fn run_with(
             }
             Ok(Event::HookDone) => open -= 1,
             Ok(Event::Exited(status)) => {
-                exited.store(true, std::sync::atomic::Ordering::Release);
+                exited.set();
                 ending = Some(match timed_out {
                     Some(after_sec) => Ending::TimedOut { after_sec },
                     None => ending_of(status),
