@@ -44,13 +44,14 @@ pub(super) fn scan(line: &str) -> Option<Fields<'_>> {
             scanner.space();
             scanner.eat(b':')?;
             scanner.space();
-            let slot = match key {
-                "probeId" => Some(0),
-                "hypothesisId" => Some(1),
-                "location" => Some(2),
-                "source" => Some(3),
-                "timestamp" => Some(4),
-                "data" => Some(5),
+            // As bytes: compared in place, without a call per key.
+            let slot = match key.as_bytes() {
+                b"probeId" => Some(0),
+                b"hypothesisId" => Some(1),
+                b"location" => Some(2),
+                b"source" => Some(3),
+                b"timestamp" => Some(4),
+                b"data" => Some(5),
                 _ => None,
             };
             match slot {
@@ -118,6 +119,27 @@ fn stops_in(word: u64) -> u64 {
         | below(word, 0x20)
 }
 
+/// A bit for each of the 16 bytes that ends a string's text.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn sse2_stops(block: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of x86-64, and the load reads the 16 bytes of
+    // `block` (unaligned loads allow any address).
+    unsafe {
+        let bytes = _mm_loadu_si128(block.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8));
+        // Unsigned `byte < 0x20`: the larger of it and 0x1f is 0x1f.
+        let low = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(bytes, low), low);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+    }
+}
+
 struct Scanner<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -140,16 +162,29 @@ impl<'a> Scanner<'a> {
     }
 
     fn space(&mut self) {
+        // Compact JSON has none: one look.
+        if self.bytes.get(self.at).is_some_and(|b| *b > b' ') {
+            return;
+        }
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.at += 1;
         }
     }
 
     /// Where the string's text from `at` stops: the first `"`, `\\` or
-    /// control character. Eight bytes at a time (log strings are short,
-    /// too short to set up a vector search for each).
+    /// control character. Sixteen bytes at a time where the processor has
+    /// SSE2 (every x86-64), then eight, then one (log strings are short,
+    /// too short to set up a general vector search for each).
     fn text_end(&self) -> Option<usize> {
         let mut at = self.at;
+        #[cfg(target_arch = "x86_64")]
+        while let Some(block) = self.bytes.get(at..at + 16) {
+            let stops = sse2_stops(block.try_into().ok()?);
+            if stops != 0 {
+                return Some(at + stops.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
         while let Some(word) = self.bytes.get(at..at + 8) {
             let word = u64::from_le_bytes(word.try_into().ok()?);
             let stops = stops_in(word);
@@ -296,12 +331,12 @@ mod tests {
     }
 
     proptest! {
-        /// Eight bytes at a time finds the byte one at a time does,
+        /// Sixteen or eight bytes at a time finds the byte one at a time does,
         /// whatever stands before or after it (borrows, high bytes).
         #[test]
-        fn a_strings_end_is_found_eight_bytes_at_a_time(
-            text in "[ -~\u{1}\u{1f}\u{7f}\u{80}-\u{7ff}\u{fffd}\"\\\\]{0,40}",
-            at in 0usize..40,
+        fn a_strings_end_is_found_many_bytes_at_a_time(
+            text in "[ -~\u{1}\u{1f}\u{7f}\u{80}-\u{7ff}\u{fffd}\"\\\\]{0,60}",
+            at in 0usize..60,
         ) {
             let at = at.min(text.len());
             prop_assume!(text.is_char_boundary(at));
