@@ -259,15 +259,20 @@ impl<'a> Recorder<'a> {
     pub(super) fn take(&mut self, source: Source, mut bytes: &[u8], at: u64, anchors: &[usize]) {
         let i = index(source);
         let every_line = self.target.redactor.checks_every_line();
+        // The chunk checked as UTF-8 once, at memory speed: its whole lines
+        // need no check of their own (a chunk that ends inside a character
+        // leaves its lines to theirs).
+        let checked = std::str::from_utf8(bytes).ok();
         let (mut offset, mut next_anchor) = (0usize, 0usize);
         while !bytes.is_empty() {
-            let piece_end = offset + memchr::memchr(b'\n', bytes).map_or(bytes.len(), |n| n + 1);
+            let newline = memchr::memchr(b'\n', bytes);
+            let piece_end = offset + newline.map_or(bytes.len(), |n| n + 1);
             while next_anchor < anchors.len() && anchors[next_anchor] < piece_end {
                 self.dirty[i] = true;
                 next_anchor += 1;
             }
             self.dirty[i] |= every_line;
-            let (piece, ends) = match memchr::memchr(b'\n', bytes) {
+            let (piece, ends) = match newline {
                 Some(n) => (&bytes[..n], Some(n + 1)),
                 None => (bytes, None),
             };
@@ -275,7 +280,10 @@ impl<'a> Recorder<'a> {
             if let (true, Some(n)) = (fresh, ends) {
                 // A whole line in the chunk: recorded from where it lies.
                 let whole = piece.len();
-                self.record_line(source, &piece[..whole.min(LINE_CAP)], whole, at);
+                let text = checked
+                    .filter(|_| whole <= LINE_CAP)
+                    .and_then(|text| text.get(offset..offset + whole));
+                self.record_line(source, &piece[..whole.min(LINE_CAP)], text, whole, at);
                 bytes = &bytes[n..];
                 offset += n;
                 continue;
@@ -317,14 +325,22 @@ impl<'a> Recorder<'a> {
         let (length, at) = (self.partial[i].1, self.partial[i].2);
         self.partial[i].1 = 0;
         self.partial[i].2 = 0;
-        self.record_line(source, &kept, length, at);
+        self.record_line(source, &kept, None, length, at);
         kept.clear();
         self.partial[i].0 = kept;
     }
 
     /// One line of output: `kept` its first bytes (all of them unless it
-    /// was longer than `LINE_CAP`), `length` its whole length.
-    fn record_line(&mut self, source: Source, kept: &[u8], length: usize, at: u64) {
+    /// was longer than `LINE_CAP`), `checked` the same when they are known
+    /// to be UTF-8, `length` its whole length.
+    fn record_line(
+        &mut self,
+        source: Source,
+        kept: &[u8],
+        checked: Option<&str>,
+        length: usize,
+        at: u64,
+    ) {
         let i = index(source);
         self.lines[i] += 1;
         let cut = length > kept.len();
@@ -332,11 +348,15 @@ impl<'a> Recorder<'a> {
             Some((b'\r', rest)) if !cut => rest,
             _ => kept,
         };
-        // Most output is valid UTF-8: checked at memory speed, and only
-        // a line that is not is rebuilt with replacement characters.
-        let text = match std::str::from_utf8(kept) {
-            Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(kept),
+        // Most output is valid UTF-8: checked at memory speed (with its
+        // chunk, or here), and only a line that is not is rebuilt with
+        // replacement characters.
+        let text = match checked.and_then(|text| text.get(..kept.len())) {
+            Some(text) => std::borrow::Cow::Borrowed(text),
+            None => match std::str::from_utf8(kept) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(kept),
+            },
         };
         // A line cut inside a character keeps what is whole, and a line cut
         // inside a word drops that word's last `CUT_WORD` bytes at most: it
@@ -577,5 +597,32 @@ mod tests {
             "a line is timed by its first byte"
         );
         assert_eq!(recorder.lines, [3, 0]);
+    }
+    #[test]
+    fn lines_of_checked_chunks_and_of_chunks_cut_inside_a_character_read_alike() {
+        let target = target(false);
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let mut recorder = Recorder::new(&target, file, u64::MAX);
+        // Whole and valid; then "é" cut between two chunks; then a chunk
+        // that is not UTF-8 at all.
+        recorder.take(Source::Stdout, "café\r\nnaïve\n".as_bytes(), 1, &[]);
+        recorder.take(Source::Stdout, b"r\xc3", 2, &[]);
+        recorder.take(Source::Stdout, b"\xa9sum\xc3\nok\n\xff\xfe\n", 3, &[]);
+        recorder.close(Source::Stdout, 4);
+        let text = String::from_utf8(recorder.batch.clone()).unwrap();
+        let messages: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["message"].to_string())
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                "\"café\"",
+                "\"naïve\"",
+                "\"résum\u{fffd}\"",
+                "\"ok\"",
+                "\"\u{fffd}\u{fffd}\""
+            ]
+        );
     }
 }
