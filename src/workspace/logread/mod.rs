@@ -13,6 +13,7 @@ mod around_mark;
 mod line_scan;
 pub mod marks;
 pub mod outcomes;
+mod piece;
 mod ranges;
 mod summary;
 pub use around_mark::MarkComparison;

@@ -136,22 +136,48 @@ pub fn with_summary(file: &Path, redactor: &Redactor) -> io::Result<(LogSummary,
     Ok((summary, outcomes))
 }
 
-/// Bytes of lines a reader gathers before it gives up (and the file is
-/// read again for them): a log whose every line is a failure is not held.
+/// Bytes of lines the readers of a file gather in all before they give up
+/// (and the file is read again for them): a log whose every line is a
+/// failure is not held.
 const GATHERED_BYTES: usize = 16 << 20;
 
 /// The lines of one piece of a file that hold one of the words, gathered
 /// by a reader that goes through every line anyway (the summary's): their
 /// numbers within the piece, and their bytes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Gathered {
     /// Each line's number and where its bytes end in `bytes`.
     lines: Vec<(u64, usize)>,
     bytes: Vec<u8>,
+    /// The bytes this reader may hold.
+    room: usize,
     overflowed: bool,
 }
 
 impl Gathered {
+    /// For one reader of the whole file.
+    pub(super) fn new() -> Self {
+        Gathered::share(1)
+    }
+
+    /// For one of `readers` reading a file side by side: together they
+    /// hold no more than one.
+    pub(super) fn share(readers: usize) -> Self {
+        Gathered {
+            lines: Vec::new(),
+            bytes: Vec::new(),
+            room: GATHERED_BYTES / readers.max(1),
+            overflowed: false,
+        }
+    }
+
+    fn overflowed() -> Self {
+        Gathered {
+            overflowed: true,
+            ..Gathered::share(1)
+        }
+    }
+
     /// Line `number` of the piece, without its line break: kept when it
     /// holds one of the words.
     pub(super) fn offer(&mut self, number: u64, line: &[u8]) {
@@ -165,11 +191,8 @@ impl Gathered {
         if self.overflowed || line.len() > MAX_FACT_LINE {
             return;
         }
-        if self.bytes.len() + line.len() > GATHERED_BYTES {
-            *self = Gathered {
-                overflowed: true,
-                ..Gathered::default()
-            };
+        if self.bytes.len() + line.len() > self.room {
+            *self = Gathered::overflowed();
             return;
         }
         self.bytes.extend_from_slice(line);
@@ -180,12 +203,10 @@ impl Gathered {
     /// `before` lines of this one.
     pub(super) fn then(&mut self, later: Gathered, before: u64) {
         if self.overflowed || later.overflowed {
-            *self = Gathered {
-                overflowed: true,
-                ..Gathered::default()
-            };
+            *self = Gathered::overflowed();
             return;
         }
+        self.room += later.room;
         let offset = self.bytes.len();
         self.bytes.extend_from_slice(&later.bytes);
         self.lines.extend(

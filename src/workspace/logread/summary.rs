@@ -11,42 +11,30 @@
 //! program under debug can truncate its own log, and a mapping would then
 //! fault (SIGBUS) instead of returning an error.
 
-use super::line_scan::{self, Fields};
 use super::outcomes::Gathered;
+use super::piece::Piece;
 use super::ranges::{for_each_line, piece_bounds, Range};
-use super::{Malformed, MALFORMED_LISTED};
+use super::Malformed;
 use crate::core::hits::{NoHit, Verdict};
 use crate::core::model::Probe;
 use crate::core::redact::Redactor;
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use serde::Serialize;
 use serde_json::Value;
-use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::Path;
 
-/// Distinct `data` values kept per probe in a summary.
-const VALUES_KEPT: usize = 5;
 /// Probes a summary keeps figures for; lines of later ones are only counted,
 /// so a log of a million distinct ids costs no more than one of 200.
 pub const SUMMARY_PROBES: usize = 200;
-/// The longest id, hypothesis or location a summary keeps (cut beyond).
-const SUMMARY_FIELD: usize = 200;
-/// A `data` value or timestamp longer than this, as JSON, is kept as a
-/// short string that says so: a summary holds no program's megabytes.
-const SUMMARY_VALUE: usize = crate::core::budget::SUMMARY_VALUE;
 /// The longest line a summary reads whole; a longer one is counted from
 /// the fields before its long value (`skim_summary_line`).
-const MAX_SUMMARY_LINE: usize = 4 * 1024 * 1024;
+pub(super) const MAX_SUMMARY_LINE: usize = 4 * 1024 * 1024;
 const READ_BUFFER: usize = 1 << 20;
 /// A file smaller than this is summarised on one thread.
 const PARALLEL_FROM: u64 = 16 * 1024 * 1024;
 /// Pieces a file is cut into at most.
 const MAX_PIECES: usize = 8;
-/// Probes looked up by comparing ids in turn, before the index is used.
-const COMPARED_IN_TURN: usize = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -194,10 +182,10 @@ pub struct LogSummary {
 /// Distinct sources a summary names.
 const SOURCES_NAMED: usize = 8;
 /// The longest source name kept.
-const SOURCE_NAME: usize = 32;
+pub(super) const SOURCE_NAME: usize = 32;
 
 impl LogSummary {
-    fn count_source(&mut self, source: &str, n: u64) {
+    pub(super) fn count_source(&mut self, source: &str, n: u64) {
         if let Some(count) = self.sources.get_mut(source) {
             *count += n;
             return;
@@ -254,463 +242,6 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// The fields a summary reads; everything else is skipped unparsed.
-#[derive(Deserialize)]
-struct SummaryLine<'a> {
-    #[serde(borrow, rename = "probeId")]
-    probe_id: Option<Cow<'a, str>>,
-    #[serde(borrow, rename = "hypothesisId")]
-    hypothesis_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    location: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    timestamp: Option<&'a RawValue>,
-    #[serde(borrow)]
-    data: Option<&'a RawValue>,
-    #[serde(borrow)]
-    source: Option<Cow<'a, str>>,
-}
-
-/// One probe's figures while its lines are read: timestamps are kept as
-/// their raw text and made values once, at the end.
-struct Figures {
-    probe_id: String,
-    hypothesis_id: Option<String>,
-    location: Option<String>,
-    count: u64,
-    first_timestamp: Option<String>,
-    last_timestamp: String,
-    values: Vec<Value>,
-    /// Hashes of the raw text of the values kept, to compare cheaply.
-    raw_values: Vec<u64>,
-}
-
-impl Figures {
-    fn new(probe_id: String) -> Self {
-        Figures {
-            probe_id,
-            hypothesis_id: None,
-            location: None,
-            count: 0,
-            first_timestamp: None,
-            last_timestamp: String::new(),
-            values: Vec::new(),
-            raw_values: Vec::new(),
-        }
-    }
-
-    fn add_location(&mut self, location: &str) {
-        // The latest location wins: the probe may have moved.
-        if location.len() <= SUMMARY_FIELD && self.location.as_deref() == Some(location) {
-            return;
-        }
-        let location = kept_field(location);
-        if self.location.as_deref() != Some(location.as_str()) {
-            self.location = Some(location);
-        }
-    }
-
-    fn add_timestamp(&mut self, raw: &str) {
-        if self.first_timestamp.is_none() {
-            self.first_timestamp = Some(raw.to_string());
-        }
-        self.last_timestamp.clear();
-        self.last_timestamp.push_str(raw);
-    }
-
-    fn add_value(&mut self, raw: &str, redactor: &Redactor) {
-        if self.raw_values.len() >= VALUES_KEPT {
-            return;
-        }
-        let hash = hash_of(raw);
-        if !self.raw_values.contains(&hash) {
-            self.raw_values.push(hash);
-            self.values.push(kept_redacted(raw, redactor));
-        }
-    }
-
-    /// The figures of a later piece of the same file, as if read on.
-    fn merge(&mut self, later: Figures) {
-        self.count += later.count;
-        if self.hypothesis_id.is_none() {
-            self.hypothesis_id = later.hypothesis_id;
-        }
-        if later.location.is_some() {
-            self.location = later.location;
-        }
-        if self.first_timestamp.is_none() {
-            self.first_timestamp = later.first_timestamp;
-        }
-        if !later.last_timestamp.is_empty() {
-            self.last_timestamp = later.last_timestamp;
-        }
-        for (hash, value) in later.raw_values.into_iter().zip(later.values) {
-            if self.raw_values.len() < VALUES_KEPT && !self.raw_values.contains(&hash) {
-                self.raw_values.push(hash);
-                self.values.push(value);
-            }
-        }
-    }
-
-    fn finish(self) -> ProbeFigures {
-        let last = (!self.last_timestamp.is_empty()).then(|| kept_value(&self.last_timestamp));
-        ProbeFigures {
-            probe_id: self.probe_id,
-            hypothesis_id: self.hypothesis_id,
-            location: self.location,
-            count: self.count,
-            first_timestamp: self.first_timestamp.as_deref().map(kept_value),
-            last_timestamp: last,
-            values: self.values,
-            hits: self.count,
-            failed: 0,
-            reason: None,
-            why: None,
-            evidence: None,
-        }
-    }
-}
-
-fn hash_of(raw: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    raw.hash(&mut hasher);
-    hasher.finish()
-}
-
-/// A value as a summary keeps it: whole when short, else a string that says
-/// what it was and shows its start.
-fn kept_value(raw: &str) -> Value {
-    if raw.len() <= SUMMARY_VALUE {
-        if let Ok(value) = serde_json::from_str(raw) {
-            return value;
-        }
-    }
-    Value::String(format!(
-        "({} bytes of JSON) {}",
-        raw.len(),
-        crate::core::budget::cut(raw, SUMMARY_VALUE / 2)
-    ))
-}
-
-/// `kept_value` of a value redacted whole first: a cut never splits a
-/// secret before the rules could see it, and the key rule still applies
-/// to a long object.
-fn kept_redacted(raw: &str, redactor: &Redactor) -> Value {
-    if raw.len() > SUMMARY_VALUE && redactor.is_enabled() {
-        if let Ok(mut value) = serde_json::from_str::<Value>(raw) {
-            redactor.value(&mut value);
-            return kept_value(&value.to_string());
-        }
-    }
-    let mut value = kept_value(raw);
-    redactor.value(&mut value);
-    value
-}
-
-/// A field as a summary keeps it: cut to `SUMMARY_FIELD` bytes.
-fn kept_field(text: &str) -> String {
-    crate::core::budget::cut(text, SUMMARY_FIELD)
-}
-
-/// Whether a line the fast path read whole may hold a fact of the run
-/// (`outcomes`): a mark, an exit record or a runtime's note by its source,
-/// or a probe's failure by its `probeError` or an `$error` in its data.
-/// Such a line's keys and texts hold no escape, so this finds every line
-/// whose facts a search for the words would find, and only parsing them
-/// says more.
-fn holds_facts(fields: &Fields) -> bool {
-    matches!(fields.source, Some("marker" | "exit" | "sidecar"))
-        || fields.probe_error
-        || fields.data.is_some_and(|data| {
-            // `$` is rare in data: find it, then the word.
-            memchr::memchr_iter(b'$', data.as_bytes())
-                .any(|at| data.as_bytes()[at..].starts_with(b"$error"))
-        })
-}
-
-/// The summary of one piece of a file, in the order its lines came.
-struct Piece<'r> {
-    redactor: &'r Redactor,
-    /// Every line read, blank ones too: numbers malformed lines.
-    numbered: u64,
-    lines: u64,
-    malformed: Malformed,
-    without_probe: u64,
-    too_long: u64,
-    sources: Sources,
-    index: HashMap<String, usize>,
-    probes: Vec<Figures>,
-    /// The probe of the line before: runs of one probe skip the lookup.
-    last: Option<usize>,
-    /// Hashes of the ids first seen after the 200th probe.
-    unlisted: std::collections::HashSet<u64>,
-    unlisted_lines: u64,
-    /// The lines a run's outcomes are read from, when asked for.
-    gathered: Option<Gathered>,
-}
-
-impl<'r> Piece<'r> {
-    fn new(redactor: &'r Redactor, gather: bool) -> Self {
-        Piece {
-            redactor,
-            numbered: 0,
-            lines: 0,
-            malformed: Malformed::default(),
-            without_probe: 0,
-            too_long: 0,
-            sources: Sources::default(),
-            index: HashMap::new(),
-            probes: Vec::new(),
-            last: None,
-            unlisted: Default::default(),
-            unlisted_lines: 0,
-            gathered: gather.then(Gathered::default),
-        }
-    }
-
-    /// One line without its `\n`; `whole` is false for the first
-    /// `MAX_SUMMARY_LINE` bytes of a longer one.
-    fn add(&mut self, raw: &[u8], whole: bool) {
-        self.numbered += 1;
-        let (skimmed, parsed);
-        let line: Fields = if whole {
-            let text = super::trim_line(raw);
-            if text.iter().all(u8::is_ascii_whitespace) {
-                return;
-            }
-            self.lines += 1;
-            // One UTF-8 check of the line (ASCII at memory speed), so the
-            // parser need not check each string again.
-            let Ok(text) = std::str::from_utf8(text) else {
-                self.offer(raw);
-                self.malformed.note(self.numbered);
-                return;
-            };
-            match line_scan::scan(text) {
-                Some(fields) => {
-                    // Read whole, its fields say whether it holds a fact.
-                    if let Some(gathered) = &mut self.gathered {
-                        if holds_facts(&fields) {
-                            gathered.keep(self.numbered, raw);
-                        }
-                    }
-                    fields
-                }
-                // What the fast path does not read whole, serde decides.
-                None => {
-                    self.offer(raw);
-                    match serde_json::from_str::<SummaryLine>(text) {
-                        Ok(line) => {
-                            parsed = line;
-                            Fields {
-                                probe_id: parsed.probe_id.as_deref(),
-                                hypothesis_id: parsed.hypothesis_id.as_deref(),
-                                location: parsed.location.as_deref(),
-                                source: parsed.source.as_deref(),
-                                timestamp: parsed.timestamp.map(RawValue::get),
-                                data: parsed.data.map(RawValue::get),
-                                probe_error: false,
-                            }
-                        }
-                        Err(_) => {
-                            self.malformed.note(self.numbered);
-                            return;
-                        }
-                    }
-                }
-            }
-        } else {
-            // Not held whole: its small fields are read from the part that
-            // is, and the line is counted where they say.
-            self.lines += 1;
-            self.too_long += 1;
-            skimmed = skim_summary_line(raw);
-            Fields {
-                probe_id: skimmed.probe_id.as_deref(),
-                hypothesis_id: skimmed.hypothesis_id.as_deref(),
-                location: skimmed.location.as_deref(),
-                source: skimmed.source.as_deref(),
-                timestamp: skimmed.timestamp.as_deref().map(RawValue::get),
-                data: None,
-                probe_error: false,
-            }
-        };
-        if let Some(source) = line.source {
-            self.sources.count(source, 1);
-        }
-        let Some(probe_id) = line.probe_id else {
-            self.without_probe += 1;
-            return;
-        };
-        let Some(at) = self.probe_at(probe_id) else {
-            return;
-        };
-        let probe = &mut self.probes[at];
-        probe.count += 1;
-        if probe.hypothesis_id.is_none() {
-            probe.hypothesis_id = line.hypothesis_id.map(kept_field);
-        }
-        if let Some(location) = line.location {
-            probe.add_location(location);
-        }
-        if let Some(timestamp) = line.timestamp {
-            probe.add_timestamp(timestamp);
-        }
-        if let Some(data) = line.data {
-            probe.add_value(data, self.redactor);
-        }
-    }
-
-    /// A line read another way than the fast path: gathered when it holds
-    /// one of the words of a run's facts.
-    fn offer(&mut self, raw: &[u8]) {
-        if let Some(gathered) = &mut self.gathered {
-            gathered.offer(self.numbered, raw);
-        }
-    }
-
-    /// The probe's place among the listed ones; None (counted) when it is
-    /// one past the 200th.
-    fn probe_at(&mut self, probe_id: &str) -> Option<usize> {
-        // Ids are keyed as kept: a megabyte id is not held whole.
-        let probe_id = if probe_id.len() <= SUMMARY_FIELD {
-            Cow::Borrowed(probe_id)
-        } else {
-            Cow::Owned(kept_field(probe_id))
-        };
-        if let Some(last) = self.last {
-            if self.probes[last].probe_id == probe_id.as_ref() {
-                return Some(last);
-            }
-        }
-        // A few probes are compared in turn: cheaper than hashing the id.
-        let known = if self.probes.len() <= COMPARED_IN_TURN {
-            self.probes
-                .iter()
-                .position(|p| p.probe_id == probe_id.as_ref())
-        } else {
-            self.index.get(probe_id.as_ref()).copied()
-        };
-        let at = match known {
-            Some(at) => at,
-            None if self.probes.len() >= SUMMARY_PROBES => {
-                self.unlisted.insert(hash_of(&probe_id));
-                self.unlisted_lines += 1;
-                return None;
-            }
-            None => {
-                let probe_id = probe_id.into_owned();
-                self.index.insert(probe_id.clone(), self.probes.len());
-                self.probes.push(Figures::new(probe_id));
-                self.probes.len() - 1
-            }
-        };
-        self.last = Some(at);
-        Some(at)
-    }
-
-    /// This piece followed by a later one of the same file, as if one
-    /// piece had read both; None when the result would not be exact (more
-    /// than 200 probes in all: the whole file is then read as one piece).
-    fn then(mut self, later: Piece) -> Option<Self> {
-        if !self.unlisted.is_empty() || !later.unlisted.is_empty() || later.sources.overflowed {
-            return None;
-        }
-        for line in later.malformed.lines {
-            if self.malformed.lines.len() < MALFORMED_LISTED {
-                self.malformed.lines.push(self.numbered + line);
-            }
-        }
-        self.malformed.count += later.malformed.count;
-        if let (Some(gathered), Some(later)) = (&mut self.gathered, later.gathered) {
-            gathered.then(later, self.numbered);
-        }
-        self.numbered += later.numbered;
-        self.lines += later.lines;
-        self.without_probe += later.without_probe;
-        self.too_long += later.too_long;
-        self.sources.merge(later.sources);
-        for figures in later.probes {
-            match self.index.get(&figures.probe_id) {
-                Some(at) => self.probes[*at].merge(figures),
-                None if self.probes.len() >= SUMMARY_PROBES => return None,
-                None => {
-                    self.index
-                        .insert(figures.probe_id.clone(), self.probes.len());
-                    self.probes.push(figures);
-                }
-            }
-        }
-        Some(self)
-    }
-
-    fn finish(self) -> (LogSummary, Option<Gathered>) {
-        let mut summary = LogSummary {
-            lines: self.lines,
-            malformed: self.malformed,
-            without_probe: self.without_probe,
-            probes: self.probes.into_iter().map(Figures::finish).collect(),
-            unlisted_probes: self.unlisted.len() as u64,
-            unlisted_lines: self.unlisted_lines,
-            too_long: self.too_long,
-            sources: Default::default(),
-            // Found by their own reader (`marks`).
-            marks: Vec::new(),
-            marks_total: 0,
-            // From the exit records (`outcomes`).
-            attempts: None,
-            around_mark: None,
-        };
-        // Named in the order a reader of the file meets them.
-        for (source, n) in self.sources.named {
-            summary.count_source(&source, n);
-        }
-        if self.sources.other > 0 {
-            summary.count_source("other", self.sources.other);
-        }
-        (summary, self.gathered)
-    }
-}
-
-/// The sources of a piece's lines in the order first met: the first 64
-/// short names, so pieces merge into the 8 a summary names exactly (a piece
-/// that met more is not merged: the file is read as one piece).
-#[derive(Default)]
-struct Sources {
-    named: Vec<(String, u64)>,
-    other: u64,
-    overflowed: bool,
-}
-
-/// Sources a piece names before it counts the rest as other.
-const SOURCES_KEPT: usize = 64;
-
-impl Sources {
-    fn count(&mut self, source: &str, n: u64) {
-        if let Some((_, count)) = self.named.iter_mut().find(|(name, _)| name == source) {
-            *count += n;
-        } else if source.len() > SOURCE_NAME {
-            self.other += n;
-        } else if self.named.len() < SOURCES_KEPT {
-            self.named.push((source.to_string(), n));
-        } else {
-            self.overflowed = true;
-            self.other += n;
-        }
-    }
-
-    fn merge(&mut self, later: Sources) {
-        for (source, n) in later.named {
-            match self.named.iter_mut().find(|(name, _)| *name == source) {
-                Some((_, count)) => *count += n,
-                None => self.named.push((source, n)),
-            }
-        }
-        self.other += later.other;
-    }
-}
-
 /// Count, first and last timestamp, a few distinct values and the location
 /// of every probe in the file, in one pass with memory bounded by the number
 /// of probes.
@@ -735,7 +266,7 @@ fn summarize_with(
     let handle = match crate::workspace::runlog::open_own(file) {
         Ok(handle) => handle,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok((LogSummary::default(), gather.then(Gathered::default)))
+            return Ok((LogSummary::default(), gather.then(Gathered::new)))
         }
         Err(e) => return Err(e),
     };
@@ -764,7 +295,8 @@ fn summarize_in_pieces(
                 .windows(2)
                 .map(|range| {
                     let (start, end) = (range[0], range[1]);
-                    scope.spawn(move || read_piece(handle, start, Some(end), redactor, gather))
+                    let gathered = gather.then(|| Gathered::share(bounds.len() - 1));
+                    scope.spawn(move || read_piece(handle, start, Some(end), redactor, gathered))
                 })
                 .collect();
             running
@@ -791,7 +323,7 @@ fn summarize_in_pieces(
             return Ok(merged.finish());
         }
     }
-    Ok(read_piece(handle, 0, None, redactor, gather)?.finish())
+    Ok(read_piece(handle, 0, None, redactor, gather.then(Gathered::new))?.finish())
 }
 
 /// The summary of the lines after line `after` and before line `before`
@@ -808,7 +340,7 @@ pub fn summarize_between(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(LogSummary::default()),
         Err(e) => return Err(e),
     };
-    let mut piece = Piece::new(redactor, false);
+    let mut piece = Piece::new(redactor, None);
     let range = Range {
         handle: &handle,
         at: 0,
@@ -830,9 +362,9 @@ fn read_piece<'r>(
     start: u64,
     end: Option<u64>,
     redactor: &'r Redactor,
-    gather: bool,
+    gathered: Option<Gathered>,
 ) -> io::Result<Piece<'r>> {
-    let mut piece = Piece::new(redactor, gather);
+    let mut piece = Piece::new(redactor, gathered);
     let range = Range {
         handle,
         at: start,
@@ -843,43 +375,6 @@ fn read_piece<'r>(
         piece.add(line, whole)
     })?;
     Ok(piece)
-}
-
-/// The fields of a summary line read from the start of a line too long to
-/// hold: the ones that come before the long value.
-#[derive(Default)]
-struct SkimmedLine {
-    probe_id: Option<String>,
-    hypothesis_id: Option<String>,
-    location: Option<String>,
-    timestamp: Option<Box<RawValue>>,
-    source: Option<String>,
-}
-
-fn skim_summary_line(prefix: &[u8]) -> SkimmedLine {
-    const FIELDS: [&str; 5] = ["probeId", "hypothesisId", "location", "timestamp", "source"];
-    let (members, _) = crate::core::json_skim::top_level_members(
-        prefix,
-        |key| FIELDS.contains(&key),
-        SUMMARY_FIELD * 4,
-    );
-    let mut line = SkimmedLine::default();
-    for (key, value) in members {
-        let text = || value.as_str().map(str::to_string);
-        match key.as_str() {
-            "probeId" => line.probe_id = line.probe_id.take().or_else(text),
-            "hypothesisId" => line.hypothesis_id = line.hypothesis_id.take().or_else(text),
-            "location" => line.location = line.location.take().or_else(text),
-            "source" => line.source = line.source.take().or_else(text),
-            _ => {
-                line.timestamp = line
-                    .timestamp
-                    .take()
-                    .or_else(|| serde_json::value::to_raw_value(&value).ok())
-            }
-        }
-    }
-    line
 }
 
 #[cfg(test)]
@@ -1086,7 +581,7 @@ mod tests {
             }
         }
         // Too many to hold: the caller reads the file again.
-        let mut gathered = Gathered::default();
+        let mut gathered = Gathered::new();
         let line = format!(
             "{{\"source\":\"marker\",\"words\":\"{}\"}}",
             "w".repeat(1 << 20)
@@ -1095,6 +590,14 @@ mod tests {
             gathered.offer(n, line.as_bytes());
         }
         assert!(gathered.outcomes(&Redactor::default()).is_none());
+        // Readers side by side share the room: each of two holds half.
+        let (mut alone, mut half) = (Gathered::new(), Gathered::share(2));
+        for n in 1..=10 {
+            alone.offer(n, line.as_bytes());
+            half.offer(n, line.as_bytes());
+        }
+        assert!(alone.outcomes(&Redactor::default()).is_some());
+        assert!(half.outcomes(&Redactor::default()).is_none());
     }
 
     #[test]
@@ -1109,139 +612,5 @@ mod tests {
         let summary = in_pieces(&file, 8);
         assert_eq!(summary, in_pieces(&file, 1));
         assert_eq!(summary.probes.len(), 2);
-    }
-}
-
-#[cfg(test)]
-mod fast_path {
-    use super::line_scan::scan;
-    use super::*;
-    use proptest::prelude::*;
-
-    /// The four texts and the two raw values a summary reads of a line.
-    type Read = (Vec<Option<String>>, Vec<Option<String>>);
-
-    /// What serde reads of a line, in the fast path's terms.
-    fn by_serde(line: &str) -> Option<Read> {
-        let parsed = serde_json::from_str::<SummaryLine>(line).ok()?;
-        let texts = [
-            &parsed.probe_id,
-            &parsed.hypothesis_id,
-            &parsed.location,
-            &parsed.source,
-        ];
-        Some((
-            texts
-                .iter()
-                .map(|t| t.as_deref().map(String::from))
-                .collect(),
-            [parsed.timestamp, parsed.data]
-                .iter()
-                .map(|r| r.map(|r| r.get().to_string()))
-                .collect(),
-        ))
-    }
-
-    fn by_scan(line: &str) -> Option<Read> {
-        let f = scan(line)?;
-        let texts = [f.probe_id, f.hypothesis_id, f.location, f.source];
-        Some((
-            texts.iter().map(|t| t.map(String::from)).collect(),
-            [f.timestamp, f.data]
-                .iter()
-                .map(|r| r.map(String::from))
-                .collect(),
-        ))
-    }
-
-    #[test]
-    fn typical_lines_take_the_fast_path_and_odd_ones_leave_it_to_serde() {
-        let typical = [
-            r#"{"sessionId":"s","runId":"r1-a","probeId":"p1","hypothesisId":"H1","location":"a.py:3","message":"m","data":{"n":1,"l":[1,2.5,-0.25,null,true,false,"x\"y\n"]},"timestamp":1765000000000}"#,
-            r#" { "probeId" : "p2" , "data" : [ ] , "timestamp" : null , "source" : "stdout" } "#,
-            r#"{"source":"stdout","message":"hello","timestamp":3}"#,
-            "{}",
-        ];
-        for line in typical {
-            assert!(scan(line).is_some(), "{line}");
-            assert_eq!(by_scan(line), by_serde(line), "{line}");
-        }
-        let odd = [
-            r#"{"probeId":"p\u0031"}"#,
-            r#"{"probeId":"p1","probeId":"p2"}"#,
-            r#"{"data":1e5}"#,
-            r#"{"prob\u0065Id":"p"}"#,
-            r#"{"probeId":"p"}x"#,
-            r#"{"probeId":5}"#,
-            "{\"probeId\":\"a\tb\"}",
-            r#"{"a":01}"#,
-            r#"[1]"#,
-        ];
-        for line in odd {
-            assert!(scan(line).is_none(), "{line}");
-        }
-    }
-
-    fn value() -> impl Strategy<Value = serde_json::Value> {
-        let leaf = prop_oneof![
-            Just(serde_json::Value::Null),
-            any::<bool>().prop_map(serde_json::Value::from),
-            any::<i64>().prop_map(serde_json::Value::from),
-            any::<f64>()
-                .prop_filter("finite", |f| f.is_finite())
-                .prop_map(serde_json::Value::from),
-            "[a-z\"\\\\/\n\t\u{1}\u{e9}\u{1F600} ]{0,12}".prop_map(serde_json::Value::from),
-        ];
-        leaf.prop_recursive(4, 32, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
-                prop::collection::btree_map("[a-z\"]{0,4}", inner, 0..4)
-                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
-            ]
-        })
-    }
-
-    fn line() -> impl Strategy<Value = String> {
-        let key = prop_oneof![
-            Just("probeId".to_string()),
-            Just("hypothesisId".to_string()),
-            Just("location".to_string()),
-            Just("source".to_string()),
-            Just("timestamp".to_string()),
-            Just("data".to_string()),
-            "[a-zA-Z\"\\\\]{0,8}",
-        ];
-        let member =
-            (key, value()).prop_map(|(k, v)| format!("{}:{}", serde_json::Value::from(k), v));
-        let object = prop::collection::vec(member, 0..7)
-            .prop_map(|members| format!("{{{}}}", members.join(",")));
-        // Valid objects, and the same broken by one edit.
-        (object, any::<u16>(), 0u8..6, any::<u8>()).prop_map(|(text, at, edit, byte)| {
-            let mut bytes = text.into_bytes();
-            let at = usize::from(at) % (bytes.len() + 1);
-            match edit {
-                0 => {
-                    let inserted = b" ,:{}[]\"\\0e-.\t";
-                    bytes.insert(at, inserted[usize::from(byte) % inserted.len()])
-                }
-                1 if at < bytes.len() => {
-                    bytes.remove(at);
-                }
-                2 if at < bytes.len() => bytes[at] = byte & 0x7f,
-                _ => {}
-            }
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
-        /// Whatever the fast path reads, serde reads the same way.
-        #[test]
-        fn the_fast_path_never_disagrees_with_serde(line in line()) {
-            if let Some(scanned) = by_scan(&line) {
-                prop_assert_eq!(Some(scanned), by_serde(&line), "{}", line);
-            }
-        }
     }
 }
