@@ -120,6 +120,21 @@ def stopped_with_host(run, record, how, what):
     return found
 
 
+def check_host_stops(kind, binary, ws, turns, record):
+    """The host stopped (SIGTERM), then killed outright (SIGKILL, which says
+    nothing: its sidecar, whose input ends with it, stops what its client
+    reported), each while its subagent runs: the lab plays `turns(marker)`,
+    the host is asked `PARENT long <marker> task`, and `record(marker)` must
+    be stopped once the host is gone."""
+    for how, marker in ((signal.SIGTERM, "CHILDG"), (signal.SIGKILL, "CHILDE")):
+        with Lab(script(kind, turns(marker))) as lab:
+            pi = kind(binary, ws, lab.port)
+            pi.install()
+            run = pi.start(f"PARENT long {marker} task")
+            child = stopped_with_host(run, lambda: record(marker), how, marker)
+            check(child.get("status") == "stopped", f"{marker} after the host got {how.name}: {child}")
+
+
 def omp_subagents(kind, binary, ws):
     """oh-my-pi's own subagents (its `task` tool) reach the sidecar's records:
     two at once, one completing with its result and one failing with its
@@ -245,26 +260,18 @@ def omp_subagents(kind, binary, ws):
         ends = [r["id"] for r in changes if r["status"] == "completed"]
         check(ends.index("Outer.Inner") < ends.index("Outer"), f"the order of the ends: {ends}")
 
-    # The host stopped (SIGTERM) while a subagent runs, then killed outright
-    # (SIGKILL, which says nothing: its sidecar, whose input ends with it,
-    # stops what its client reported): nothing stays running.
-    for how, name, marker in ((signal.SIGTERM, "Gamma", "CHILDG"), (signal.SIGKILL, "Epsilon", "CHILDE")):
-        lab_script = script(kind, [
-            Turn(f"PARENT long {marker}", [
-                act(kind, "task", {"context": "c", "tasks": [
-                    {"name": name, "agent": "task", "task": f"{marker} wait for the build"}]}),
-                act(kind, "hub", {"op": "wait"}),
-                say("done"),
-            ], name="parent-long"),
-            Turn(marker, [act(kind, "bash", {"command": "sleep 60"}),
-                          act(kind, "yield", {"data": "built"}), say("done")], name="child"),
-        ])
-        with Lab(lab_script) as lab:
-            pi = kind(binary, ws, lab.port)
-            pi.install()
-            run = pi.start(f"PARENT long {marker} task")
-            child = stopped_with_host(run, lambda: by_id(ws, name), how, name)
-            check(child.get("status") == "stopped", f"{name} after the host got {how.name}: {child}")
+    # The host stopped while a subagent runs: nothing stays running.
+    names = {"CHILDG": "Gamma", "CHILDE": "Epsilon"}
+    check_host_stops(kind, binary, ws, lambda marker: [
+        Turn(f"PARENT long {marker}", [
+            act(kind, "task", {"context": "c", "tasks": [
+                {"name": names[marker], "agent": "task", "task": f"{marker} wait for the build"}]}),
+            act(kind, "hub", {"op": "wait"}),
+            say("done"),
+        ], name="parent-long"),
+        Turn(marker, [act(kind, "bash", {"command": "sleep 60"}),
+                      act(kind, "yield", {"data": "built"}), say("done")], name="child"),
+    ], lambda marker: by_id(ws, names[marker]))
 
 
 def check_nested(kind, binary, ws, background):
@@ -411,22 +418,15 @@ def pi_subagents(kind, binary, ws):
     os.remove(os.path.join(ws.base, "subagents", "model-exclusions.json"))
     check_nested(kind, binary, ws, background=False)
     check_foreground_question(kind, binary, ws)
-    # Still running when the host is stopped (SIGTERM), then killed (SIGKILL).
-    for how, marker in ((signal.SIGTERM, "CHILDG"), (signal.SIGKILL, "CHILDE")):
-        lab_script = script(kind, [
-            Turn(f"PARENT long {marker}", [
-                act(kind, "subagent", {"agent": "delegate", "task": f"{marker} wait for the build",
-                                       "async": False}),
-                say("done"),
-            ], name="parent-long"),
-            Turn(marker, [act(kind, "bash", {"command": "sleep 60"}), say("built")], name="child"),
-        ])
-        with Lab(lab_script) as lab:
-            pi = kind(binary, ws, lab.port)
-            pi.install()
-            run = pi.start(f"PARENT long {marker} task")
-            child = stopped_with_host(run, lambda: by_task(ws, marker), how, marker)
-            check(child.get("status") == "stopped", f"{marker} after the host got {how.name}: {child}")
+    # Still running when the host is stopped: nothing stays running.
+    check_host_stops(kind, binary, ws, lambda marker: [
+        Turn(f"PARENT long {marker}", [
+            act(kind, "subagent", {"agent": "delegate", "task": f"{marker} wait for the build",
+                                   "async": False}),
+            say("done"),
+        ], name="parent-long"),
+        Turn(marker, [act(kind, "bash", {"command": "sleep 60"}), say("built")], name="child"),
+    ], lambda marker: by_task(ws, marker))
 
 
 def runner_pids(ws):

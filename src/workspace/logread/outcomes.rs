@@ -15,6 +15,12 @@ use std::path::Path;
 
 /// The field a source block writes instead of `data` when it failed.
 pub const PROBE_ERROR: &str = "probeError";
+/// What a logpoint writes in place of a value it could not read.
+const VALUE_ERROR: &str = "$error";
+/// The `source` of a recorded program's exit record.
+const EXIT: &str = "exit";
+/// The `source` of `run`'s own notes (the logpoints it could not set).
+const NOTE: &str = "sidecar";
 /// Recorded programs a run's facts keep (the latest).
 const PROGRAMS_KEPT: usize = 256;
 /// Probes whose failures or unset logpoints are kept.
@@ -46,7 +52,7 @@ fn words() -> &'static aho_corasick::AhoCorasick {
     WORDS.get_or_init(|| {
         aho_corasick::AhoCorasick::builder()
             .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-            .build([MARKER, "\"exit\"", "notSet", PROBE_ERROR, "$error"])
+            .build([MARKER, "\"exit\"", "notSet", PROBE_ERROR, VALUE_ERROR])
             .expect("fixed words build")
     })
 }
@@ -263,7 +269,7 @@ impl Outcomes {
                 }
                 return;
             }
-            Some("exit") => {
+            Some(EXIT) => {
                 if let Some(program) = program_end(line, value) {
                     self.facts.attempts.add(!program.ended_normally());
                     if self.facts.programs.len() >= PROGRAMS_KEPT {
@@ -273,7 +279,7 @@ impl Outcomes {
                 }
                 return;
             }
-            Some("sidecar") => {
+            Some(NOTE) => {
                 let ids = value.get("notSet").and_then(Value::as_array);
                 let message = crate::core::budget::cut(text("message").unwrap_or(""), WORDS);
                 for id in ids.into_iter().flatten().filter_map(Value::as_str) {
@@ -318,10 +324,25 @@ pub fn failure(value: &Value) -> Option<String> {
     let data = value.get("data")?.as_object()?;
     let mut first = None;
     for item in data.values() {
-        let error = item.as_object().and_then(|o| o.get("$error"))?;
+        let error = item.as_object().and_then(|o| o.get(VALUE_ERROR))?;
         first.get_or_insert_with(|| error.as_str().unwrap_or("it failed").to_string());
     }
     first
+}
+
+/// Whether a line read whole, with no escape in its keys or texts, may
+/// hold a fact (`take`), from the fields a summary reads anyway: a mark,
+/// an exit record or a note by its `source`, or a probe's failure by its
+/// `probeError` or an `$error` in its `data`. It finds every line whose
+/// facts the search for the words would find; only parsing says more.
+pub(super) fn holds_facts(source: Option<&str>, probe_error: bool, data: Option<&str>) -> bool {
+    matches!(source, Some(MARKER | EXIT | NOTE))
+        || probe_error
+        || data.is_some_and(|data| {
+            // `$` is rare in data: find it, then the word.
+            memchr::memchr_iter(b'$', data.as_bytes())
+                .any(|at| data.as_bytes()[at..].starts_with(VALUE_ERROR.as_bytes()))
+        })
 }
 
 /// A recorded program from its exit record.

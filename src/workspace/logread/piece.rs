@@ -6,7 +6,7 @@
 //! (`outcomes::Gathered`).
 
 use super::line_scan::{self, Fields};
-use super::outcomes::Gathered;
+use super::outcomes::{self, Gathered};
 use super::summary::{LogSummary, ProbeFigures, SOURCE_NAME, SUMMARY_PROBES};
 use super::{Malformed, MALFORMED_LISTED};
 use crate::core::redact::Redactor;
@@ -185,22 +185,6 @@ fn kept_field(text: &str) -> String {
     crate::core::budget::cut(text, SUMMARY_FIELD)
 }
 
-/// Whether a line the fast path read whole may hold a fact of the run
-/// (`outcomes`): a mark, an exit record or a runtime's note by its source,
-/// or a probe's failure by its `probeError` or an `$error` in its data.
-/// Such a line's keys and texts hold no escape, so this finds every line
-/// whose facts a search for the words would find, and only parsing them
-/// says more.
-fn holds_facts(fields: &Fields) -> bool {
-    matches!(fields.source, Some("marker" | "exit" | "sidecar"))
-        || fields.probe_error
-        || fields.data.is_some_and(|data| {
-            // `$` is rare in data: find it, then the word.
-            memchr::memchr_iter(b'$', data.as_bytes())
-                .any(|at| data.as_bytes()[at..].starts_with(b"$error"))
-        })
-}
-
 /// The summary of one piece of a file, in the order its lines came.
 pub(super) struct Piece<'r> {
     redactor: &'r Redactor,
@@ -263,7 +247,7 @@ impl<'r> Piece<'r> {
                 Some(fields) => {
                     // Read whole, its fields say whether it holds a fact.
                     if let Some(gathered) = &mut self.gathered {
-                        if holds_facts(&fields) {
+                        if outcomes::holds_facts(fields.source, fields.probe_error, fields.data) {
                             gathered.keep(self.numbered, raw);
                         }
                     }
