@@ -308,13 +308,60 @@ function where() {
 console.log(JSON.stringify(t), half, s, n, i, later, hidden(1), where());
 "#;
 
-/// The hits of running `source` as `file` with a logpoint on every line
-/// that has code but the first three (at most a session's 32), by location,
-/// and what it printed.
+/// An ES module's own syntax around logged lines: a hashbang, imports over
+/// several lines, `export` before declarations and lists, `export default`,
+/// `import.meta`, top-level `await`; a line the hooks leave to the inspector
+/// (an exported function's head) in the same file as lines compiled in.
+const TRICKY_MODULE: &str = r#"#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import def, {
+  join as j,
+} from 'node:path';
+export const base = path.basename(import.meta.url);
+export let count = 0;
+export function bump(n) {
+  count += n;
+  return count;
+}
+export default function main() {
+  return bump(2);
+}
+export { count as total };
+const data = await Promise.resolve([1, 2, 3]);
+for (const d of data) {
+  bump(d);
+}
+const meta = import.meta.url.length > 0;
+console.log(base, count, main(), typeof readFileSync, typeof def.join, j('a', 'b'), meta, String(bump).includes('__ds_g_'));
+"#;
+
+/// The Node programs to run: the machine's, and the later one the tests were
+/// given (`DEBUG_SIDECAR_TEST_NODE`, which `scripts/test` sets to its Node 24:
+/// module hooks on the program's own thread, where the machine's Node 20 runs
+/// them on a thread of their own).
+fn nodes() -> Vec<String> {
+    let mut nodes = vec!["node".to_string()];
+    match std::env::var("DEBUG_SIDECAR_TEST_NODE") {
+        Ok(other) if !other.is_empty() => nodes.push(other),
+        _ => assert!(
+            std::env::var_os("CI").is_none(),
+            "under CI, DEBUG_SIDECAR_TEST_NODE names a second Node"
+        ),
+    }
+    nodes
+}
+
+/// The hits of running `source` as `file` under `node` with a logpoint on
+/// every line that has code but the first three (at most a session's 32), by
+/// location, and what it printed; `inspector` sets every logpoint through
+/// the inspector alone.
 fn tricky_hits(
     name: &str,
     file: &str,
     source: &str,
+    node: &str,
+    inspector: bool,
 ) -> (std::collections::BTreeMap<String, Vec<Value>>, String) {
     let workspace = Workspace::new(name);
     std::fs::write(workspace.root.join(file), source).unwrap();
@@ -335,7 +382,17 @@ fn tricky_hits(
         };
         place_logpoint(&mut server, file, u32::try_from(i + 1).unwrap(), values);
     }
-    let out = sidecar(&workspace.root, &["run", "--", "node", file], None);
+    let mut command = Command::new(BIN);
+    command
+        .args(["run", "--", node, file])
+        .current_dir(&workspace.root)
+        .env_remove("DEBUG_SIDECAR_DIR")
+        .env_remove("DEBUG_SIDECAR_SESSION")
+        .env(
+            "DEBUG_SIDECAR_NODE_INSPECTOR",
+            if inspector { "1" } else { "0" },
+        );
+    let out = output_within_10s(&mut command);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         std::fs::read_to_string(workspace.root.join(file)).unwrap(),
@@ -361,36 +418,80 @@ fn tricky_hits(
 }
 
 #[test]
-fn logpoints_compiled_into_commonjs_hit_as_the_inspector_does() {
+fn logpoints_compiled_in_hit_as_the_inspector_does() {
     if !has_node() {
         return;
     }
-    for (name, source) in [("tricky", TRICKY), ("lexer", TRICKY_LEXER)] {
-        let bare = Command::new("node").arg("-e").arg(source).output().unwrap();
-        let bare = String::from_utf8_lossy(&bare.stdout).into_owned();
-        // The same program as an ES module goes to the inspector alone.
-        let (inspected, printed) =
-            tricky_hits(&format!("logpoints-{name}-esm"), "tricky.mjs", source);
-        assert_eq!(printed, bare, "{name}");
-        // As CommonJS, the lines where a statement surely starts get the
-        // call, the others the inspector: the same hits and values.
-        let (compiled, printed) =
-            tricky_hits(&format!("logpoints-{name}-cjs"), "tricky.js", source);
-        if name == "tricky" {
-            assert!(bare.ends_with(" false\n"), "{bare}");
-            assert_eq!(printed, bare.replace(" false\n", " true\n"));
-            // Each line that runs is there, with its values: the loop's body
-            // five times, the line after a comment as the comment's.
-            assert_eq!(compiled["7"].len(), 5, "{compiled:#?}");
-            assert_eq!(compiled["4"], [json!({"n": 10})]);
-            assert_eq!(compiled["40"], [json!({"1": 1})]);
-        } else {
-            // Template text untouched, and the logged lines keep their
-            // columns (the last value printed is where()'s).
+    for (n, node) in nodes().iter().enumerate() {
+        for (name, source) in [("tricky", TRICKY), ("lexer", TRICKY_LEXER)] {
+            let name = format!("{name}-{n}");
+            let bare = Command::new(node).arg("-e").arg(source).output().unwrap();
+            let bare = String::from_utf8_lossy(&bare.stdout).into_owned();
+            // The reference: every line through the inspector.
+            let (inspected, printed) = tricky_hits(
+                &format!("logpoints-{name}-inspected"),
+                "tricky.mjs",
+                source,
+                node,
+                true,
+            );
             assert_eq!(printed, bare, "{name}");
-            assert_eq!(compiled["14"].len(), 4, "{compiled:#?}");
+            // As an ES module and as CommonJS, the lines where a statement
+            // surely starts get the call, the others the inspector: the same
+            // hits and values.
+            for file in ["tricky.mjs", "tricky.js"] {
+                let (compiled, printed) = tricky_hits(
+                    &format!("logpoints-{name}-{file}"),
+                    file,
+                    source,
+                    node,
+                    false,
+                );
+                if name.starts_with("tricky") {
+                    assert!(bare.ends_with(" false\n"), "{bare}");
+                    assert_eq!(
+                        printed,
+                        bare.replace(" false\n", " true\n"),
+                        "{name} {file}"
+                    );
+                    // Each line that runs is there, with its values: the
+                    // loop's body five times, the line after a comment as
+                    // the comment's.
+                    assert_eq!(compiled["7"].len(), 5, "{compiled:#?}");
+                    assert_eq!(compiled["4"], [json!({"n": 10})]);
+                    assert_eq!(compiled["40"], [json!({"1": 1})]);
+                } else {
+                    // Template text untouched, and the logged lines keep
+                    // their columns (the last value printed is where()'s).
+                    assert_eq!(printed, bare, "{name} {file}");
+                    assert_eq!(compiled["14"].len(), 4, "{compiled:#?}");
+                }
+                assert_eq!(compiled, inspected, "{name} {file}");
+                assert!(compiled.len() > 12, "{name} {file}: {compiled:#?}");
+            }
         }
+        // An ES module's own syntax.
+        let name = format!("module-{n}");
+        let (inspected, bare) = tricky_hits(
+            &format!("logpoints-{name}-inspected"),
+            "tricky.mjs",
+            TRICKY_MODULE,
+            node,
+            true,
+        );
+        assert!(bare.ends_with(" false\n"), "{bare}");
+        let (compiled, printed) = tricky_hits(
+            &format!("logpoints-{name}"),
+            "tricky.mjs",
+            TRICKY_MODULE,
+            node,
+            false,
+        );
+        assert_eq!(printed, bare.replace(" false\n", " true\n"), "{name}");
         assert_eq!(compiled, inspected, "{name}");
-        assert!(compiled.len() > 12, "{name}: {compiled:#?}");
+        assert_eq!(compiled["19"].len(), 3, "{compiled:#?}");
+        // Left to the inspector, set as the module starts to run.
+        assert_eq!(compiled["7"].len(), 1, "{compiled:#?}");
+        assert_eq!(compiled["22"], [json!({"1": 1})]);
     }
 }

@@ -1,14 +1,16 @@
-//! Node logpoints in the program's own process: compiled into a CommonJS
-//! file's source as it loads, else through the inspector.
+//! Node logpoints in the program's own process: compiled into a file's
+//! source as it loads, else through the inspector.
 //!
 //! The hook (`node_hook.cjs`) is loaded by `--require <hook>` in the
 //! command's `NODE_OPTIONS`, so every Node process the command starts
 //! (`node app.js`, `npm test` and the processes npm spawns) loads it before
-//! its own code. It wraps `Module.prototype._compile`, so a CommonJS file's
-//! logged line gets its call in the source V8 compiles where a statement
-//! surely starts; any other line (an ES module's, one it cannot place a
-//! call on) is set through an in-process inspector session (the Chrome
-//! DevTools Protocol through `node:inspector`: no port, no adapter to
+//! its own code. A logged line gets its call in the source V8 compiles,
+//! where a statement surely starts (`node_compile.cjs`): a CommonJS file's
+//! through `Module.prototype._compile`, an ES module's through Node's module
+//! hooks (`module.registerHooks` on this thread from Node 22.15 and 23.5,
+//! `module.register` and `node_esm.mjs` on a thread of their own from Node
+//! 20.6). Any other line is set through an in-process inspector session (the
+//! Chrome DevTools Protocol through `node:inspector`: no port, no adapter to
 //! install, nothing printed) with `Debugger.setBreakpointByUrl` and a
 //! condition that records and answers false, so the program never pauses.
 //! The rest is `hook.rs`.
@@ -16,8 +18,14 @@
 use super::hook::Hook;
 use std::ffi::{OsStr, OsString};
 
-/// The files of the hook's folder: the script every Node process loads.
-pub(super) const FILES: &[(&str, &str)] = &[("node_hook.cjs", include_str!("node_hook.cjs"))];
+/// The files of the hook's folder: the script every Node process loads, what
+/// compiles calls into a file's source, and the module hooks that run on a
+/// thread of their own.
+pub(super) const FILES: &[(&str, &str)] = &[
+    ("node_hook.cjs", include_str!("node_hook.cjs")),
+    ("node_compile.cjs", include_str!("node_compile.cjs")),
+    ("node_esm.mjs", include_str!("node_esm.mjs")),
+];
 
 /// The environment the command runs with: the person's `NODE_OPTIONS` and
 /// the hook, and the folder the hook reads.

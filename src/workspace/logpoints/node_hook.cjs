@@ -2,9 +2,10 @@
 // debug-sidecar's Node logpoints (src/workspace/logpoints/node.rs). `run` puts
 // `--require <this file>` into NODE_OPTIONS, so every Node process the command
 // starts loads it before its own code. It reads the logpoints from
-// $DEBUG_SIDECAR_LOGPOINTS/spec.json. A CommonJS file's logged line gets its
-// call compiled into the source Node compiles (Module.prototype._compile),
-// where a statement surely starts: between hits the program runs as compiled.
+// $DEBUG_SIDECAR_LOGPOINTS/spec.json. A logged line gets its call compiled
+// into the source Node compiles (node_compile.cjs), where a statement surely
+// starts: a CommonJS file's through Module.prototype._compile, an ES module's
+// through Node's module hooks. Between hits the program runs as compiled.
 // Any other line goes to an in-process inspector session (the Chrome DevTools
 // Protocol, no port, no adapter), opened only then, as a breakpoint whose
 // condition evaluates the expressions, hands their values to the function
@@ -15,9 +16,11 @@
 // failure is caught and reported, and the program runs on without logpoints.
 (function () {
   const dir = process.env.DEBUG_SIDECAR_LOGPOINTS;
-  if (!dir) return;
-  let inspector, fs, url, threadId;
+  // Node 20 to 22 run the preloads again on the module hooks' own thread.
+  if (!dir || process.env.DEBUG_SIDECAR_NODE_HOOKS_THREAD === '1') return;
+  let inspector, fs, url, threadId, compile;
   try {
+    compile = require(dir + '/node_compile.cjs');
     inspector = require('inspector');
     fs = require('fs');
     url = require('url');
@@ -184,10 +187,6 @@
   } catch (_) {
     return;
   }
-  const V = '__ds_v_' + spec.tag;
-  const E = '__ds_e_' + spec.tag;
-  const G = '__ds_g_' + spec.tag;
-  const KEY = stringify(spec.key);
   send({ t: 'start' });
   const real = (path) => {
     try {
@@ -197,33 +196,10 @@
     }
   };
 
-  // The code that logs a line's probes, the same in a condition and
-  // compiled in: per probe, while it is still armed, each expression in a try
-  // of its own, its value or what it threw kept in a local of its own
-  // (nothing is read from a prototype the program may have replaced), then
-  // the record; anything else that throws is dropped. `code(expression)`
-  // gives an expression's code.
-  const callText = (probes, code) => {
-    let text = 'try{const ' + G + '=globalThis[' + KEY + '];';
-    for (const probe of probes) {
-      const names = probe.expressions.map((_, k) => V + k);
-      text += 'if(' + G + '.a(' + probe.index + ')){';
-      if (names.length > 0) text += 'let ' + names.join(',') + ';';
-      probe.expressions.forEach((expression, k) => {
-        text += 'try{' + names[k] + '=[1,' + code(expression) + ']}';
-        text += 'catch(' + E + '){' + names[k] + '=[0,' + E + ']}';
-      });
-      text += G + '.h(' + probe.index + ',[' + names.join(',') + '])}';
-    }
-    return text + '}catch(' + E + '){}';
-  };
-  // An expression passed to eval as a JSON string literal, so it cannot
-  // reach past its wrapper, in strict mode, so a `var` in it stays its own.
-  const evaluated = (expression) => 'eval(' + stringify('"use strict";' + expression) + ')';
-
   // --- The inspector: the fallback, started only when a breakpoint needs it.
-  // A condition runs the code above and answers false.
-  const condition = (probes) => callText(probes, evaluated) + 'false';
+  // A condition runs the code that logs the line's probes (node_compile.cjs)
+  // and answers false.
+  const condition = (probes) => compile.callText(spec, probes, compile.evaluated) + 'false';
   let session = null;
   let broken = false;
   const post = (method, params) => {
@@ -267,16 +243,16 @@
       return false;
     }
   };
-  const inspect = (index) => {
+  // `column`: where the line's own code starts, when code was put before it.
+  const inspect = (index, column) => {
     if (inspected.has(index) || !openInspector()) return;
     const breakpoint = spec.breakpoints[index];
     try {
       const href = url.pathToFileURL(breakpoint.path).href;
-      const answer = post('Debugger.setBreakpointByUrl', {
-        url: href,
-        lineNumber: breakpoint.line - 1,
-        condition: condition(breakpoint.probes),
-      });
+      const where = { url: href, lineNumber: breakpoint.line - 1 };
+      if (column) where.columnNumber = column;
+      where.condition = condition(breakpoint.probes);
+      const answer = post('Debugger.setBreakpointByUrl', where);
       inspected.add(index);
       byId.set(answer.breakpointId, index);
       if (!byUrl.has(href)) byUrl.set(href, []);
@@ -294,271 +270,53 @@
       if (!resolved.has(index)) send({ t: 'unresolved', b: index });
     }
   });
+  // A breakpoint whose call was compiled into its file.
+  const compiledIn = (index) => {
+    if (inspected.has(index)) {
+      // Set before the file was known to be CommonJS: the code compiled in
+      // takes its place.
+      for (const [id, b] of byId) {
+        if (b === index) {
+          post('Debugger.removeBreakpoint', { breakpointId: id });
+          byId.delete(id);
+        }
+      }
+      inspected.delete(index);
+    }
+    if (!resolved.has(index)) {
+      resolved.add(index);
+      send({ t: 'resolved', b: index, line: spec.breakpoints[index].line });
+    }
+  };
+  // What an ES module whose text the module hooks changed calls as it starts
+  // to run (node_compile.cjs's moduleText): its breakpoints compiled in, and
+  // those the inspector takes (the module is parsed: they resolve now).
+  hit.m = (compiled, fallback, line, column) => {
+    try {
+      for (const index of compiled) compiledIn(index);
+      for (const index of fallback) {
+        inspect(index, spec.breakpoints[index].line === line ? column : 0);
+        loaded.add(index);
+      }
+    } catch (_) {}
+  };
 
-  // --- Compiled in: a CommonJS file's logged lines get their calls in the
-  // source Node compiles (the file on disk is untouched), so between hits
-  // the program runs at full speed. Only where a statement surely starts;
-  // anything else goes to the inspector.
-  let vm = null;
+  // --- Compiled in: a file's logged lines get their calls in the source
+  // Node compiles (the file on disk is untouched), so between hits the
+  // program runs at full speed. CommonJS through Module.prototype._compile;
+  // ES modules through Node's module hooks (node_esm.mjs), where Node has
+  // them. `DEBUG_SIDECAR_NODE_INSPECTOR=1` leaves every line to the inspector.
   let Module = null;
   try {
-    vm = require('vm');
-    Module = require('module');
+    if (process.env.DEBUG_SIDECAR_NODE_INSPECTOR !== '1') Module = require('module');
   } catch (_) {}
-  // Whether `text` compiles as a CommonJS module's body.
-  const PARAMS = ['exports', 'require', 'module', '__filename', '__dirname'];
-  const compiles = (text) => {
-    try {
-      vm.compileFunction(text, PARAMS, { filename: 'debug-sidecar:check' });
-      return true;
-    } catch (_) {
-      return false;
-    }
-  };
-  // An expression goes into the source as it is when it is one expression
-  // on one line that cannot leave its parentheses: it compiles both in
-  // `(...)` and in `[...]`, so it closes neither. Else it is evaluated as in
-  // a condition.
-  const ONE_LINE = /[\n\r\u2028\u2029]/;
-  const SUSPENDS = /\b(?:yield|await)\b/;
-  const plainExpression = (expression) =>
-    !ONE_LINE.test(expression) &&
-    !SUSPENDS.test(expression) &&
-    compiles('return(' + expression + ')') &&
-    compiles('return[' + expression + ']');
-  const expressionText = new MapType();
-  const inline = (expression) => {
-    let text = expressionText.get(expression);
-    if (text === undefined) {
-      text = plainExpression(expression) ? '(' + expression + ')' : evaluated(expression);
-      expressionText.set(expression, text);
-    }
-    return text;
-  };
-  // For each wanted line, where its first token is: its offset when that is
-  // code (not in a string, template, comment or regular expression), the
-  // last significant character before it ('' at the start, 'w' after a word
-  // or number) and the offset just after that one. A lexer, not a parser:
-  // each place it finds is then checked by V8.
-  const WORD = /[A-Za-z0-9_$\u0080-\uffff]/;
-  const BEFORE_EXPRESSION = new SetType([
-    'return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void',
-    'throw', 'case', 'do', 'else', 'yield', 'await',
-  ]);
-  const BLANK = /[ \t\r\f\v\ufeff\u00a0]/;
-  const starts = (text, wanted) => {
-    const found = new MapType();
-    const templates = [];
-    const n = text.length;
-    let i = 0;
-    let line = 1;
-    let last = '';
-    let lastEnd = 0;
-    let regex = true;
-    let lineStart = true;
-    if (text.startsWith('#!')) while (i < n && text[i] !== '\n') i++;
-    // Scans a template's text from i; true when it stops at `${`.
-    const template = () => {
-      while (i < n) {
-        const c = text[i];
-        if (c === '\\') {
-          if (text[i + 1] === '\n') line++;
-          i += 2;
-        } else if (c === '`') {
-          i++;
-          return false;
-        } else if (c === '$' && text[i + 1] === '{') {
-          i += 2;
-          return true;
-        } else {
-          if (c === '\n') line++;
-          i++;
-        }
-      }
-      return false;
-    };
-    const token = (c, end, allowsRegex) => {
-      last = c;
-      lastEnd = end;
-      regex = allowsRegex;
-    };
-    while (i < n) {
-      const c = text[i];
-      if (c === '\n') {
-        line++;
-        i++;
-        lineStart = true;
-        continue;
-      }
-      if (BLANK.test(c)) {
-        i++;
-        continue;
-      }
-      if (lineStart) {
-        lineStart = false;
-        if (wanted.has(line)) found.set(line, { at: i, last, lastEnd });
-      }
-      if (c === '/' && text[i + 1] === '/') {
-        while (i < n && text[i] !== '\n') i++;
-      } else if (c === '/' && text[i + 1] === '*') {
-        const end = text.indexOf('*/', i + 2);
-        if (end < 0) return found;
-        for (let j = i; j < end; j++) if (text[j] === '\n') line++;
-        i = end + 2;
-      } else if (c === '"' || c === "'") {
-        i++;
-        while (i < n && text[i] !== c) {
-          if (text[i] === '\n') return found;
-          if (text[i] === '\\') {
-            if (text[i + 1] === '\n') line++;
-            i++;
-          }
-          i++;
-        }
-        i++;
-        token(c, i, false);
-      } else if (c === '`') {
-        i++;
-        if (template()) {
-          templates.push(0);
-          token('{', i, true);
-        } else token('`', i, false);
-      } else if (c === '/' && regex) {
-        let inClass = false;
-        i++;
-        while (i < n && (inClass || text[i] !== '/')) {
-          if (text[i] === '\n') return found;
-          if (text[i] === '\\') i++;
-          else if (text[i] === '[') inClass = true;
-          else if (text[i] === ']') inClass = false;
-          i++;
-        }
-        i++;
-        while (i < n && WORD.test(text[i])) i++;
-        token('/', i, false);
-      } else if (WORD.test(c)) {
-        const from = i;
-        while (i < n && WORD.test(text[i])) i++;
-        token('w', i, BEFORE_EXPRESSION.has(text.slice(from, i)));
-      } else {
-        i++;
-        if (c === '{' && templates.length > 0) templates[templates.length - 1]++;
-        if (c === '}' && templates.length > 0) {
-          if (templates[templates.length - 1] === 0) {
-            templates.pop();
-            if (template()) {
-              templates.push(0);
-              token('{', i, true);
-            } else token('`', i, false);
-            continue;
-          }
-          templates[templates.length - 1]--;
-        }
-        token(c, i, c !== ')' && c !== ']');
-      }
-    }
-    return found;
-  };
-  // Statements that a call before them would not log as the inspector does:
-  // declarations hoisted or run later, loops whose line runs each time round,
-  // and what continues a statement before it.
-  const NOT_BEFORE = new SetType([
-    'function', 'class', 'async', 'for', 'while', 'do', 'else', 'case',
-    'default', 'import', 'export', 'catch', 'finally',
-  ]);
-  const startsStatement = (text, start) => {
-    if (!start) return false;
-    const { at, last } = start;
-    if (last !== '' && last !== ';' && last !== '{' && last !== '}') return false;
-    const c = text[at];
-    if (/[A-Za-z_$]/.test(c)) {
-      const head = /^([A-Za-z_$][\w$]*)[ \t]*(.?)/.exec(text.slice(at, at + 64));
-      const word = head[1];
-      // A label (the loop it names may run its line each time round).
-      if (head[2] === ':') return false;
-      // A declaration with no value: the inspector finds no code there.
-      if ((word === 'var' || word === 'let') && !/=/.test(text.slice(at, text.indexOf('\n', at) >>> 0))) {
-        return false;
-      }
-      return !NOT_BEFORE.has(word);
-    }
-    // After `}`, a line that opens with these may continue an expression.
-    if (last === '}') return c === '!' || c === '~';
-    return '([!~+-'.includes(c);
-  };
-  // Files V8 counts lines in differently (a lone CR, U+2028, U+2029) or whose
-  // HTML-like comments (`<!--`, `-->`) the lexer does not read: the inspector.
-  const UNREAD = /\r(?!\n)|[\u2028\u2029]|<!--|-->/;
-  // Past this, a file's checks cost more than the inspector (a bundle).
-  const MAX_COMPILED = 2 << 20;
   const byPath = new MapType();
   const compileIn = (content, filename) => {
     const list = byPath.get(filename) || byPath.get(real(filename));
-    if (!list || vm === null) return content;
-    const fallBack = () => {
-      for (const index of list) inspect(index);
-      return content;
-    };
-    if (content.length > MAX_COMPILED || UNREAD.test(content)) return fallBack();
-    const found = starts(content, new SetType(list.map((index) => spec.breakpoints[index].line)));
-    const chosen = [];
-    for (const index of list) {
-      const breakpoint = spec.breakpoints[index];
-      const start = found.get(breakpoint.line);
-      if (!startsStatement(content, start)) {
-        inspect(index);
-        continue;
-      }
-      // Right after the token before the line (so the line's own columns
-      // stay as they are), behind `;` after a `}` (what the line break did).
-      const at = start.last === '' ? start.at : start.lastEnd;
-      const call = (start.last === '}' ? ';' : '') + callText(breakpoint.probes, inline);
-      // Code there: an unmatched `)` cannot compile, as it could in a
-      // template's text or a comment.
-      if (compiles(content.slice(0, at) + ')' + content.slice(at))) {
-        inspect(index);
-        continue;
-      }
-      chosen.push({ index, at, call });
-    }
-    if (chosen.length === 0) return content;
-    // From the end, so each offset still holds.
-    const insert = (list) => {
-      let text = content;
-      const sorted = list.slice().sort((a, b) => b.at - a.at || b.index - a.index);
-      for (const { at, call } of sorted) text = text.slice(0, at) + call + text.slice(at);
-      return text;
-    };
-    let text = insert(chosen);
-    if (!compiles(text)) {
-      // One of them does not compile: each is tried on its own.
-      const kept = chosen.filter((one) => compiles(insert([one])));
-      for (const one of chosen) if (!kept.includes(one)) inspect(one.index);
-      text = insert(kept);
-      if (kept.length === 0 || !compiles(text)) {
-        for (const one of kept) inspect(one.index);
-        return content;
-      }
-      chosen.length = 0;
-      chosen.push(...kept);
-    }
-    for (const { index } of chosen) {
-      if (inspected.has(index)) {
-        // Set before the file was known to be CommonJS: the code compiled in
-        // takes its place.
-        for (const [id, b] of byId) {
-          if (b === index) {
-            post('Debugger.removeBreakpoint', { breakpointId: id });
-            byId.delete(id);
-          }
-        }
-        inspected.delete(index);
-      }
-      if (!resolved.has(index)) {
-        resolved.add(index);
-        send({ t: 'resolved', b: index, line: spec.breakpoints[index].line });
-      }
-    }
+    if (!list) return content;
+    const { text, compiled, fallback } = compile.plan(spec, content, list, false);
+    for (const index of fallback) inspect(index);
+    for (const index of compiled) compiledIn(index);
     return text;
   };
   // Whether Node loads `path` as CommonJS (through Module.prototype._compile):
@@ -589,7 +347,7 @@
     }
   };
   let patched = false;
-  if (vm !== null && Module !== null && typeof Module.prototype._compile === 'function') {
+  if (Module !== null && typeof Module.prototype._compile === 'function') {
     const original = Module.prototype._compile;
     try {
       // Whatever else Node passes (its format, from Node 22) passes on.
@@ -606,16 +364,52 @@
     } catch (_) {}
   }
   spec.breakpoints.forEach((breakpoint, index) => {
-    if (patched) {
-      const path = real(breakpoint.path);
-      for (const key of new SetType([breakpoint.path, path])) {
-        if (!byPath.has(key)) byPath.set(key, []);
-        byPath.get(key).push(index);
-      }
-      // Only a file that may load otherwise (as an ES module, through a
-      // loader) is watched by the inspector from the start.
-      if (commonJs(path)) return;
+    const path = real(breakpoint.path);
+    for (const key of new SetType([breakpoint.path, path])) {
+      if (!byPath.has(key)) byPath.set(key, []);
+      byPath.get(key).push(index);
     }
+  });
+  // ES modules: where Node runs module hooks on this thread
+  // (module.registerHooks, Node 22.15 and 23.5 on), always, as a `.js` may
+  // load as one. Where they run on a thread of their own (module.register,
+  // Node 20.6 on), starting it costs about twice what the inspector's start
+  // does (45 ms against 22 here), so only when the program is an ES module
+  // and a logged file is too; an ES module a CommonJS program imports (a test
+  // runner's) is left to the inspector.
+  let modules = false;
+  const esm = spec.breakpoints.some((breakpoint) => !commonJs(real(breakpoint.path)));
+  const entry = process.argv[1];
+  const moduleProgram = typeof entry === 'string' && /\.m?js$/.test(entry) && !commonJs(real(entry));
+  if (Module !== null && (typeof Module.registerHooks === 'function' || (esm && moduleProgram))) {
+    try {
+      const paths = [...byPath];
+      if (typeof Module.registerHooks === 'function') {
+        const rewrite = compile.rewriter(spec, paths);
+        Module.registerHooks({ load: (href, context, next) => rewrite(href, next(href, context)) });
+        modules = true;
+      } else if (typeof Module.register === 'function') {
+        // The preload runs again on the hooks' thread: this tells it to stop.
+        process.env.DEBUG_SIDECAR_NODE_HOOKS_THREAD = '1';
+        try {
+          Module.register(url.pathToFileURL(dir + '/node_esm.mjs').href, {
+            data: { spec, paths },
+          });
+          modules = true;
+        } finally {
+          delete process.env.DEBUG_SIDECAR_NODE_HOOKS_THREAD;
+        }
+      }
+    } catch (error) {
+      send({ t: 'error', m: 'the module hooks could not be used: ' + describe(error) });
+    }
+  }
+  spec.breakpoints.forEach((breakpoint, index) => {
+    const path = real(breakpoint.path);
+    if (patched && commonJs(path)) return;
+    // The hooks see `.js` and `.mjs` files as Node reads them; any other
+    // (TypeScript through a loader) is watched by the inspector from the start.
+    if (modules && /\.m?js$/.test(path)) return;
     inspect(index);
   });
 })();
