@@ -363,7 +363,9 @@ fn the_python_hook_is_invisible_to_the_program() {
             "the program's frame comes first (Python {version}): {stderr}"
         );
         assert!(
-            !stderr.contains("run_main") && !stderr.contains("sitecustomize"),
+            !stderr.contains("run_main")
+                && !stderr.contains("sitecustomize")
+                && !stderr.contains("debug_sidecar_logpoints"),
             "{stderr}"
         );
         assert_eq!(

@@ -25,6 +25,10 @@ use std::path::Path;
 /// The files of the hook's folder.
 pub(super) const FILES: &[(&str, &str)] = &[
     ("sitecustomize.py", include_str!("python_hook.py")),
+    (
+        "debug_sidecar_logpoints.py",
+        include_str!("python_logpoints.py"),
+    ),
     ("run_main.py", include_str!("run_main.py")),
 ];
 
