@@ -20,7 +20,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+mod scan;
 mod tables;
+use scan::AnchorScan;
 use tables::*;
 
 /// What a workspace may change (`.debug-sidecar/redaction.json`).
@@ -179,14 +181,50 @@ fn anchors() -> &'static aho_corasick::AhoCorasick {
     ANCHORS_MATCHER.get_or_init(|| matcher(anchor_words()))
 }
 
-/// Anchors and key words in one matcher: one pass over a line.
-fn anchors_or_key_words() -> &'static aho_corasick::AhoCorasick {
-    static BOTH: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+/// The anchors' scan over every byte a door lets through (`scan.rs`);
+/// aho-corasick's own search if the scan cannot be built.
+fn anchor_scan() -> &'static Scan {
+    static ANCHOR_SCAN: OnceLock<Scan> = OnceLock::new();
+    ANCHOR_SCAN.get_or_init(|| Scan::new(anchor_words()))
+}
+
+/// Anchors and key words in one scan: one pass over a record.
+fn anchors_or_key_words() -> &'static Scan {
+    static BOTH: OnceLock<Scan> = OnceLock::new();
     BOTH.get_or_init(|| {
         let mut words: Vec<String> = anchor_words().iter().map(|a| a.to_string()).collect();
         words.extend(key_spellings());
-        matcher(&words)
+        Scan::new(&words)
     })
+}
+
+/// The dense scan, or aho-corasick's search where it cannot be built.
+enum Scan {
+    Dense(Box<AnchorScan>),
+    Matcher(aho_corasick::AhoCorasick),
+}
+
+impl Scan {
+    fn new<W: AsRef<[u8]>>(words: &[W]) -> Scan {
+        AnchorScan::new(words).map_or_else(
+            || Scan::Matcher(matcher(words)),
+            |scan| Scan::Dense(Box::new(scan)),
+        )
+    }
+
+    fn is_match(&self, bytes: &[u8]) -> bool {
+        match self {
+            Scan::Dense(scan) => scan.is_match(bytes),
+            Scan::Matcher(matcher) => matcher.is_match(bytes),
+        }
+    }
+
+    fn last_bytes(&self, bytes: &[u8]) -> Vec<usize> {
+        match self {
+            Scan::Dense(scan) => scan.last_bytes(bytes),
+            Scan::Matcher(matcher) => matcher.find_iter(bytes).map(|m| m.end() - 1).collect(),
+        }
+    }
 }
 
 /// The built-in key words' matcher, built once needed.
@@ -358,18 +396,18 @@ impl Redactor {
     /// for the literals every shape holds. A door checks a whole chunk of
     /// output with it and redacts line by line only where it may.
     pub fn may_hold_secret(&self, bytes: &[u8]) -> bool {
-        self.enabled && (self.extra_patterns || anchors().is_match(bytes))
+        self.enabled && (self.extra_patterns || anchor_scan().is_match(bytes))
     }
 
-    /// Where in `bytes` an anchor starts (all of them, in order): a door
-    /// redacts only the lines that hold one. With a workspace's own
-    /// patterns, whose anchors are unknown, every line holds one (`[0]`
-    /// and the caller marks all).
+    /// Where in `bytes` an anchor ends (the index of its last byte; all of
+    /// them, in order): a door redacts only the lines that hold one. With a
+    /// workspace's own patterns, whose anchors are unknown, every line
+    /// holds one (the caller marks all).
     pub fn anchors_in(&self, bytes: &[u8]) -> Vec<usize> {
         if !self.enabled {
             return Vec::new();
         }
-        anchors().find_iter(bytes).map(|m| m.start()).collect()
+        anchor_scan().last_bytes(bytes)
     }
 
     /// Whether redacting a record whose raw JSON is `bytes` could change

@@ -255,7 +255,7 @@ impl<'a> Recorder<'a> {
     }
 
     /// A chunk of a stream; `anchors` are where in it a secret's anchor
-    /// starts (in order), so only the lines holding one are redacted.
+    /// ends (in order), so only the lines holding one are redacted.
     pub(super) fn take(&mut self, source: Source, mut bytes: &[u8], at: u64, anchors: &[usize]) {
         let i = index(source);
         let every_line = self.target.redactor.checks_every_line();
