@@ -609,3 +609,43 @@ fn a_program_that_recurses_to_its_limit_still_catches_it() {
         assert!(!hits_of(&log).is_empty(), "Python {version}");
     }
 }
+
+/// Two probes on one line of a loop that runs past a logpoint's cap, one of
+/// them placed later: each probe is recorded for its first hits up to the
+/// cap and no more, and the hook stops evaluating only once both are spent.
+const LONG_LOOP: &str = "total = 0\nfor k in range(10050):\n    total += k\nprint(total)\n";
+
+#[test]
+fn a_logpoint_is_recorded_up_to_its_cap() {
+    let python = pythons().remove(0);
+    let version = version(&python);
+    let workspace = Workspace::new(&format!("logpoints-cap-{version}"));
+    let root = &workspace.root;
+    std::fs::write(root.join("long.py"), LONG_LOOP).unwrap();
+    let (_server, log) = with_logpoints(
+        root,
+        &[
+            ("long.py", 3, json!(["k"])),
+            ("long.py", 3, json!(["total"])),
+        ],
+    );
+    let out = sidecar(root, &["run", "--", &python, "long.py"], None);
+    assert_eq!(out.status.code(), Some(0), "Python {version}: {out:?}");
+    assert_eq!(out.stdout, b"50496225\n", "Python {version}");
+    let hits = hits_of(&log);
+    let of = |name: &str| {
+        hits.iter()
+            .filter(|(_, data)| data.get(name).is_some())
+            .count() as u64
+    };
+    assert_eq!(
+        (of("k"), of("total")),
+        (
+            debug_sidecar::core::logpoint::MAX_HITS_PER_LOGPOINT,
+            debug_sidecar::core::logpoint::MAX_HITS_PER_LOGPOINT
+        ),
+        "Python {version}"
+    );
+    let last = hits.iter().rev().find(|(_, data)| data.get("k").is_some());
+    assert_eq!(last.unwrap().1["k"], json!(9999), "Python {version}");
+}

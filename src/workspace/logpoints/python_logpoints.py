@@ -128,7 +128,16 @@ def install(spec, here, real, by_file):
     # A value as plain JSON: at most 200 nodes, about twice the cap in text,
     # 6 levels and 100 entries a level; strings over the cap cut; what JSON
     # lacks as its repr (cut). `run` cuts the whole to the cap.
+    SAFE_INT = 2**53
+    INFINITIES = (float("inf"), float("-inf"))
+
     def plain(value):
+        # The common values first, without building the walk below.
+        t = type(value)
+        if value is None or t is bool or (t is int and -SAFE_INT < value < SAFE_INT):
+            return value
+        if t is float and value == value and value not in INFINITIES:
+            return value
         budget = [200, 2 * cap]
         on_path = set()
 
@@ -218,15 +227,18 @@ def install(spec, here, real, by_file):
     busy = _thread._local()
 
     # A breakpoint's line ran in `frame`: each probe's values, or why not.
+    # True when every probe of it has had its last hit.
     def fire(index, frame):
         if getattr(busy, "on", False):
-            return
+            return False
         busy.on = True
+        live = False
         try:
             local, merged = None, None
             for probe in breakpoints[index]["probes"]:
                 n = hits.get(probe["index"], 0) + 1
                 hits[probe["index"]] = n
+                live = live or n < max_hits
                 if n > max_hits:
                     continue
                 if local is None:
@@ -259,10 +271,11 @@ def install(spec, here, real, by_file):
                     except Exception as error:
                         values.append([0, "the value could not be read: " + describe(error)])
                 send({"t": "hit", "p": probe["index"], "v": values})
+            return not live
         except FATAL:
             raise
         except BaseException:
-            pass
+            return False
         finally:
             busy.on = False
 
@@ -335,8 +348,7 @@ def install(spec, here, real, by_file):
     def hit(index):
         if index in done:
             return
-        fire(index, sys._getframe(1))
-        if spent(index):
+        if fire(index, sys._getframe(1)):
             done.add(index)
 
     # Where each breakpoint of a file goes: the statement starting on its
