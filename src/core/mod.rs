@@ -16,6 +16,7 @@ pub mod harness_memory;
 pub mod hits;
 pub mod host;
 pub mod json_skim;
+pub mod json_string;
 pub mod logpoint;
 pub mod machine;
 pub mod markers;

@@ -102,44 +102,6 @@ pub(super) fn scan(line: &str) -> Option<Fields<'_>> {
     (scanner.at == scanner.bytes.len()).then_some(fields)
 }
 
-const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-
-/// The high bit of each byte of `word` below `limit` (`limit` <= 0x80),
-/// exact up to the first such byte (a borrow may mark some after it).
-fn below(word: u64, limit: u8) -> u64 {
-    word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS
-}
-
-/// The high bit of each byte of `word` that ends a string's text (`"`,
-/// `\\` or a control character), the lowest one exact.
-fn stops_in(word: u64) -> u64 {
-    below(word ^ (ONES * u64::from(b'"')), 1)
-        | below(word ^ (ONES * u64::from(b'\\')), 1)
-        | below(word, 0x20)
-}
-
-/// A bit for each of the 16 bytes that ends a string's text.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn sse2_stops(block: &[u8; 16]) -> u32 {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    // SAFETY: SSE2 is part of x86-64, and the load reads the 16 bytes of
-    // `block` (unaligned loads allow any address).
-    unsafe {
-        let bytes = _mm_loadu_si128(block.as_ptr().cast());
-        let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8));
-        // Unsigned `byte < 0x20`: the larger of it and 0x1f is 0x1f.
-        let low = _mm_set1_epi8(0x1f);
-        let control = _mm_cmpeq_epi8(_mm_max_epu8(bytes, low), low);
-        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
-    }
-}
-
 struct Scanner<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -172,31 +134,9 @@ impl<'a> Scanner<'a> {
     }
 
     /// Where the string's text from `at` stops: the first `"`, `\\` or
-    /// control character. Sixteen bytes at a time where the processor has
-    /// SSE2 (every x86-64), then eight, then one (log strings are short,
-    /// too short to set up a general vector search for each).
+    /// control character (`core::json_string`).
     fn text_end(&self) -> Option<usize> {
-        let mut at = self.at;
-        #[cfg(target_arch = "x86_64")]
-        while let Some(block) = self.bytes.get(at..at + 16) {
-            let stops = sse2_stops(block.try_into().ok()?);
-            if stops != 0 {
-                return Some(at + stops.trailing_zeros() as usize);
-            }
-            at += 16;
-        }
-        while let Some(word) = self.bytes.get(at..at + 8) {
-            let word = u64::from_le_bytes(word.try_into().ok()?);
-            let stops = stops_in(word);
-            if stops != 0 {
-                return Some(at + (stops.trailing_zeros() / 8) as usize);
-            }
-            at += 8;
-        }
-        let rest = self.bytes.get(at..)?;
-        rest.iter()
-            .position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
-            .map(|n| at + n)
+        crate::core::json_string::text_end(self.bytes, self.at)
     }
 
     /// A string without any escape: its text.
@@ -314,48 +254,6 @@ impl<'a> Scanner<'a> {
             b'f' => self.word(b"false"),
             b'n' => self.word(b"null"),
             _ => self.number(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn naive_end(text: &str, at: usize) -> Option<usize> {
-        text.as_bytes()[at..]
-            .iter()
-            .position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
-            .map(|n| at + n)
-    }
-
-    proptest! {
-        /// Sixteen or eight bytes at a time finds the byte one at a time does,
-        /// whatever stands before or after it (borrows, high bytes).
-        #[test]
-        fn a_strings_end_is_found_many_bytes_at_a_time(
-            text in "[ -~\u{1}\u{1f}\u{7f}\u{80}-\u{7ff}\u{fffd}\"\\\\]{0,60}",
-            at in 0usize..60,
-        ) {
-            let at = at.min(text.len());
-            prop_assume!(text.is_char_boundary(at));
-            let scanner = Scanner { text: &text, bytes: text.as_bytes(), at };
-            prop_assert_eq!(scanner.text_end(), naive_end(&text, at));
-        }
-    }
-
-    #[test]
-    fn every_byte_below_a_space_ends_a_string_and_no_other_but_quote_and_backslash() {
-        for byte in 0u8..=0x7f {
-            let text = format!("abcdefghij{}klmnopqrstu", byte as char);
-            let scanner = Scanner {
-                text: &text,
-                bytes: text.as_bytes(),
-                at: 0,
-            };
-            let stops = byte < 0x20 || byte == b'"' || byte == b'\\';
-            assert_eq!(scanner.text_end(), stops.then_some(10), "byte {byte:#x}");
         }
     }
 }

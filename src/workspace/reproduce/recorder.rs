@@ -423,10 +423,7 @@ impl<'a> Recorder<'a> {
         }
         self.batch
             .extend_from_slice(&self.line_prefix[index(source)]);
-        if serde_json::to_writer(&mut self.batch, text).is_err() {
-            self.batch.truncate(before);
-            return;
-        }
+        crate::core::json_string::write(&mut self.batch, text);
         self.batch.extend_from_slice(b",\"timestamp\":");
         if self.stamp.0 != at {
             self.stamp.1.clear();
