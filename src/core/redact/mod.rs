@@ -228,9 +228,9 @@ impl Scan {
 }
 
 /// The built-in key words' matcher, built once needed.
-fn key_words() -> &'static aho_corasick::AhoCorasick {
-    static KEY_WORDS: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
-    KEY_WORDS.get_or_init(|| matcher(&key_spellings()))
+fn key_words() -> &'static Scan {
+    static KEY_WORDS: OnceLock<Scan> = OnceLock::new();
+    KEY_WORDS.get_or_init(|| Scan::new(&key_spellings()))
 }
 
 /// Literals every built-in shape holds (compared without case): text that
@@ -430,7 +430,7 @@ impl Redactor {
     /// Whether a value under `key` is a secret.
     pub fn is_secret_key(&self, key: &str) -> bool {
         // Most keys hold no key word: no allocation for them.
-        if !self.extra_keys && !key_words().is_match(key) {
+        if !self.extra_keys && !key_words().is_match(key.as_bytes()) {
             return false;
         }
         let key = normalized(key);
