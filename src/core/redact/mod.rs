@@ -410,16 +410,20 @@ impl Redactor {
         anchor_scan().last_bytes(bytes)
     }
 
-    /// Whether redacting a record whose raw JSON is `bytes` could change
-    /// anything: it holds a backslash (an escape may hide an anchor or a
-    /// key word), an anchor, or a key word; always with a workspace's own
-    /// keys or patterns. A counter skips parsing the rest.
-    pub fn may_redact(&self, bytes: &[u8]) -> bool {
-        self.enabled
-            && (self.extra_patterns
-                || self.extra_keys
-                || memchr::memchr(b'\\', bytes).is_some()
-                || anchors_or_key_words().is_match(bytes))
+    /// Where in `bytes` (many records, raw JSON) a word ends that may make
+    /// redacting a record change something: the last byte of each anchor
+    /// and key word, in order (a record that holds none, and no backslash,
+    /// which may escape one, needs no parsing). `None` when every record
+    /// must be looked at (a workspace's own keys or patterns); none when
+    /// redaction is off.
+    pub fn redaction_words_in(&self, bytes: &[u8]) -> Option<Vec<usize>> {
+        if !self.enabled {
+            return Some(Vec::new());
+        }
+        if self.extra_patterns || self.extra_keys {
+            return None;
+        }
+        Some(anchors_or_key_words().last_bytes(bytes))
     }
 
     /// Whether every line must be looked at (a workspace's own patterns).
