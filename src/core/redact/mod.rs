@@ -175,7 +175,8 @@ fn builtin() -> &'static Redactor {
     BUILTIN.get_or_init(|| Redactor::build(true, Vec::new(), LazyShapes::later(&[], &[]), false))
 }
 
-/// The anchors' matcher, built once needed.
+/// The anchors' matcher, built once needed: which anchors a line holds
+/// (by pattern), for the lines the scan found one in.
 fn anchors() -> &'static aho_corasick::AhoCorasick {
     static ANCHORS_MATCHER: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
     ANCHORS_MATCHER.get_or_init(|| matcher(anchor_words()))
@@ -236,7 +237,7 @@ fn key_words() -> &'static Scan {
 /// Literals every built-in shape holds (compared without case): text that
 /// holds none of them is let through without running a regular
 /// expression. `run` scans a program's output for them on its reader
-/// threads, beside the recording (`may_hold_secret`).
+/// threads, beside the recording (`anchors_in`, with `scan.rs`).
 fn anchor_words() -> &'static [&'static str] {
     // The union of the shapes' anchors, in order, each once.
     static WORDS: OnceLock<Vec<&'static str>> = OnceLock::new();
@@ -255,8 +256,9 @@ fn anchor_words() -> &'static [&'static str] {
 pub const LONGEST_ANCHOR: usize = 15;
 
 fn matcher<W: AsRef<[u8]>>(words: &[W]) -> aho_corasick::AhoCorasick {
-    // A DFA: it scans every byte a recorded program prints, where the
-    // default (an NFA) took a tenth of `run`'s time (issue 33).
+    // A DFA: where it stands in for the dense scan it scans every byte a
+    // recorded program prints, and the default (an NFA) took a tenth of
+    // `run`'s time (issue 33).
     aho_corasick::AhoCorasick::builder()
         .ascii_case_insensitive(true)
         .kind(Some(aho_corasick::AhoCorasickKind::DFA))
