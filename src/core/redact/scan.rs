@@ -130,18 +130,8 @@ impl AnchorScan {
 
     /// Whether `bytes` holds an anchor.
     pub(super) fn is_match(&self, bytes: &[u8]) -> bool {
-        if !self.in_lanes(bytes) {
-            let mut state = self.start;
-            for &byte in bytes {
-                state = self.step(state, byte);
-                if state >= self.matches_from {
-                    return true;
-                }
-            }
-            return false;
-        }
         let mut found = false;
-        self.lanes(bytes, |_| {
+        self.ends(bytes, |_| {
             found = true;
             false
         });
@@ -152,21 +142,26 @@ impl AnchorScan {
     /// order; an anchor that ends where another does is there once.
     pub(super) fn last_bytes(&self, bytes: &[u8]) -> Vec<usize> {
         let mut found = Vec::new();
-        if !self.in_lanes(bytes) {
-            let mut state = self.start;
-            for (at, &byte) in bytes.iter().enumerate() {
-                state = self.step(state, byte);
-                if state >= self.matches_from {
-                    found.push(at);
-                }
-            }
-            return found;
-        }
-        self.lanes(bytes, |at| {
+        self.ends(bytes, |at| {
             found.push(at);
             true
         });
         found
+    }
+
+    /// `found` gets the last byte of each anchor, in order, until it
+    /// answers false: in one lane, or in four for a long enough text.
+    fn ends(&self, bytes: &[u8], mut found: impl FnMut(usize) -> bool) {
+        if self.in_lanes(bytes) {
+            return self.lanes(bytes, found);
+        }
+        let mut state = self.start;
+        for (at, &byte) in bytes.iter().enumerate() {
+            state = self.step(state, byte);
+            if state >= self.matches_from && !found(at) {
+                return;
+            }
+        }
     }
 
     /// The four-lane scan: `found` gets the last byte of each anchor, in

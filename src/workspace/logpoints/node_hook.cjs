@@ -273,8 +273,8 @@
   // A breakpoint whose call was compiled into its file.
   const compiledIn = (index) => {
     if (inspected.has(index)) {
-      // Set before the file was known to be CommonJS: the code compiled in
-      // takes its place.
+      // Set before the file was known to take its calls compiled in: the
+      // code compiled in takes its place.
       for (const [id, b] of byId) {
         if (b === index) {
           post('Debugger.removeBreakpoint', { breakpointId: id });
@@ -363,13 +363,17 @@
       patched = true;
     } catch (_) {}
   }
+  // Each logged file's real path, and whether Node loads it as CommonJS.
+  const realPaths = spec.breakpoints.map((breakpoint) => real(breakpoint.path));
+  const loadsAsCommonJs = realPaths.map(commonJs);
   spec.breakpoints.forEach((breakpoint, index) => {
-    const path = real(breakpoint.path);
-    for (const key of new SetType([breakpoint.path, path])) {
+    for (const key of new SetType([breakpoint.path, realPaths[index]])) {
       if (!byPath.has(key)) byPath.set(key, []);
       byPath.get(key).push(index);
     }
   });
+  // The files Node's module hooks see as Node reads them.
+  const HOOKED = /\.m?js$/;
   // ES modules: where Node runs module hooks on this thread
   // (module.registerHooks, Node 22.15 and 23.5 on), always, as a `.js` may
   // load as one. Where they run on a thread of their own (module.register,
@@ -378,9 +382,9 @@
   // and a logged file is too; an ES module a CommonJS program imports (a test
   // runner's) is left to the inspector.
   let modules = false;
-  const esm = spec.breakpoints.some((breakpoint) => !commonJs(real(breakpoint.path)));
+  const esm = loadsAsCommonJs.includes(false);
   const entry = process.argv[1];
-  const moduleProgram = typeof entry === 'string' && /\.m?js$/.test(entry) && !commonJs(real(entry));
+  const moduleProgram = typeof entry === 'string' && HOOKED.test(entry) && !commonJs(real(entry));
   if (Module !== null && (typeof Module.registerHooks === 'function' || (esm && moduleProgram))) {
     try {
       const paths = [...byPath];
@@ -404,12 +408,11 @@
       send({ t: 'error', m: 'the module hooks could not be used: ' + describe(error) });
     }
   }
-  spec.breakpoints.forEach((breakpoint, index) => {
-    const path = real(breakpoint.path);
-    if (patched && commonJs(path)) return;
-    // The hooks see `.js` and `.mjs` files as Node reads them; any other
-    // (TypeScript through a loader) is watched by the inspector from the start.
-    if (modules && /\.m?js$/.test(path)) return;
+  spec.breakpoints.forEach((_, index) => {
+    if (patched && loadsAsCommonJs[index]) return;
+    // Any other file (TypeScript through a loader) is watched by the
+    // inspector from the start.
+    if (modules && HOOKED.test(realPaths[index])) return;
     inspect(index);
   });
 })();
