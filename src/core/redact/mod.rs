@@ -648,6 +648,11 @@ pub struct LineStream {
     lines_inside: usize,
 }
 
+/// What every line that opens a private key block holds: lines without it
+/// leave a closed block closed (`run` counts such lines past its cap
+/// without reading them one by one).
+pub const PRIVATE_KEY_MARK: &str = "PRIVATE KEY";
+
 /// The most lines a private key block is taken to run (a 4096-bit RSA key
 /// in PEM is about 50).
 const KEY_LINES: usize = 100;
@@ -664,7 +669,7 @@ impl LineStream {
             return (Cow::Borrowed(line), 0);
         }
         // Open after this line when its last BEGIN comes after its last END.
-        let key_line = line.contains("PRIVATE KEY");
+        let key_line = line.contains(PRIVATE_KEY_MARK);
         let (begin, end) = (line.rfind("-----BEGIN"), line.rfind("-----END"));
         let opens = key_line && begin.is_some() && begin > end;
         if self.in_private_key {

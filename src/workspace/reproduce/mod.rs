@@ -22,7 +22,8 @@ pub use repeat::{repeated, Progress, Repeat, MAX_REPEAT};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// Records are written at least this often while output flows, so an editor
@@ -76,8 +77,9 @@ pub enum RunError {
 }
 
 enum Event {
-    /// A chunk of a stream, and where in it an anchor of a secret starts.
-    Bytes(Source, Vec<u8>, u64, Vec<usize>),
+    /// A chunk of a stream, and where in it an anchor of a secret ends
+    /// (None: not scanned, as the run had reached its cap).
+    Bytes(Source, Vec<u8>, u64, Option<Vec<usize>>),
     Closed(Source),
     Exited(std::process::ExitStatus),
     Hit(String, serde_json::Map<String, serde_json::Value>, u64),
@@ -146,20 +148,19 @@ pub fn run_with(
     })?;
     let _interrupts = limits.stdin.then(PersonSignals::ignore);
     let (events, received) = mpsc::channel();
-    spawn_reader(
-        &mut child,
-        Source::Stdout,
-        limits.pass_through,
-        &events,
-        &target.redactor,
-    );
-    spawn_reader(
-        &mut child,
-        Source::Stderr,
-        limits.pass_through,
-        &events,
-        &target.redactor,
-    );
+    // Set once the run's records reach their cap: the readers stop scanning
+    // for secrets' anchors (the recorder checks the few lines it still keeps).
+    let capped = Arc::new(AtomicBool::new(false));
+    for source in [Source::Stdout, Source::Stderr] {
+        spawn_reader(
+            &mut child,
+            source,
+            limits.pass_through,
+            &events,
+            &target.redactor,
+            &capped,
+        );
+    }
     let pid = child.id();
     {
         let events = events.clone();
@@ -218,7 +219,10 @@ pub fn run_with(
         let wait = wake.saturating_duration_since(Instant::now());
         match received.recv_timeout(wait) {
             Ok(Event::Bytes(source, bytes, at, anchors)) => {
-                recorder.take(source, &bytes, at, &anchors)
+                recorder.take(source, &bytes, at, anchors.as_deref());
+                if recorder.capped {
+                    capped.store(true, Ordering::Relaxed);
+                }
             }
             Ok(Event::Closed(source)) => {
                 recorder.close(source, now_ms());

@@ -6,7 +6,8 @@ use crate::core::redact::LONGEST_ANCHOR;
 use crate::core::reproduction::{Ending, Source};
 use std::io::{self, Read, Write};
 use std::process::Child;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 
 pub(super) fn spawn_reader(
     child: &mut Child,
@@ -14,6 +15,7 @@ pub(super) fn spawn_reader(
     pass: bool,
     events: &mpsc::Sender<Event>,
     redactor: &crate::core::redact::Redactor,
+    capped: &Arc<AtomicBool>,
 ) {
     let stream: Option<Box<dyn Read + Send>> = match source {
         Source::Stdout => child
@@ -31,6 +33,7 @@ pub(super) fn spawn_reader(
     };
     let events = events.clone();
     let redactor = redactor.clone();
+    let capped = Arc::clone(capped);
     std::thread::spawn(move || {
         let mut buffer = vec![0u8; 64 * 1024];
         let mut passing = pass;
@@ -52,6 +55,17 @@ pub(super) fn spawn_reader(
                     break;
                 }
             }
+            // Past the cap no line is recorded: the recorder checks the
+            // few it keeps for the tail itself.
+            if capped.load(Ordering::Relaxed) {
+                if events
+                    .send(Event::Bytes(source, chunk.to_vec(), now_ms(), None))
+                    .is_err()
+                {
+                    break;
+                }
+                continue;
+            }
             // Here, on the reader's own thread: the recorder redacts only the
             // lines of a chunk that may hold a secret.
             let seam_end = chunk.len().min(LONGEST_ANCHOR);
@@ -71,7 +85,12 @@ pub(super) fn spawn_reader(
             let keep = seam.len().saturating_sub(LONGEST_ANCHOR);
             seam.drain(..keep);
             if events
-                .send(Event::Bytes(source, chunk.to_vec(), now_ms(), anchors))
+                .send(Event::Bytes(
+                    source,
+                    chunk.to_vec(),
+                    now_ms(),
+                    Some(anchors),
+                ))
                 .is_err()
             {
                 break;

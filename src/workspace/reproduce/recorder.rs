@@ -2,7 +2,7 @@
 //! the exit record, batched into the run's log file within its byte cap.
 
 use super::{now_ms, RunError, Target, BATCH_BYTES};
-use crate::core::redact::LineStream;
+use crate::core::redact::{LineStream, PRIVATE_KEY_MARK};
 use crate::core::reproduction::{Ending, Source, TailLine, LINE_CAP, TAIL_LINES, TAIL_LINE_BYTES};
 use crate::workspace::logpoints::{self, RunNote, SetLogpoint};
 use serde::Serialize;
@@ -255,16 +255,40 @@ impl<'a> Recorder<'a> {
     }
 
     /// A chunk of a stream; `anchors` are where in it a secret's anchor
-    /// ends (in order), so only the lines holding one are redacted.
-    pub(super) fn take(&mut self, source: Source, mut bytes: &[u8], at: u64, anchors: &[usize]) {
+    /// ends (in order), so only the lines holding one are redacted; None
+    /// when the chunk was not scanned (every line it ends is checked).
+    pub(super) fn take(
+        &mut self,
+        source: Source,
+        mut bytes: &[u8],
+        at: u64,
+        anchors: Option<&[usize]>,
+    ) {
         let i = index(source);
-        let every_line = self.target.redactor.checks_every_line();
+        let every_line = anchors.is_none() || self.target.redactor.checks_every_line();
+        let anchors = anchors.unwrap_or_default();
         // The chunk checked as UTF-8 once, at memory speed: its whole lines
         // need no check of their own (a chunk that ends inside a character
         // leaves its lines to theirs).
         let checked = std::str::from_utf8(bytes).ok();
-        let (mut offset, mut next_anchor) = (0usize, 0usize);
+        // Only a chunk's last `TAIL_LINES` lines can still be in the tail
+        // when it is read: each later line pushes the oldest out.
+        let ended = memchr::memchr_iter(b'\n', bytes).count();
+        let tail_from = ended.saturating_sub(TAIL_LINES);
+        let (mut offset, mut next_anchor, mut line) = (0usize, 0usize, 0usize);
         while !bytes.is_empty() {
+            let fresh = self.partial[i].0.is_empty() && self.partial[i].1 == 0;
+            if self.capped && fresh && line < tail_from {
+                if let Some(skipped) = self.count_past_cap(i, bytes, tail_from - line) {
+                    bytes = &bytes[skipped..];
+                    offset += skipped;
+                    line = tail_from;
+                    while next_anchor < anchors.len() && anchors[next_anchor] < offset {
+                        next_anchor += 1;
+                    }
+                    continue;
+                }
+            }
             let newline = memchr::memchr(b'\n', bytes);
             let piece_end = offset + newline.map_or(bytes.len(), |n| n + 1);
             while next_anchor < anchors.len() && anchors[next_anchor] < piece_end {
@@ -276,16 +300,24 @@ impl<'a> Recorder<'a> {
                 Some(n) => (&bytes[..n], Some(n + 1)),
                 None => (bytes, None),
             };
-            let fresh = self.partial[i].0.is_empty() && self.partial[i].1 == 0;
+            let to_tail = line >= tail_from;
             if let (true, Some(n)) = (fresh, ends) {
                 // A whole line in the chunk: recorded from where it lies.
                 let whole = piece.len();
                 let text = checked
                     .filter(|_| whole <= LINE_CAP)
                     .and_then(|text| text.get(offset..offset + whole));
-                self.record_line(source, &piece[..whole.min(LINE_CAP)], text, whole, at);
+                self.record_line(
+                    source,
+                    &piece[..whole.min(LINE_CAP)],
+                    text,
+                    whole,
+                    at,
+                    to_tail,
+                );
                 bytes = &bytes[n..];
                 offset += n;
+                line += 1;
                 continue;
             }
             let (kept, length, first_at) = &mut self.partial[i];
@@ -297,13 +329,32 @@ impl<'a> Recorder<'a> {
             *length += piece.len();
             match ends {
                 Some(n) => {
-                    self.line(source);
+                    self.line(source, to_tail);
                     bytes = &bytes[n..];
                     offset += n;
+                    line += 1;
                 }
                 None => break,
             }
         }
+    }
+
+    /// Past the cap, the whole lines of `bytes` before its last
+    /// `TAIL_LINES` (`lines` of them) are only counted: how many bytes they
+    /// take. None when a private key block may open or run in them, which
+    /// the stream's redaction must follow line by line.
+    fn count_past_cap(&mut self, i: usize, bytes: &[u8], lines: usize) -> Option<usize> {
+        if self.streams[i].is_open() {
+            return None;
+        }
+        // From the end: the newline with the tail's lines after it.
+        let end = memchr::memrchr_iter(b'\n', bytes).nth(TAIL_LINES)? + 1;
+        if memchr::memmem::find(&bytes[..end], PRIVATE_KEY_MARK.as_bytes()).is_some() {
+            return None;
+        }
+        self.lines[i] += lines as u64;
+        self.dropped += lines as u64;
+        Some(end)
     }
 
     /// The stream ended: its unfinished line, if any, is a line.
@@ -313,26 +364,27 @@ impl<'a> Recorder<'a> {
             if *first_at == 0 {
                 *first_at = at;
             }
-            self.line(source);
+            self.line(source, true);
         }
     }
 
-    /// The stream's unfinished line is whole: recorded, and its buffer
-    /// kept for the next one.
-    pub(super) fn line(&mut self, source: Source) {
+    /// The stream's unfinished line is whole: recorded (and kept for the
+    /// tail when `to_tail`), and its buffer kept for the next one.
+    pub(super) fn line(&mut self, source: Source, to_tail: bool) {
         let i = index(source);
         let mut kept = std::mem::take(&mut self.partial[i].0);
         let (length, at) = (self.partial[i].1, self.partial[i].2);
         self.partial[i].1 = 0;
         self.partial[i].2 = 0;
-        self.record_line(source, &kept, None, length, at);
+        self.record_line(source, &kept, None, length, at, to_tail);
         kept.clear();
         self.partial[i].0 = kept;
     }
 
     /// One line of output: `kept` its first bytes (all of them unless it
     /// was longer than `LINE_CAP`), `checked` the same when they are known
-    /// to be UTF-8, `length` its whole length.
+    /// to be UTF-8, `length` its whole length; `to_tail` when it may still
+    /// be among the stream's last lines.
     fn record_line(
         &mut self,
         source: Source,
@@ -340,6 +392,7 @@ impl<'a> Recorder<'a> {
         checked: Option<&str>,
         length: usize,
         at: u64,
+        to_tail: bool,
     ) {
         let i = index(source);
         self.lines[i] += 1;
@@ -381,6 +434,18 @@ impl<'a> Recorder<'a> {
             (std::borrow::Cow::Borrowed(text), 0)
         };
         let text = text.as_ref();
+        if to_tail {
+            self.keep_in_tail(source, text);
+        }
+        if self.capped {
+            // Over the cap: counted, not written.
+            self.dropped += 1;
+            return;
+        }
+        self.append_line(source, text, at, cut.then_some(length));
+    }
+
+    fn keep_in_tail(&mut self, source: Source, text: &str) {
         // The oldest line's buffer is reused: no allocation per line.
         let mut tail = match self.tail.len() >= TAIL_LINES {
             true => self.tail.pop_front(),
@@ -398,12 +463,6 @@ impl<'a> Recorder<'a> {
             tail.text = crate::core::budget::cut(text, TAIL_LINE_BYTES);
         }
         self.tail.push_back(tail);
-        if self.capped {
-            // Over the cap: counted, not written.
-            self.dropped += 1;
-            return;
-        }
-        self.append_line(source, text, at, cut.then_some(length));
     }
 
     /// A `LineRecord`, written field by field (the hottest path of `run`:
@@ -572,8 +631,8 @@ mod tests {
         let target = target(false);
         let file = std::fs::File::open("/dev/null").unwrap();
         let mut recorder = Recorder::new(&target, file, u64::MAX);
-        recorder.take(Source::Stdout, b"one\r\ntw", 1, &[]);
-        recorder.take(Source::Stdout, b"o\nthree", 2, &[]);
+        recorder.take(Source::Stdout, b"one\r\ntw", 1, Some(&[]));
+        recorder.take(Source::Stdout, b"o\nthree", 2, Some(&[]));
         recorder.close(Source::Stdout, 3);
         let text = String::from_utf8(recorder.batch.clone()).unwrap();
         let lines: Vec<serde_json::Value> = text
@@ -602,9 +661,9 @@ mod tests {
         let mut recorder = Recorder::new(&target, file, u64::MAX);
         // Whole and valid; then "é" cut between two chunks; then a chunk
         // that is not UTF-8 at all.
-        recorder.take(Source::Stdout, "café\r\nnaïve\n".as_bytes(), 1, &[]);
-        recorder.take(Source::Stdout, b"r\xc3", 2, &[]);
-        recorder.take(Source::Stdout, b"\xa9sum\xc3\nok\n\xff\xfe\n", 3, &[]);
+        recorder.take(Source::Stdout, "café\r\nnaïve\n".as_bytes(), 1, Some(&[]));
+        recorder.take(Source::Stdout, b"r\xc3", 2, Some(&[]));
+        recorder.take(Source::Stdout, b"\xa9sum\xc3\nok\n\xff\xfe\n", 3, Some(&[]));
         recorder.close(Source::Stdout, 4);
         let text = String::from_utf8(recorder.batch.clone()).unwrap();
         let messages: Vec<String> = text
@@ -621,5 +680,72 @@ mod tests {
                 "\"\u{fffd}\u{fffd}\""
             ]
         );
+    }
+
+    /// A recorder given `stream` in `chunks`: anchors where the reader
+    /// finds them, and none scanned once the run is capped (as the reader
+    /// stops then).
+    fn recorded<'t>(target: &'t Target, stream: &[u8], chunks: &[usize], cap: u64) -> Recorder<'t> {
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let mut recorder = Recorder::new(target, file, cap);
+        let anchors = target.redactor.anchors_in(stream);
+        let mut start = 0;
+        for &end in chunks.iter().chain([&stream.len()]) {
+            let end = end.clamp(start, stream.len());
+            if end == start {
+                continue;
+            }
+            let found: Vec<usize> = anchors
+                .iter()
+                .filter(|&&a| (start..end).contains(&a))
+                .map(|a| a - start)
+                .collect();
+            let scanned = (!recorder.capped).then_some(found.as_slice());
+            recorder.take(Source::Stdout, &stream[start..end], 1, scanned);
+            start = end;
+        }
+        recorder.close(Source::Stdout, 1);
+        recorder
+    }
+
+    proptest::proptest! {
+        /// Lines past the cap are counted in one pass, and only a chunk's
+        /// last lines are kept for the tail: the records, counts and tail
+        /// are those of a recorder given one line at a time.
+        #[test]
+        fn chunks_past_the_cap_count_and_keep_what_lines_one_by_one_do(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-z ]{0,20}",
+                    "Authorization: Bearer [a-zA-Z0-9]{12,20}",
+                    proptest::strategy::Just("-----BEGIN RSA PRIVATE KEY-----".to_string()),
+                    proptest::strategy::Just("-----END RSA PRIVATE KEY-----".to_string()),
+                    "[A-Za-z0-9+/]{40,64}",
+                    proptest::strategy::Just("x".repeat(LINE_CAP + 10)),
+                ],
+                0..200,
+            ),
+            chunks in proptest::collection::vec(0usize..20_000, 0..12),
+            cap in 0u64..6_000,
+            ends_with_newline in proptest::bool::ANY,
+        ) {
+            let target = Target { redactor: crate::core::redact::Redactor::default(), ..target(false) };
+            let mut stream = lines.join("\n").into_bytes();
+            if ends_with_newline {
+                stream.push(b'\n');
+            }
+            let mut chunks = chunks;
+            chunks.sort_unstable();
+            let ends: Vec<usize> = memchr::memchr_iter(b'\n', &stream).map(|n| n + 1).collect();
+            let chunked = recorded(&target, &stream, &chunks, cap);
+            let by_line = recorded(&target, &stream, &ends, cap);
+            proptest::prop_assert_eq!(&chunked.lines, &by_line.lines);
+            proptest::prop_assert_eq!(chunked.dropped, by_line.dropped);
+            proptest::prop_assert_eq!(&chunked.tail, &by_line.tail);
+            proptest::prop_assert_eq!(
+                String::from_utf8_lossy(&chunked.batch),
+                String::from_utf8_lossy(&by_line.batch)
+            );
+        }
     }
 }
