@@ -18,10 +18,8 @@
   const dir = process.env.DEBUG_SIDECAR_LOGPOINTS;
   // Node 20 to 22 run the preloads again on the module hooks' own thread.
   if (!dir || process.env.DEBUG_SIDECAR_NODE_HOOKS_THREAD === '1') return;
-  let inspector, fs, url, threadId, compile;
+  let fs, url, threadId;
   try {
-    compile = require(dir + '/node_compile.cjs');
-    inspector = require('inspector');
     fs = require('fs');
     url = require('url');
     threadId = require('worker_threads').threadId;
@@ -62,6 +60,14 @@
     try {
       writeSync(out, stringify(record) + '\n');
     } catch (_) {}
+  };
+  // Loaded when a logged file loads or the inspector starts, not before: a
+  // process that loads no logged file pays for neither (the inspector's
+  // module alone took 3-5 ms to load on Node 24).
+  let compile = null;
+  const compiler = () => {
+    if (compile === null) compile = require(dir + '/node_compile.cjs');
+    return compile;
   };
   const describe = (error) => {
     try {
@@ -144,6 +150,14 @@
     };
     return walk(value, 0);
   };
+  // What `plain` would give back unchanged, told without its walk (most
+  // logged values: the walk's set and closures cost more than the write).
+  const scalar = (v) => {
+    const type = typeof v;
+    if (type === 'number') return Number.isFinite(v);
+    if (type === 'string') return v.length <= cap;
+    return type === 'boolean' || v === null;
+  };
   const counts = [];
   // Whether hit `index` is still recorded (its first spec.maxHits hits).
   const armed = (index) => (counts[index] = (counts[index] || 0) + 1) <= spec.maxHits;
@@ -159,7 +173,7 @@
           continue;
         }
         try {
-          values[i] = [1, plain(value)];
+          values[i] = [1, scalar(value) ? value : plain(value)];
         } catch (error) {
           values[i] = [0, 'the value could not be read: ' + describe(error)];
         }
@@ -199,7 +213,7 @@
   // --- The inspector: the fallback, started only when a breakpoint needs it.
   // A condition runs the code that logs the line's probes (node_compile.cjs)
   // and answers false.
-  const condition = (probes) => compile.callText(spec, probes, compile.evaluated) + 'false';
+  const condition = (probes) => compiler().callText(spec, probes, compiler().evaluated) + 'false';
   let session = null;
   let broken = false;
   const post = (method, params) => {
@@ -220,7 +234,7 @@
   const openInspector = () => {
     if (session !== null || broken) return !broken;
     try {
-      session = new inspector.Session();
+      session = new (require('inspector').Session)();
       session.connect();
       session.on('Debugger.breakpointResolved', (message) => {
         const index = byId.get(message.params.breakpointId);
@@ -314,7 +328,13 @@
   const compileIn = (content, filename) => {
     const list = byPath.get(filename) || byPath.get(real(filename));
     if (!list) return content;
-    const { text, compiled, fallback } = compile.plan(spec, content, list, false);
+    let planned = { text: content, compiled: [], fallback: list };
+    try {
+      planned = compiler().plan(spec, content, list, false);
+    } catch (_) {
+      // Left to the inspector, whose breakpoints say what went wrong.
+    }
+    const { text, compiled, fallback } = planned;
     for (const index of fallback) inspect(index);
     for (const index of compiled) compiledIn(index);
     return text;
@@ -389,8 +409,30 @@
     try {
       const paths = [...byPath];
       if (typeof Module.registerHooks === 'function') {
-        const rewrite = compile.rewriter(spec, paths);
-        Module.registerHooks({ load: (href, context, next) => rewrite(href, next(href, context)) });
+        let rewrite = null;
+        // The breakpoints of the file at `href`, if it is logged.
+        const logged = (href) => {
+          try {
+            return href.startsWith('file:') ? byPath.get(url.fileURLToPath(href)) : undefined;
+          } catch (_) {
+            return undefined;
+          }
+        };
+        Module.registerHooks({
+          load: (href, context, next) => {
+            const result = next(href, context);
+            const list = logged(href);
+            if (list === undefined) return result;
+            try {
+              if (rewrite === null) rewrite = compiler().rewriter(spec, paths);
+            } catch (_) {
+              // Left to the inspector, whose breakpoints say what went wrong.
+              for (const index of list) inspect(index);
+              return result;
+            }
+            return rewrite(href, result);
+          },
+        });
         modules = true;
       } else if (typeof Module.register === 'function') {
         // The preload runs again on the hooks' thread: this tells it to stop.
