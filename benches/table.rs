@@ -6,7 +6,8 @@
 //!
 //! Rows: a hook against `cat` of the same input (in a git repository with an
 //! active session), `run -- true` against `true`, `run -- seq` against
-//! `seq | tee`, `logs --summary` of a generated log against `wc -l`, and a
+//! `seq | tee` (past the run's cap, and all recorded beside the floor of
+//! writing its records), `logs --summary` of a generated log against `wc -l`, and a
 //! Python and a Node loop under a logpoint (and without one) against the
 //! bare interpreter.
 //!
@@ -225,6 +226,56 @@ fn main() {
         || {
             timed(
                 sidecar(&root).args(["run", "--", "seq", "1", "1000000"]),
+                None,
+            )
+        },
+    );
+
+    // Under the run's cap every line is recorded: a record of about 100
+    // bytes for each 6-byte line. Writing records of that size alone (dd of
+    // a file of them into a new one) is the floor of that row.
+    let tee_seq = |count: &str| {
+        timed(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("seq 1 {count} | tee {} ", teed.display())),
+            None,
+        )
+    };
+    row(
+        "run -- seq 1 100000, all recorded (vs seq | tee)",
+        "-",
+        rounds,
+        || tee_seq("100000"),
+        || timed(sidecar(&root).args(["run", "--", "seq", "1", "100000"]), None),
+    );
+    let records = base.join("records.jsonl");
+    let written = base.join("written.jsonl");
+    std::fs::write(
+        &records,
+        (1..=100_000)
+            .map(|n| {
+                format!(
+                    "{{\"sessionId\":\"bench\",\"runId\":\"r1-mxd0bench\",\"source\":\"stdout\",\
+                     \"message\":\"{n}\",\"timestamp\":{}}}\n",
+                    1_765_000_000_000u64 + n / 50
+                )
+            })
+            .collect::<String>(),
+    )
+    .unwrap();
+    row(
+        "  its records, written alone by dd (vs the same)",
+        "the floor of the row above",
+        rounds,
+        || tee_seq("100000"),
+        || {
+            let _ = std::fs::remove_file(&written);
+            timed(
+                Command::new("dd")
+                    .arg(format!("if={}", records.display()))
+                    .arg(format!("of={}", written.display()))
+                    .arg("bs=64k"),
                 None,
             )
         },
