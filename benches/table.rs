@@ -247,7 +247,12 @@ fn main() {
         "-",
         rounds,
         || tee_seq("100000"),
-        || timed(sidecar(&root).args(["run", "--", "seq", "1", "100000"]), None),
+        || {
+            timed(
+                sidecar(&root).args(["run", "--", "seq", "1", "100000"]),
+                None,
+            )
+        },
     );
     let records = base.join("records.jsonl");
     let written = base.join("written.jsonl");
