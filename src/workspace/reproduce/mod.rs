@@ -10,6 +10,7 @@
 //! batch, not one per line. The order of lines across the two streams is the
 //! order they were read in.
 
+mod lines;
 mod process;
 mod recorder;
 mod repeat;
