@@ -211,29 +211,6 @@ fn main() {
         || timed(sidecar(&root).args(["run", "--", "true"]), None),
     );
     let teed = base.join("tee.out");
-    row(
-        "run -- seq 1 1000000 (vs seq | tee file)",
-        "<= 1.5x",
-        rounds,
-        || {
-            timed(
-                Command::new("sh")
-                    .arg("-c")
-                    .arg(format!("seq 1 1000000 | tee {} ", teed.display())),
-                None,
-            )
-        },
-        || {
-            timed(
-                sidecar(&root).args(["run", "--", "seq", "1", "1000000"]),
-                None,
-            )
-        },
-    );
-
-    // Under the run's cap every line is recorded: a record of about 100
-    // bytes for each 6-byte line. Writing records of that size alone (dd of
-    // a file of them into a new one) is the floor of that row.
     let tee_seq = |count: &str| {
         timed(
             Command::new("sh")
@@ -242,17 +219,24 @@ fn main() {
             None,
         )
     };
+    let run_seq = |count: &str| timed(sidecar(&root).args(["run", "--", "seq", "1", count]), None);
+    row(
+        "run -- seq 1 1000000 (vs seq | tee file)",
+        "<= 1.5x",
+        rounds,
+        || tee_seq("1000000"),
+        || run_seq("1000000"),
+    );
+
+    // Under the run's cap every line is recorded: a record of about 100
+    // bytes for each 6-byte line. Writing records of that size alone (dd of
+    // a file of them into a new one) is the floor of that row.
     row(
         "run -- seq 1 100000, all recorded (vs seq | tee)",
         "-",
         rounds,
         || tee_seq("100000"),
-        || {
-            timed(
-                sidecar(&root).args(["run", "--", "seq", "1", "100000"]),
-                None,
-            )
-        },
+        || run_seq("100000"),
     );
     let records = base.join("records.jsonl");
     let written = base.join("written.jsonl");

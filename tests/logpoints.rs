@@ -610,9 +610,8 @@ fn a_program_that_recurses_to_its_limit_still_catches_it() {
     }
 }
 
-/// Two probes on one line of a loop that runs past a logpoint's cap, one of
-/// them placed later: each probe is recorded for its first hits up to the
-/// cap and no more, and the hook stops evaluating only once both are spent.
+/// Two probes on one line of a loop that runs past a logpoint's cap: each
+/// is recorded for its first hits up to the cap and no more.
 const LONG_LOOP: &str = "total = 0\nfor k in range(10050):\n    total += k\nprint(total)\n";
 
 #[test]

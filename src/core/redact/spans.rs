@@ -46,21 +46,21 @@ fn after_spaces(text: &str, from: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tables::{ASSIGNED, ASSIGNED_KEYS, SHAPES};
     use super::*;
     use proptest::prelude::*;
     use regex::Regex;
 
     /// The built-in shapes with a group `s`, compiled.
-    fn shapes() -> Vec<(&'static str, Regex)> {
-        let mut shapes: Vec<(&str, Regex)> = SHAPES
-            .iter()
-            .filter(|(_, pattern)| pattern.contains("(?P<s>"))
-            .map(|(kind, pattern)| (*kind, Regex::new(pattern).unwrap()))
-            .collect();
-        let assignment = format!(r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{ASSIGNED_KEYS}){ASSIGNED}");
-        shapes.push(("assignment", Regex::new(&assignment).unwrap()));
-        shapes
+    fn shapes() -> Vec<(String, Regex)> {
+        super::super::all_shapes(&[], &[])
+            .shapes
+            .into_iter()
+            .filter(|shape| shape.pattern.contains("(?P<s>"))
+            .map(|shape| {
+                let regex = Regex::new(&shape.pattern).unwrap();
+                (shape.kind, regex)
+            })
+            .collect()
     }
 
     /// Each match of each shape in `text`: the span read from it (when it
@@ -73,7 +73,7 @@ mod tests {
                     .captures_at(text, found.start())
                     .and_then(|c| c.name("s"))
                     .map(|s| s.range());
-                if let Some(span) = secret_in(kind, found.as_str()) {
+                if let Some(span) = secret_in(&kind, found.as_str()) {
                     let span = found.start() + span.start..found.start() + span.end;
                     prop_assert_eq!(Some(span), captured, "{} in {:?}", kind, text);
                     read += 1;

@@ -147,11 +147,10 @@ impl Recorder<'_> {
                 self.keep_in_tail(source, piece);
             }
             line += 1;
+            start = end + 1;
             if !self.append_plain_line(source, piece, at) {
-                start = end + 1;
                 break;
             }
-            start = end + 1;
         }
         (start, line - first)
     }

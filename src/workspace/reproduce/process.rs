@@ -2,7 +2,7 @@
 //! it ended, its group ended, and the person's terminal signals left to it.
 
 use super::{now_ms, Event};
-use crate::core::redact::LONGEST_ANCHOR;
+use crate::core::redact::{Redactor, LONGEST_ANCHOR};
 use crate::core::reproduction::{Ending, Source};
 use std::io::{self, Read, Write};
 use std::process::Child;
@@ -14,7 +14,7 @@ pub(super) fn spawn_reader(
     source: Source,
     pass: bool,
     events: &mpsc::Sender<Event>,
-    redactor: &crate::core::redact::Redactor,
+    redactor: &Redactor,
     capped: &Arc<AtomicBool>,
 ) {
     let stream: Option<Box<dyn Read + Send>> = match source {
@@ -57,40 +57,10 @@ pub(super) fn spawn_reader(
             }
             // Past the cap no line is recorded: the recorder checks the
             // few it keeps for the tail itself.
-            if capped.load(Ordering::Relaxed) {
-                if events
-                    .send(Event::Bytes(source, chunk.to_vec(), now_ms(), None))
-                    .is_err()
-                {
-                    break;
-                }
-                continue;
-            }
-            // Here, on the reader's own thread: the recorder redacts only the
-            // lines of a chunk that may hold a secret.
-            let seam_end = chunk.len().min(LONGEST_ANCHOR);
-            seam.extend_from_slice(&chunk[..seam_end]);
-            let mut anchors = redactor.anchors_in(chunk);
-            if redactor.may_hold_secret(&seam) {
-                // Across the two chunks: the line at the seam holds it.
-                anchors.insert(0, 0);
-            }
-            // The stream's last bytes, however small the chunks: an anchor
-            // may be split across three reads or more.
-            seam.truncate(seam.len() - seam_end);
-            if chunk.len() >= LONGEST_ANCHOR {
-                seam.clear();
-            }
-            seam.extend_from_slice(&chunk[chunk.len().saturating_sub(LONGEST_ANCHOR)..]);
-            let keep = seam.len().saturating_sub(LONGEST_ANCHOR);
-            seam.drain(..keep);
+            let anchors =
+                (!capped.load(Ordering::Relaxed)).then(|| anchors_of(&redactor, chunk, &mut seam));
             if events
-                .send(Event::Bytes(
-                    source,
-                    chunk.to_vec(),
-                    now_ms(),
-                    Some(anchors),
-                ))
+                .send(Event::Bytes(source, chunk.to_vec(), now_ms(), anchors))
                 .is_err()
             {
                 break;
@@ -98,6 +68,29 @@ pub(super) fn spawn_reader(
         }
         let _ = events.send(Event::Closed(source));
     });
+}
+
+/// Where in `chunk` a secret's anchor ends, for the recorder to redact only
+/// the lines holding one (here, on the reader's own thread); `seam` keeps
+/// the stream's last bytes, so an anchor across chunks is seen.
+fn anchors_of(redactor: &Redactor, chunk: &[u8], seam: &mut Vec<u8>) -> Vec<usize> {
+    let seam_end = chunk.len().min(LONGEST_ANCHOR);
+    seam.extend_from_slice(&chunk[..seam_end]);
+    let mut anchors = redactor.anchors_in(chunk);
+    if redactor.may_hold_secret(seam) {
+        // Across the two chunks: the line at the seam holds it.
+        anchors.insert(0, 0);
+    }
+    // The stream's last bytes, however small the chunks: an anchor may be
+    // split across three reads or more.
+    seam.truncate(seam.len() - seam_end);
+    if chunk.len() >= LONGEST_ANCHOR {
+        seam.clear();
+    }
+    seam.extend_from_slice(&chunk[chunk.len().saturating_sub(LONGEST_ANCHOR)..]);
+    let keep = seam.len().saturating_sub(LONGEST_ANCHOR);
+    seam.drain(..keep);
+    anchors
 }
 
 fn pass_on(source: Source, chunk: &[u8]) -> io::Result<()> {
