@@ -86,7 +86,9 @@ impl RedactionCounter {
         // Whole lines a megabyte at a time: the words that may need a
         // record redacted are looked for in the whole at once (`scan.rs`'s
         // lanes pay on a long text, not on one record).
-        let mut buffer = Vec::with_capacity(READ_AT_ONCE + 4096);
+        let left = meta.len().saturating_sub(counted.offset);
+        let mut buffer =
+            Vec::with_capacity(crate::workspace::runlog::read_size(left, READ_AT_ONCE) + 4096);
         loop {
             let read = (&mut handle)
                 .take(READ_AT_ONCE as u64)

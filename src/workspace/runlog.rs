@@ -28,6 +28,20 @@ pub fn open_own(file: &Path) -> io::Result<File> {
     options.open(file).map_err(|e| refused_link(file, e))
 }
 
+/// The size of a buffer that reads the `left` bytes a file's size says
+/// remain, at most `most` at a time. A small or empty run is not read
+/// through a large buffer: zeroing 256 KiB, or mapping a megabyte (which
+/// raises malloc's mapping threshold, so the next large buffer is zeroed
+/// by hand), was a tenth of a hook's time. A file that grows while it is
+/// read is still read `MIN_READ` bytes or more at a time.
+pub fn read_size(left: u64, most: usize) -> usize {
+    const MIN_READ: usize = 8 * 1024;
+    usize::try_from(left)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1)
+        .clamp(MIN_READ.min(most), most)
+}
+
 /// Opens a run file for appending, never through a symlink and never
 /// creating it.
 pub fn open_own_append(file: &Path) -> io::Result<File> {
@@ -360,7 +374,7 @@ impl LineCounter {
         }
         counted.inode = inode;
         handle.seek(SeekFrom::Start(counted.offset))?;
-        let mut buffer = vec![0u8; 256 * 1024];
+        let mut buffer = vec![0u8; read_size(len.saturating_sub(counted.offset), 256 * 1024)];
         loop {
             let read = handle.read(&mut buffer)?;
             if read == 0 {
@@ -413,13 +427,14 @@ impl LogTail {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        if handle.metadata()?.len() < self.offset {
+        let len = handle.metadata()?.len();
+        if len < self.offset {
             // Truncated or replaced: announce it again from the start.
             *self = LogTail::default();
         }
         let from = *self;
         handle.seek(SeekFrom::Start(self.offset))?;
-        let mut buffer = vec![0u8; 256 * 1024];
+        let mut buffer = vec![0u8; read_size(len.saturating_sub(self.offset), 256 * 1024)];
         let mut read_to = self.offset;
         loop {
             let read = handle.read(&mut buffer)?;
@@ -446,7 +461,7 @@ pub fn count_lines(file: &Path) -> io::Result<u64> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
-    let mut buffer = vec![0u8; 64 * 1024];
+    let mut buffer = vec![0u8; read_size(handle.metadata()?.len(), 64 * 1024)];
     let (mut lines, mut last) = (0u64, b'\n');
     loop {
         let read = handle.read(&mut buffer)?;
@@ -551,6 +566,19 @@ mod tests {
         fs::write(file.with_extension(LINES_KEPT), bogus).unwrap();
         assert_eq!(LineCounter::new().count_and_keep(&file).unwrap(), 5);
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_read_buffer_fits_what_is_left_within_its_bounds() {
+        assert_eq!(read_size(0, 256 * 1024), 8 * 1024, "an empty file");
+        assert_eq!(
+            read_size(100_000, 256 * 1024),
+            100_001,
+            "the end seen in one read"
+        );
+        assert_eq!(read_size(1 << 30, 256 * 1024), 256 * 1024);
+        assert_eq!(read_size(u64::MAX, 64 * 1024), 64 * 1024);
+        assert_eq!(read_size(0, 4096), 4096, "never past the most");
     }
 
     fn temp_dir(name: &str) -> PathBuf {

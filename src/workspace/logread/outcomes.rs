@@ -68,7 +68,8 @@ pub fn read(file: &Path, redactor: &Redactor) -> io::Result<Outcomes> {
     };
     let words = words();
     let mut out = Outcomes::default();
-    let mut chunk = vec![0u8; CHUNK];
+    let left = handle.metadata()?.len();
+    let mut chunk = vec![0u8; crate::workspace::runlog::read_size(left, CHUNK)];
     // Bytes after the last line break read so far, and the lines before them.
     let (mut pending, mut lines) = (Vec::new(), 0u64);
     // Inside a line too long to parse: skip to its end.
