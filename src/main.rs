@@ -1,4 +1,3 @@
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -11,7 +10,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let cli = debug_sidecar::cli::Cli::parse();
+    let cli = debug_sidecar::cli::Cli::from_env();
     if cli.prints_for_a_person() {
         quiet_on_closed_pipe();
     }

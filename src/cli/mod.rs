@@ -256,6 +256,33 @@ pub enum Command {
 }
 
 impl Cli {
+    /// The process's command line. `hook <dialect> <event>`, which a
+    /// harness starts on every event, is read without building clap's whole
+    /// command tree (a fifth of a hook's instructions); any other shape,
+    /// `--help` included, is clap's to read and answer.
+    pub fn from_env() -> Cli {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        Cli::hook_command(&args).unwrap_or_else(|| Cli::parse_from(args))
+    }
+
+    /// `hook <dialect> <event>` exactly, as clap would read it.
+    fn hook_command(args: &[std::ffi::OsString]) -> Option<Cli> {
+        let [_, hook, dialect, event] = args else {
+            return None;
+        };
+        let (dialect, event) = (dialect.to_str()?, event.to_str()?);
+        if hook != "hook" || event.starts_with('-') {
+            return None;
+        }
+        let dialect = <crate::hook::Dialect as clap::ValueEnum>::from_str(dialect, false).ok()?;
+        Some(Cli {
+            command: Some(Command::Hook {
+                dialect,
+                event: event.to_string(),
+            }),
+        })
+    }
+
     /// Whether the command prints text for a person (tables, listings),
     /// rather than speaking a protocol on stdout.
     pub fn prints_for_a_person(&self) -> bool {
@@ -459,5 +486,45 @@ impl Where {
         let config = crate::engine::EngineConfig::for_workspace(root, self.state_dir)?;
         let store = crate::workspace::committed::open_store(&config.root, &config.state_dir);
         Ok(crate::engine::Engine::new(config, store))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<std::ffi::OsString> {
+        words.iter().map(Into::into).collect()
+    }
+
+    #[test]
+    fn a_hook_read_without_clap_is_what_clap_reads() {
+        for words in [
+            ["debug-sidecar", "hook", "claude", "UserPromptSubmit"],
+            ["debug-sidecar", "hook", "codex", "Stop"],
+            ["debug-sidecar", "hook", "gemini", "AfterAgent"],
+            ["debug-sidecar", "hook", "copilot", "preToolUse"],
+            ["debug-sidecar", "hook", "claude", "NoSuchEvent"],
+        ] {
+            let fast = Cli::hook_command(&args(&words)).expect("read without clap");
+            let clap = Cli::try_parse_from(args(&words)).expect("clap reads it");
+            assert_eq!(format!("{fast:?}"), format!("{clap:?}"), "{words:?}");
+        }
+    }
+
+    #[test]
+    fn any_other_command_line_is_left_to_clap() {
+        for words in [
+            &["debug-sidecar", "hook", "--help"][..],
+            &["debug-sidecar", "hook", "claude"],
+            &["debug-sidecar", "hook", "Claude", "Stop"],
+            &["debug-sidecar", "hook", "vim", "Stop"],
+            &["debug-sidecar", "hook", "claude", "--help"],
+            &["debug-sidecar", "hook", "claude", "Stop", "extra"],
+            &["debug-sidecar", "status", "claude", "Stop"],
+            &["debug-sidecar"],
+        ] {
+            assert!(Cli::hook_command(&args(words)).is_none(), "{words:?}");
+        }
     }
 }
