@@ -5,7 +5,7 @@
 //! times). Nothing here asserts a time.
 //!
 //! Rows: a hook against `cat` of the same input (in a git repository with an
-//! active session), `run -- true` against `true`, `run -- seq` against
+//! active session) and its process start alone (the hook on no input), `run -- true` against `true`, `run -- seq` against
 //! `seq | tee` (past the run's cap, and all recorded beside the floor of
 //! writing its records), `logs --summary` of a generated log against `wc -l`, and a
 //! Python and a Node loop under a logpoint (and without one) against the
@@ -202,6 +202,20 @@ fn main() {
         },
     );
     println!("{:<44} {hook:>9.2} ms (p50 of the hook alone)", "");
+    // The same process on empty input: it starts, reads stdin and stops,
+    // so the row above less this one is the hook's own work.
+    row(
+        "  its start alone: the hook on no input (vs cat)",
+        "the floor of the row above",
+        rounds * 4,
+        || timed(&mut Command::new("cat"), Some(b"")),
+        || {
+            timed(
+                sidecar(&root).args(["hook", "claude", "UserPromptSubmit"]),
+                Some(b""),
+            )
+        },
+    );
 
     row(
         "run -- true (vs true)",
