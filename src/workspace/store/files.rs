@@ -68,14 +68,8 @@ impl FileStamp {
 /// Write `bytes` to a temporary file beside `path` and rename it over
 /// `path`; with `durable`, fsync the file before and the directory after.
 pub(super) fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temp = dir.join(format!(
-        ".{name}.{}-{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let temp = temp_beside(path);
     let written = (|| {
         let mut file = File::create(&temp)?;
         file.write_all(bytes)?;
@@ -92,6 +86,53 @@ pub(super) fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> io::Resu
         let _ = fs::remove_file(&temp);
     }
     written
+}
+
+/// Write `bytes` to a temporary file beside `path`, exchange the two and
+/// remove the old one: readers see the old file or the new, never none,
+/// as with `replace_file`. For a file that is a view of the moment (the
+/// activity): renamed over another file, ext4 starts the new one's
+/// writeback inside the rename (its guard against an empty file after a
+/// crash), which was most of a hook's own time, milliseconds on a busy
+/// disk. Such a view found damaged after a crash is read as a fresh one.
+/// Where there is nothing to exchange with, or the system or filesystem
+/// cannot exchange, it is a rename.
+pub(super) fn swap_in(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        let temp = temp_beside(path);
+        let written = File::create(&temp).and_then(|mut file| file.write_all(bytes));
+        if let Err(error) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(error);
+        }
+        if renameat_with(CWD, &temp, CWD, path, RenameFlags::EXCHANGE).is_ok() {
+            // The old file, now under the temporary name; one left by a
+            // writer killed here goes with the stale temporaries.
+            let _ = fs::remove_file(&temp);
+            return Ok(());
+        }
+        let renamed = fs::rename(&temp, path);
+        if renamed.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        renamed
+    }
+    #[cfg(not(target_os = "linux"))]
+    replace_file(path, bytes, false)
+}
+
+/// A temporary file's name beside `path`, one per process and write.
+fn temp_beside(path: &Path) -> std::path::PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    dir.join(format!(
+        ".{name}.{}-{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 /// Temporary files a writer killed mid-write left behind. Only the lock
@@ -122,4 +163,40 @@ pub(super) fn read_own(path: &Path) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     crate::workspace::runlog::open_own(path)?.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn temporaries(dir: &Path) -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn a_swapped_in_file_replaces_the_old_and_leaves_no_temporary() {
+        let dir = std::env::temp_dir().join(format!("ds-swap-in-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(ACTIVITY_FILE);
+        swap_in(&path, b"{\"revision\":1}").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"{\"revision\":1}", "created");
+        let mut held = File::open(&path).unwrap();
+        swap_in(&path, b"{\"revision\":2}").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"{\"revision\":2}", "replaced");
+        let mut old = String::new();
+        held.read_to_string(&mut old).unwrap();
+        assert_eq!(
+            old, "{\"revision\":1}",
+            "a reader of the old file reads it whole"
+        );
+        assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+        let _ = fs::remove_dir_all(&dir);
+    }
 }

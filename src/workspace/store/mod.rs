@@ -24,7 +24,7 @@ use crate::core::revision::{next_revision, revived_revision};
 use crate::core::revival;
 use damage::Found;
 pub use damage::{set_aside_unless, Expected};
-use files::{replace_file, FileStamp, StampCache};
+use files::{replace_file, swap_in, FileStamp, StampCache};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fs;
@@ -513,7 +513,7 @@ impl Store for FileStore {
         // A directory there would refuse the rename of every write.
         set_aside_unless(&path, Expected::File, now_stamp()).map_err(write_error(&path))?;
         let bytes = serde_json::to_vec(&next).map_err(|e| write_error(&path)(e.into()))?;
-        replace_file(&path, &bytes, false).map_err(write_error(&path))?;
+        swap_in(&path, &bytes).map_err(write_error(&path))?;
         Ok(next)
     }
 }
