@@ -76,6 +76,11 @@ fn own_options(options: &mut OpenOptions) -> &mut OpenOptions {
 
 /// A symlink met where a file of ours should be, said plainly.
 fn refused_link(file: &Path, error: io::Error) -> io::Error {
+    // A link opened without following fails otherwise (ELOOP): a missing
+    // file needs no look (a hook reads several that are mostly absent).
+    if error.kind() == io::ErrorKind::NotFound {
+        return error;
+    }
     let linked = fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
     if linked {
         io::Error::new(
