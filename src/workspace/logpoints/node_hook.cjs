@@ -18,11 +18,10 @@
   const dir = process.env.DEBUG_SIDECAR_LOGPOINTS;
   // Node 20 to 22 run the preloads again on the module hooks' own thread.
   if (!dir || process.env.DEBUG_SIDECAR_NODE_HOOKS_THREAD === '1') return;
-  let fs, url, threadId;
+  let fs, url;
   try {
     fs = require('fs');
     url = require('url');
-    threadId = require('worker_threads').threadId;
   } catch (_) {
     return;
   }
@@ -40,6 +39,9 @@
     out = fs.openSync(spec.hits, 'a');
   } catch (_) {
     try {
+      // Loaded only here: loading `worker_threads` was most of this file's
+      // start (3-4 ms on Node 24).
+      const { threadId } = require('worker_threads');
       out = fs.openSync(dir + '/' + process.pid + '-' + threadId + '.jsonl', 'a');
     } catch (_) {
       return;
