@@ -5,11 +5,12 @@
 //! times). Nothing here asserts a time.
 //!
 //! Rows: a hook against `cat` of the same input (in a git repository with an
-//! active session) and its process start alone (the hook on no input), `run -- true` against `true`, `run -- seq` against
-//! `seq | tee` (past the run's cap, and all recorded beside the floor of
-//! writing its records), `logs --summary` of a generated log against `wc -l`, and a
-//! Python and a Node loop under a logpoint (and without one) against the
-//! bare interpreter.
+//! active session) and its process start alone (the hook on no input),
+//! `run -- true` against `true`, `run -- seq` against `seq | tee` (past the
+//! run's cap, and all recorded beside the floor of writing its records),
+//! `logs --summary` of a generated log against `wc -l`, and a Python and a
+//! Node loop under a logpoint (and without one) against the bare
+//! interpreter.
 //!
 //! `scripts/bench` runs it; `DS_BENCH_ROUNDS` sets the rounds (default 15),
 //! `DS_BENCH_LOG_MB` the summarised log's size (default 289), `DS_BENCH_BIN`

@@ -478,9 +478,10 @@ impl Redactor {
                 // where its form allows (`spans.rs`), else captured.
                 let span = if !has_secret_group {
                     whole.range()
-                } else if let Some(span) = (!shape.always)
-                    .then(|| spans::secret_in(kind, whole.as_str()))
-                    .flatten()
+                } else if let Some(span) = spans::secret_in(kind, whole.as_str())
+                    // A workspace's own pattern or key words may carry a
+                    // built-in kind's name (`assignment`), not its form.
+                    .filter(|_| !shape.always)
                 {
                     whole.start() + span.start..whole.start() + span.end
                 } else {

@@ -68,24 +68,12 @@ impl FileStamp {
 /// Write `bytes` to a temporary file beside `path` and rename it over
 /// `path`; with `durable`, fsync the file before and the directory after.
 pub(super) fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let temp = temp_beside(path);
-    let written = (|| {
-        let mut file = File::create(&temp)?;
-        file.write_all(bytes)?;
-        if durable {
-            file.sync_all()?;
-        }
-        fs::rename(&temp, path)?;
-        if durable {
-            File::open(dir)?.sync_all()?;
-        }
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
+    let temp = write_beside(path, bytes, durable)?;
+    rename_or_remove(&temp, path)?;
+    if durable {
+        File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()?;
     }
-    written
+    Ok(())
 }
 
 /// Write `bytes` to a temporary file beside `path`, exchange the two and
@@ -102,38 +90,53 @@ pub(super) fn swap_in(path: &Path, bytes: &[u8]) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         use rustix::fs::{renameat_with, RenameFlags, CWD};
-        let temp = temp_beside(path);
-        let written = File::create(&temp).and_then(|mut file| file.write_all(bytes));
-        if let Err(error) = written {
-            let _ = fs::remove_file(&temp);
-            return Err(error);
-        }
+        let temp = write_beside(path, bytes, false)?;
         if renameat_with(CWD, &temp, CWD, path, RenameFlags::EXCHANGE).is_ok() {
             // The old file, now under the temporary name; one left by a
             // writer killed here goes with the stale temporaries.
             let _ = fs::remove_file(&temp);
             return Ok(());
         }
-        let renamed = fs::rename(&temp, path);
-        if renamed.is_err() {
-            let _ = fs::remove_file(&temp);
-        }
-        renamed
+        rename_or_remove(&temp, path)
     }
     #[cfg(not(target_os = "linux"))]
     replace_file(path, bytes, false)
 }
 
-/// A temporary file's name beside `path`, one per process and write.
-fn temp_beside(path: &Path) -> std::path::PathBuf {
+/// `bytes` in a new temporary file beside `path` (synced with `durable`);
+/// nothing is left behind when that fails.
+fn write_beside(path: &Path, bytes: &[u8], durable: bool) -> io::Result<std::path::PathBuf> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    dir.join(format!(
+    let temp = dir.join(format!(
         ".{name}.{}-{}.tmp",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
-    ))
+    ));
+    let written = File::create(&temp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        if durable {
+            file.sync_all()?;
+        }
+        Ok(())
+    });
+    match written {
+        Ok(()) => Ok(temp),
+        Err(error) => {
+            let _ = fs::remove_file(&temp);
+            Err(error)
+        }
+    }
+}
+
+/// `temp` renamed to `path`, or removed when it cannot be.
+fn rename_or_remove(temp: &Path, path: &Path) -> io::Result<()> {
+    let renamed = fs::rename(temp, path);
+    if renamed.is_err() {
+        let _ = fs::remove_file(temp);
+    }
+    renamed
 }
 
 /// Temporary files a writer killed mid-write left behind. Only the lock
