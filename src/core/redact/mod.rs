@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 
 mod scan;
 mod spans;
+mod starts;
 mod tables;
 use scan::AnchorScan;
 use tables::*;
@@ -685,9 +686,14 @@ impl LineStream {
         if !redactor.enabled {
             return (Cow::Borrowed(line), 0);
         }
-        // Open after this line when its last BEGIN comes after its last END.
+        // Open after this line when its last BEGIN comes after its last END
+        // (looked for only where it matters: most lines hold no key).
         let key_line = line.contains(PRIVATE_KEY_MARK);
-        let (begin, end) = (line.rfind("-----BEGIN"), line.rfind("-----END"));
+        let (begin, end) = if key_line || self.in_private_key {
+            (line.rfind("-----BEGIN"), line.rfind("-----END"))
+        } else {
+            (None, None)
+        };
         let opens = key_line && begin.is_some() && begin > end;
         if self.in_private_key {
             self.lines_inside += 1;

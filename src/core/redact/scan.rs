@@ -11,11 +11,24 @@
 //! independent chains: about 1.6 GB/s on 64 KiB chunks (more lanes were
 //! no faster). Only where anchors end is reported, which is what the doors
 //! need: which lines hold one.
+//!
+//! Where the processor has AVX2 a filter goes first (`starts`): it finds
+//! the few places an anchor may start, 32 or 64 bytes at a time, and the
+//! automaton reads only from each of them until it is back at its start
+//! state (no anchor under way). Text the filter lets through densely (an
+//! anchor in every line) goes back to the four lanes.
 
+use super::starts::Starts;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::Anchored;
 
 const LANES: usize = 4;
+/// The shortest text the filter goes first for (two blocks).
+const SPARSE_FROM: usize = 64;
+/// The filtered scan gives way to every byte when the automaton has read
+/// more than one byte in this many, past the first `DENSE_SLACK`.
+const DENSE_SHARE: usize = 8;
+const DENSE_SLACK: usize = 4096;
 
 pub(super) struct AnchorScan {
     /// A byte's class: bytes every state moves on alike share one.
@@ -28,6 +41,8 @@ pub(super) struct AnchorScan {
     matches_from: u16,
     /// The longest anchor, in bytes.
     longest: usize,
+    /// Where an anchor may start, when the processor can say it fast.
+    starts: Option<Starts>,
 }
 
 impl AnchorScan {
@@ -114,6 +129,7 @@ impl AnchorScan {
             start: u16::try_from(renumbered[0]).ok()?,
             matches_from: u16::try_from(matches_from.unwrap_or(usize::from(u16::MAX))).ok()?,
             longest: words.iter().map(|w| w.as_ref().len()).max().unwrap_or(1),
+            starts: Starts::new(words),
         })
     }
 
@@ -150,8 +166,17 @@ impl AnchorScan {
     }
 
     /// `found` gets the last byte of each anchor, in order, until it
-    /// answers false: in one lane, or in four for a long enough text.
-    fn ends(&self, bytes: &[u8], mut found: impl FnMut(usize) -> bool) {
+    /// answers false: from the places the filter finds, or in one lane, or
+    /// in four for a long enough text.
+    fn ends(&self, bytes: &[u8], found: impl FnMut(usize) -> bool) {
+        match &self.starts {
+            Some(starts) if bytes.len() >= SPARSE_FROM => self.sparse(starts, bytes, found),
+            _ => self.dense(bytes, found),
+        }
+    }
+
+    /// The automaton over every byte: in one lane, or four.
+    fn dense(&self, bytes: &[u8], mut found: impl FnMut(usize) -> bool) {
         if self.in_lanes(bytes) {
             return self.lanes(bytes, found);
         }
@@ -161,6 +186,51 @@ impl AnchorScan {
             if state >= self.matches_from && !found(at) {
                 return;
             }
+        }
+    }
+
+    /// The automaton from each place the filter finds until it is back at
+    /// its start state: an anchor starts at such a place, and from the
+    /// start state the automaton finds every anchor that starts where it
+    /// reads from, so what it skips holds none. When the places keep it
+    /// reading more than one byte in `DENSE_SHARE`, the rest goes to
+    /// `dense`.
+    fn sparse(&self, starts: &Starts, bytes: &[u8], mut found: impl FnMut(usize) -> bool) {
+        // The next byte the automaton reads; it is at its start state there.
+        let mut next = 0;
+        let mut read = 0;
+        let mut stopped = false;
+        let mut dense = false;
+        let looked = starts.each(bytes, |place| {
+            if place < next {
+                return true; // read over already
+            }
+            let mut state = self.start;
+            next = place;
+            loop {
+                state = self.step(state, bytes[next]);
+                if state >= self.matches_from && !found(next) {
+                    stopped = true;
+                    return false;
+                }
+                next += 1;
+                read += 1;
+                if state == self.start || next == bytes.len() {
+                    break;
+                }
+            }
+            // Checked once a window is read, so `next` is where it stopped.
+            dense = read > DENSE_SLACK && read * DENSE_SHARE > next;
+            !dense
+        });
+        if stopped {
+            return;
+        }
+        // Past the last whole block, or from where the places grew dense:
+        // every byte, the automaton at its start state there.
+        let from = looked.map_or(next, |looked| looked.max(next));
+        if from < bytes.len() {
+            self.dense(&bytes[from..], |at| found(from + at));
         }
     }
 
@@ -270,6 +340,43 @@ mod tests {
             let scan = AnchorScan::new(WORDS).unwrap();
             prop_assert_eq!(scan.last_bytes(text.as_bytes()), expected(text.as_bytes()));
             prop_assert_eq!(scan.is_match(text.as_bytes()), !expected(text.as_bytes()).is_empty());
+            prop_assert_eq!(every_byte(&scan, text.as_bytes()), expected(text.as_bytes()));
         }
+    }
+
+    /// The automaton over every byte, the filter left out.
+    fn every_byte(scan: &AnchorScan, bytes: &[u8]) -> Vec<usize> {
+        let mut found = Vec::new();
+        scan.dense(bytes, |at| {
+            found.push(at);
+            true
+        });
+        found
+    }
+
+    #[test]
+    fn text_dense_with_anchors_is_found_whole_after_the_filter_gives_way() {
+        let scan = AnchorScan::new(WORDS).unwrap();
+        // Clean text first (the filter reads it), then an anchor in every
+        // few bytes past the slack (the lanes read the rest).
+        let mut text = "request 1: total=7 path=/cart\n".repeat(400);
+        for i in 0..3000 {
+            text.push_str(["password ", "x ", "Sk-", "://", "bEaReR "][i % 5]);
+        }
+        text.push_str(&"ok ".repeat(50));
+        text.push_str("ghp_");
+        let bytes = text.as_bytes();
+        assert_eq!(scan.last_bytes(bytes), expected(bytes));
+        assert!(scan.is_match(bytes));
+        // A stop asked for inside the filtered part is kept.
+        let mut first = None;
+        scan.ends(
+            b"....................................................................xox",
+            |at| {
+                first = Some(at);
+                false
+            },
+        );
+        assert_eq!(first, Some(70));
     }
 }

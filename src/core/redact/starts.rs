@@ -1,0 +1,438 @@
+//! Where an anchor may start, 32 or 64 bytes at a time: a fingerprint of
+//! the anchors' first four bytes, the filter Hyperscan calls Teddy (the
+//! aho-corasick crate's packed search is one; it compares case exactly and
+//! takes at most 64 words, so it cannot serve these).
+//!
+//! The words are shared out among sixteen buckets, one bit each in one of
+//! two halves. For each of the first four positions of a word, two
+//! 16-entry tables per half give the buckets a byte's low nibble allows
+//! and those its high nibble allows; a byte's bits are the two looked up
+//! and combined (a `pshufb` each). A place may start a word of a bucket
+//! when its byte and the next three all keep that bucket's bit. Bytes are
+//! compared with their `0x20` bit set, which folds ASCII case (and a few
+//! rare bytes onto others, which only lets more through). The filter
+//! misses no start; what it lets through that starts no word (a nibble of
+//! one word's byte paired with another's) the automaton behind it turns
+//! away within a byte or two.
+//!
+//! On this README, eight buckets over three bytes let 35 places a KiB
+//! through; sixteen over four let 4.6, about as many as start one of the
+//! anchors' first three bytes.
+//!
+//! Needs AVX2 (64 places a block with AVX-512 BW), found when the process
+//! runs; without it there is no filter and the automaton reads every byte.
+
+/// The fingerprint's width: a word's first four bytes.
+const WIDTH: usize = 4;
+/// Two halves of eight buckets, a byte's bits each.
+const HALVES: usize = 2;
+const BUCKETS: usize = 8 * HALVES;
+
+/// One bucket's words, as the nibbles each position allows (a bit each).
+#[derive(Clone, Copy, Default)]
+struct Bucket {
+    low: [u16; WIDTH],
+    high: [u16; WIDTH],
+    words: usize,
+}
+
+impl Bucket {
+    /// The bucket with `word`'s start let through too (case folded).
+    fn with(mut self, word: &[u8]) -> Bucket {
+        self.words += 1;
+        for position in 0..WIDTH {
+            match word.get(position) {
+                Some(&byte) => {
+                    let byte = byte | 0x20;
+                    self.low[position] |= 1 << (byte & 0x0f);
+                    self.high[position] |= 1 << (byte >> 4);
+                }
+                // Past a short word's end, any byte.
+                None => {
+                    self.low[position] = u16::MAX;
+                    self.high[position] = u16::MAX;
+                }
+            }
+        }
+        self
+    }
+
+    /// About how often the bucket lets a place of text through: the share
+    /// of text's bytes each position allows, multiplied.
+    fn letting_through(&self, weights: &[u32; 256]) -> f64 {
+        if self.words == 0 {
+            return 0.0;
+        }
+        (0..WIDTH)
+            .map(|p| {
+                let mut parts = 0u32;
+                for high in bits(self.high[p]) {
+                    for low in bits(self.low[p]) {
+                        parts += weights[high << 4 | low];
+                    }
+                }
+                f64::from(parts) / 1e6
+            })
+            .product()
+    }
+}
+
+/// The indexes of the bits set in `mask`.
+fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let bit = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
+        mask &= mask - 1;
+        Some(bit)
+    })
+}
+
+/// About how many of a million bytes of a program's text output, case
+/// folded, are `byte` (English letter frequencies, with spaces, digits and
+/// punctuation): only to share words out among buckets well.
+fn in_text(byte: u8) -> u32 {
+    // Per mille of English letters, a to z.
+    const LETTERS: &[u8; 26] = &[
+        82, 15, 28, 43, 127, 22, 20, 61, 70, 2, 8, 40, 24, 67, 75, 19, 1, 60, 63, 91, 28, 10, 24,
+        2, 20, 1,
+    ];
+    match byte {
+        b'a'..=b'z' => 600 * u32::from(LETTERS[usize::from(byte - b'a')]),
+        b'0'..=b'9' => 12_000,
+        b' ' => 130_000,
+        b'.' | b',' | b':' | b'=' | b'/' | 0x7f | b'-' | b'"' | b'*' => 10_000,
+        // What folding leaves out: bytes with the 0x20 bit clear.
+        _ if byte & 0x20 == 0 => 0,
+        0x21..=0x7e => 2_000,
+        _ => 500,
+    }
+}
+
+#[derive(Clone)]
+pub(super) struct Starts {
+    /// `[half][position][low nibble]` -> the half's buckets that nibble
+    /// allows there.
+    low: [[[u8; 16]; WIDTH]; HALVES],
+    /// `[half][position][high nibble]` -> the same for high nibbles.
+    high: [[[u8; 16]; WIDTH]; HALVES],
+    /// The processor has AVX-512 (BW): 64 places a block.
+    wide: bool,
+}
+
+impl Starts {
+    /// The filter for `words`, compared without ASCII case; `None` when the
+    /// processor lacks AVX2 or a word is empty (any place starts it).
+    pub(super) fn new<W: AsRef<[u8]>>(words: &[W]) -> Option<Starts> {
+        if !has_avx2() {
+            return None;
+        }
+        Starts::build(words)
+    }
+
+    fn build<W: AsRef<[u8]>>(words: &[W]) -> Option<Starts> {
+        let words: Vec<&[u8]> = words.iter().map(AsRef::as_ref).collect();
+        if words.is_empty() || words.iter().any(|w| w.is_empty()) {
+            return None;
+        }
+        // Each word goes to the bucket it widens least: a bucket lets
+        // through the places whose four bytes its tables all allow, about
+        // as often, in text, as the share of text's bytes each position
+        // allows, multiplied; a word that starts like one already there
+        // adds nothing. Ties go to the emptier bucket.
+        let weights: [u32; 256] = std::array::from_fn(|b| in_text(b as u8));
+        let mut buckets = [Bucket::default(); BUCKETS];
+        let mut costs = [0.0f64; BUCKETS];
+        // Words that start alike are one start to the filter.
+        let mut starts: Vec<Vec<u8>> = words
+            .iter()
+            .map(|w| w[..w.len().min(WIDTH)].to_ascii_lowercase())
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        for word in &starts {
+            let widened = buckets.map(|bucket| bucket.with(word).letting_through(&weights));
+            let best = (0..BUCKETS).min_by(|&a, &b| {
+                (widened[a] - costs[a])
+                    .total_cmp(&(widened[b] - costs[b]))
+                    .then(buckets[a].words.cmp(&buckets[b].words))
+            });
+            if let Some(best) = best {
+                buckets[best] = buckets[best].with(word);
+                costs[best] = widened[best];
+            }
+        }
+        let mut low = [[[0u8; 16]; WIDTH]; HALVES];
+        let mut high = [[[0u8; 16]; WIDTH]; HALVES];
+        for (index, bucket) in buckets.iter().enumerate() {
+            let (half, bit) = (index / 8, 1 << (index % 8));
+            for position in 0..WIDTH {
+                for nibble in 0..16 {
+                    if bucket.low[position] >> nibble & 1 == 1 {
+                        low[half][position][nibble] |= bit;
+                    }
+                    if bucket.high[position] >> nibble & 1 == 1 {
+                        high[half][position][nibble] |= bit;
+                    }
+                }
+            }
+        }
+        Some(Starts {
+            low,
+            high,
+            wide: has_avx512(),
+        })
+    }
+
+    /// Calls `start` with each place in `bytes` where a word may start, in
+    /// order, until it answers false (then `None`). Places past the last
+    /// whole block are not looked at: the answer is the first of them, and
+    /// any place from there on may start a word.
+    pub(super) fn each(&self, bytes: &[u8], start: impl FnMut(usize) -> bool) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: `new` built `self` only where the processor has AVX2,
+            // and set `wide` only where it has AVX-512 BW.
+            unsafe {
+                if self.wide {
+                    self.each_avx512(bytes, start)
+                } else {
+                    self.each_avx2(bytes, start)
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (bytes, start);
+            Some(0)
+        }
+    }
+
+    /// Whether a place may start a word, as the vector search finds it
+    /// (for the tests).
+    #[cfg(test)]
+    fn lets_through(&self, bytes: &[u8], at: usize) -> bool {
+        (0..HALVES).any(|half| {
+            let bits = (0..WIDTH).fold(0xff, |bits, position| {
+                let byte = bytes[at + position] | 0x20;
+                bits & self.low[half][position][usize::from(byte & 0x0f)]
+                    & self.high[half][position][usize::from(byte >> 4)]
+            });
+            bits != 0
+        })
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn each_avx2(
+        &self,
+        bytes: &[u8],
+        mut start: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        use std::arch::x86_64::*;
+        let table = |entries: &[u8; 16]| {
+            // SAFETY: the load reads the 16 bytes of `entries`.
+            let half = unsafe { _mm_loadu_si128(entries.as_ptr().cast()) };
+            _mm256_broadcastsi128_si256(half)
+        };
+        let low: [[__m256i; WIDTH]; HALVES] =
+            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.low[h][p])));
+        let high: [[__m256i; WIDTH]; HALVES] =
+            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.high[h][p])));
+        let nibble = _mm256_set1_epi8(0x0f);
+        let case = _mm256_set1_epi8(0x20);
+        let zero = _mm256_setzero_si256();
+        let mut at = 0;
+        // A block reads 32 places and the `WIDTH - 1` bytes after them.
+        while at + 32 + WIDTH - 1 <= bytes.len() {
+            let mut bits = [_mm256_set1_epi8(-1); HALVES];
+            for position in 0..WIDTH {
+                // SAFETY: `at + position + 32 <= bytes.len()` by the loop's
+                // condition; unaligned loads allow any address.
+                let v = unsafe { _mm256_loadu_si256(bytes.as_ptr().add(at + position).cast()) };
+                let v = _mm256_or_si256(v, case);
+                let lows = _mm256_and_si256(v, nibble);
+                let highs = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+                for half in 0..HALVES {
+                    let kept = _mm256_and_si256(
+                        _mm256_shuffle_epi8(low[half][position], lows),
+                        _mm256_shuffle_epi8(high[half][position], highs),
+                    );
+                    bits[half] = _mm256_and_si256(bits[half], kept);
+                }
+            }
+            let bits = _mm256_or_si256(bits[0], bits[1]);
+            let mut places = !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(bits, zero)) as u32);
+            while places != 0 {
+                if !start(at + places.trailing_zeros() as usize) {
+                    return None;
+                }
+                places &= places - 1;
+            }
+            at += 32;
+        }
+        Some(at)
+    }
+}
+
+impl Starts {
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn each_avx512(
+        &self,
+        bytes: &[u8],
+        mut start: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        use std::arch::x86_64::*;
+        let table = |entries: &[u8; 16]| {
+            // SAFETY: the load reads the 16 bytes of `entries`.
+            let quarter = unsafe { _mm_loadu_si128(entries.as_ptr().cast()) };
+            _mm512_broadcast_i32x4(quarter)
+        };
+        let low: [[__m512i; WIDTH]; HALVES] =
+            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.low[h][p])));
+        let high: [[__m512i; WIDTH]; HALVES] =
+            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.high[h][p])));
+        let nibble = _mm512_set1_epi8(0x0f);
+        let case = _mm512_set1_epi8(0x20);
+        let mut at = 0;
+        while at + 64 + WIDTH - 1 <= bytes.len() {
+            let mut bits = [_mm512_set1_epi8(-1); HALVES];
+            for position in 0..WIDTH {
+                // SAFETY: `at + position + 64 <= bytes.len()` by the loop's
+                // condition; unaligned loads allow any address.
+                let v = unsafe { _mm512_loadu_si512(bytes.as_ptr().add(at + position).cast()) };
+                let v = _mm512_or_si512(v, case);
+                let lows = _mm512_and_si512(v, nibble);
+                let highs = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+                for half in 0..HALVES {
+                    let kept = _mm512_and_si512(
+                        _mm512_shuffle_epi8(low[half][position], lows),
+                        _mm512_shuffle_epi8(high[half][position], highs),
+                    );
+                    bits[half] = _mm512_and_si512(bits[half], kept);
+                }
+            }
+            let bits = _mm512_or_si512(bits[0], bits[1]);
+            let mut places: u64 = _mm512_test_epi8_mask(bits, bits);
+            while places != 0 {
+                if !start(at + places.trailing_zeros() as usize) {
+                    return None;
+                }
+                places &= places - 1;
+            }
+            at += 64;
+        }
+        // The rest in 32-byte blocks.
+        let rest = unsafe { self.each_avx2(&bytes[at..], |place| start(at + place)) }?;
+        Some(at + rest)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_avx512() -> bool {
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_avx2() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const WORDS: &[&str] = &[
+        "ghp_", "bearer", "://", "xox", "\u{17f}", "password", "sk-", "a", "_v1_", "hf_",
+    ];
+
+    /// Every place in `bytes` with a word starting there (case aside).
+    fn real_starts(bytes: &[u8]) -> Vec<usize> {
+        (0..bytes.len())
+            .filter(|&at| {
+                WORDS.iter().any(|w| {
+                    bytes
+                        .get(at..at + w.len())
+                        .is_some_and(|s| s.eq_ignore_ascii_case(w.as_bytes()))
+                })
+            })
+            .collect()
+    }
+
+    /// What the vector search reports, and where it stopped looking.
+    fn reported(starts: &Starts, bytes: &[u8]) -> (Vec<usize>, usize) {
+        let mut places = Vec::new();
+        let end = starts
+            .each(bytes, |at| {
+                places.push(at);
+                true
+            })
+            .unwrap();
+        (places, end)
+    }
+
+    proptest! {
+        #[test]
+        fn the_filter_misses_no_start_and_reports_what_its_tables_say(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    "[a-zA-Z0-9 :/_.-]{0,40}",
+                    "[\\x00-\\x7f]{0,10}",
+                    proptest::sample::select(WORDS.to_vec()).prop_map(|w| w.to_uppercase()),
+                    proptest::sample::select(WORDS.to_vec()).prop_map(str::to_string),
+                ],
+                0..100,
+            )
+        ) {
+            let Some(starts) = Starts::new(WORDS) else {
+                return Ok(()); // no AVX2 here: nothing to hold to account
+            };
+            let text = pieces.concat();
+            let bytes = text.as_bytes();
+            let (places, end) = reported(&starts, bytes);
+            // The 32-byte search alone finds the same places.
+            let narrow = Starts { wide: false, ..starts.clone() };
+            prop_assert_eq!(reported(&narrow, bytes), (places.clone(), end));
+            prop_assert!(end <= bytes.len() && bytes.len() < end + 32 + WIDTH - 1);
+            let expected: Vec<usize> =
+                (0..end).filter(|&at| starts.lets_through(bytes, at)).collect();
+            prop_assert_eq!(&places, &expected);
+            for at in real_starts(bytes) {
+                prop_assert!(at >= end || places.contains(&at), "missed {}", at);
+            }
+        }
+    }
+
+    #[test]
+    fn text_with_no_word_near_it_has_few_places() {
+        let Some(starts) = Starts::new(&["password", "token", "bearer"]) else {
+            return;
+        };
+        let text = "request 1234: user=ada total=8638 status=ok path=/cart/items\n".repeat(20);
+        let (places, _) = reported(&starts, text.as_bytes());
+        assert_eq!(places, Vec::<usize>::new());
+    }
+
+    #[test]
+    fn an_answer_of_false_stops_the_search() {
+        let Some(starts) = Starts::new(&["x"]) else {
+            return;
+        };
+        let mut seen = 0;
+        let stopped = starts.each(&[b'x'; 100], |_| {
+            seen += 1;
+            seen < 3
+        });
+        assert_eq!((stopped, seen), (None, 3));
+    }
+}
