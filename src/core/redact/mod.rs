@@ -222,6 +222,15 @@ impl Scan {
         }
     }
 
+    /// `found` gets the last byte of each word in `bytes`, in order, until
+    /// it answers false; whether every answer was true.
+    fn each_end(&self, bytes: &[u8], mut found: impl FnMut(usize) -> bool) -> bool {
+        match self {
+            Scan::Dense(scan) => scan.each_end(bytes, found),
+            Scan::Matcher(matcher) => matcher.find_iter(bytes).all(|m| found(m.end() - 1)),
+        }
+    }
+
     fn last_bytes(&self, bytes: &[u8]) -> Vec<usize> {
         match self {
             Scan::Dense(scan) => scan.last_bytes(bytes),
@@ -428,6 +437,52 @@ impl Redactor {
             return None;
         }
         Some(anchors_or_key_words().last_bytes(bytes))
+    }
+
+    /// Log records as a door received them: `raw` their JSON (one, an array
+    /// or lines), `records` the same parsed, each redacted as `record` does.
+    /// A body that holds nothing the rules would change (most of what
+    /// probes post) is told so by one scan, without walking its records.
+    /// The count of values replaced.
+    pub fn records(&self, raw: &[u8], records: &mut [Value]) -> usize {
+        let envelope_keys = records
+            .iter()
+            .filter(|r| r.get("sessionId").is_some())
+            .count();
+        if self.leaves_records_unchanged(raw, envelope_keys) {
+            return 0;
+        }
+        records.iter_mut().map(|record| self.record(record)).sum()
+    }
+
+    /// Whether the records written as `raw` surely leave `record` unchanged:
+    /// the built-in rules only, no backslash (which may spell a word), and
+    /// every anchor and key word in them inside a `"sessionId"` that is one
+    /// of `envelope_keys`, the records' own top-level `sessionId` fields
+    /// (any other `"sessionId"` makes more).
+    fn leaves_records_unchanged(&self, raw: &[u8], envelope_keys: usize) -> bool {
+        const SESSION_KEY: &[u8] = b"\"sessionId\"";
+        if !self.enabled {
+            return true;
+        }
+        if self.extra_patterns || self.extra_keys || memchr::memchr(b'\\', raw).is_some() {
+            return false;
+        }
+        // Each word found lies in a `"sessionId"` (every one holds the key
+        // word `session`, so each is found), and there are as many as the
+        // records have of their own.
+        let (mut keys, mut last_key) = (0, None);
+        let only_in_keys = anchors_or_key_words().each_end(raw, |end| {
+            let key = (0..SESSION_KEY.len())
+                .filter_map(|back| end.checked_sub(back))
+                .find(|&at| raw[at..].starts_with(SESSION_KEY));
+            if key.is_some() && key != last_key {
+                keys += 1;
+                last_key = key;
+            }
+            key.is_some()
+        });
+        only_in_keys && keys == envelope_keys
     }
 
     /// Whether every line must be looked at (a workspace's own patterns).
@@ -986,5 +1041,75 @@ mod tests {
             ..Settings::default()
         };
         assert!(Redactor::with_settings(&bad).unwrap_err().contains("\"(\""));
+    }
+
+    #[test]
+    fn a_body_is_walked_unless_only_its_envelope_holds_a_word() {
+        let redactor = Redactor::default();
+        let clean = br#"{"sessionId":"s1","probeId":"p1","data":{"total":3}}"#;
+        assert!(redactor.leaves_records_unchanged(clean, 1));
+        for (raw, envelope_keys) in [
+            // A `sessionId` deeper than the envelope is a secret's key.
+            (&br#"{"sessionId":"s1","data":{"sessionId":"abc"}}"#[..], 1),
+            (br#"{"data":{"sessionId":"abc"}}"#, 0),
+            (br#"{"sessionId":"s1","token":"t0ken"}"#, 1),
+            (
+                br#"{"sessionId":"s1","note":"Bearer abcdefabcdefabcdef"}"#,
+                1,
+            ),
+            (br#"{"sessionId":"s1","note":"token=x"}"#, 1),
+        ] {
+            assert!(
+                !redactor.leaves_records_unchanged(raw, envelope_keys),
+                "{}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// A door's records come out as each record walked alone would.
+        #[test]
+        fn records_of_a_body_are_redacted_as_each_alone(
+            records in proptest::collection::vec(
+                proptest::collection::btree_map(
+                    proptest::sample::select(vec![
+                        "sessionId", "probeId", "data", "note", "token", "user", "session", "total",
+                    ]),
+                    proptest::prop_oneof![
+                        proptest::sample::select(vec![
+                            "s1", "ok", "sessionId", "Bearer abcdefabcdefabcdef", "pass\\word=x",
+                            "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "caf\u{e9}", "key-", "",
+                        ])
+                        .prop_map(|text| json!(text)),
+                        proptest::num::u32::ANY.prop_map(|n| json!(n)),
+                        proptest::collection::btree_map(
+                            proptest::sample::select(vec!["sessionId", "token", "n"]),
+                            proptest::sample::select(vec!["abc", "s1", "x"]),
+                            0..3,
+                        )
+                        .prop_map(|m| json!(m)),
+                    ],
+                    0..6,
+                ),
+                1..4,
+            ),
+            as_array in proptest::bool::ANY,
+        ) {
+            let mut values: Vec<Value> = records.into_iter().map(|r| json!(r)).collect();
+            let raw = if as_array {
+                serde_json::to_string(&values).unwrap()
+            } else {
+                values.iter().map(|v| v.to_string() + "\n").collect()
+            };
+            let redactor = Redactor::default();
+            let mut alone = values.clone();
+            let expected: usize = alone.iter_mut().map(|v| redactor.record(v)).sum();
+            let counted = redactor.records(raw.as_bytes(), &mut values);
+            proptest::prop_assert_eq!(&values, &alone);
+            proptest::prop_assert_eq!(counted, expected);
+        }
     }
 }

@@ -166,6 +166,17 @@ impl AnchorScan {
     }
 
     /// `found` gets the last byte of each anchor, in order, until it
+    /// answers false; whether every answer was true.
+    pub(super) fn each_end(&self, bytes: &[u8], mut found: impl FnMut(usize) -> bool) -> bool {
+        let mut all = true;
+        self.ends(bytes, |at| {
+            all = found(at);
+            all
+        });
+        all
+    }
+
+    /// `found` gets the last byte of each anchor, in order, until it
     /// answers false: from the places the filter finds, or in one lane, or
     /// in four for a long enough text.
     fn ends(&self, bytes: &[u8], found: impl FnMut(usize) -> bool) {
@@ -200,7 +211,6 @@ impl AnchorScan {
         let mut next = 0;
         let mut read = 0;
         let mut stopped = false;
-        let mut dense = false;
         let looked = starts.each(bytes, |place| {
             if place < next {
                 return true; // read over already
@@ -220,16 +230,12 @@ impl AnchorScan {
                 }
             }
             // Checked once a window is read, so `next` is where it stopped.
-            dense = read > DENSE_SLACK && read * DENSE_SHARE > next;
-            !dense
+            read <= DENSE_SLACK || read * DENSE_SHARE <= next
         });
-        if stopped {
-            return;
-        }
-        // Past the last whole block, or from where the places grew dense:
-        // every byte, the automaton at its start state there.
-        let from = looked.map_or(next, |looked| looked.max(next));
-        if from < bytes.len() {
+        // From where the places grew dense: every byte, the automaton at
+        // its start state there.
+        if !looked && !stopped {
+            let from = next;
             self.dense(&bytes[from..], |at| found(from + at));
         }
     }

@@ -183,10 +183,8 @@ impl Starts {
     }
 
     /// Calls `start` with each place in `bytes` where a word may start, in
-    /// order, until it answers false (then `None`). Places past the last
-    /// whole block are not looked at: the answer is the first of them, and
-    /// any place from there on may start a word.
-    pub(super) fn each(&self, bytes: &[u8], start: impl FnMut(usize) -> bool) -> Option<usize> {
+    /// order, until it answers false; whether every answer was true.
+    pub(super) fn each(&self, bytes: &[u8], start: impl FnMut(usize) -> bool) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: `new` built `self` only where the processor has AVX2,
@@ -201,32 +199,57 @@ impl Starts {
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (bytes, start);
-            Some(0)
+            // Never built here (`new` finds no AVX2); every place would do.
+            let mut start = start;
+            (0..bytes.len()).all(|place| start(place))
         }
     }
 
-    /// Whether a place may start a word, as the vector search finds it
-    /// (for the tests).
+    /// Whether a place may start a word, as the vector search finds it,
+    /// past the end as if zero bytes followed (for the tests).
     #[cfg(test)]
     fn lets_through(&self, bytes: &[u8], at: usize) -> bool {
         (0..HALVES).any(|half| {
             let bits = (0..WIDTH).fold(0xff, |bits, position| {
-                let byte = bytes[at + position] | 0x20;
+                let byte = bytes.get(at + position).copied().unwrap_or(0) | 0x20;
                 bits & self.low[half][position][usize::from(byte & 0x0f)]
                     & self.high[half][position][usize::from(byte >> 4)]
             });
             bits != 0
         })
     }
+}
 
+/// The blocks of `bytes` a vector search reads, `BLOCK` places each with
+/// the `WIDTH - 1` bytes after them: in place, then the last places copied
+/// into `padded` (zero bytes after them). Each comes with the places in it
+/// that are in `bytes`.
+fn blocks<'a, const BLOCK: usize>(
+    bytes: &'a [u8],
+    padded: &'a mut [u8],
+) -> impl Iterator<Item = (usize, *const u8, usize)> + 'a {
+    let whole = (bytes.len() + 1).saturating_sub(BLOCK + WIDTH - 1);
+    let in_place = (0..whole).step_by(BLOCK);
+    let last = whole.div_ceil(BLOCK) * BLOCK;
+    let rest = bytes.get(last..).unwrap_or_default();
+    padded[..rest.len()].copy_from_slice(rest);
+    let padded = padded.as_ptr();
+    in_place
+        .map(move |at| (at, bytes[at..].as_ptr(), BLOCK))
+        .chain((0..rest.len()).step_by(BLOCK).map(move |offset| {
+            // SAFETY: `offset < rest.len() <= BLOCK + WIDTH - 2`, inside `padded`.
+            (
+                last + offset,
+                unsafe { padded.add(offset) },
+                (rest.len() - offset).min(BLOCK),
+            )
+        }))
+}
+
+impl Starts {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn each_avx2(
-        &self,
-        bytes: &[u8],
-        mut start: impl FnMut(usize) -> bool,
-    ) -> Option<usize> {
+    unsafe fn each_avx2(&self, bytes: &[u8], mut start: impl FnMut(usize) -> bool) -> bool {
         use std::arch::x86_64::*;
         let table = |entries: &[u8; 16]| {
             // SAFETY: the load reads the 16 bytes of `entries`.
@@ -240,14 +263,13 @@ impl Starts {
         let nibble = _mm256_set1_epi8(0x0f);
         let case = _mm256_set1_epi8(0x20);
         let zero = _mm256_setzero_si256();
-        let mut at = 0;
-        // A block reads 32 places and the `WIDTH - 1` bytes after them.
-        while at + 32 + WIDTH - 1 <= bytes.len() {
+        let mut padded = [0u8; 32 + WIDTH - 1];
+        for (at, block, places_in) in blocks::<32>(bytes, &mut padded) {
             let mut bits = [_mm256_set1_epi8(-1); HALVES];
             for position in 0..WIDTH {
-                // SAFETY: `at + position + 32 <= bytes.len()` by the loop's
-                // condition; unaligned loads allow any address.
-                let v = unsafe { _mm256_loadu_si256(bytes.as_ptr().add(at + position).cast()) };
+                // SAFETY: a block is followed by `WIDTH - 1` readable bytes;
+                // unaligned loads allow any address.
+                let v = unsafe { _mm256_loadu_si256(block.add(position).cast()) };
                 let v = _mm256_or_si256(v, case);
                 let lows = _mm256_and_si256(v, nibble);
                 let highs = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
@@ -260,27 +282,17 @@ impl Starts {
                 }
             }
             let bits = _mm256_or_si256(bits[0], bits[1]);
-            let mut places = !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(bits, zero)) as u32);
-            while places != 0 {
-                if !start(at + places.trailing_zeros() as usize) {
-                    return None;
-                }
-                places &= places - 1;
+            let places = !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(bits, zero)) as u32);
+            if !each_place(u64::from(places), at, places_in, &mut start) {
+                return false;
             }
-            at += 32;
         }
-        Some(at)
+        true
     }
-}
 
-impl Starts {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw")]
-    unsafe fn each_avx512(
-        &self,
-        bytes: &[u8],
-        mut start: impl FnMut(usize) -> bool,
-    ) -> Option<usize> {
+    unsafe fn each_avx512(&self, bytes: &[u8], mut start: impl FnMut(usize) -> bool) -> bool {
         use std::arch::x86_64::*;
         let table = |entries: &[u8; 16]| {
             // SAFETY: the load reads the 16 bytes of `entries`.
@@ -293,13 +305,13 @@ impl Starts {
             std::array::from_fn(|h| std::array::from_fn(|p| table(&self.high[h][p])));
         let nibble = _mm512_set1_epi8(0x0f);
         let case = _mm512_set1_epi8(0x20);
-        let mut at = 0;
-        while at + 64 + WIDTH - 1 <= bytes.len() {
+        let mut padded = [0u8; 64 + WIDTH - 1];
+        for (at, block, places_in) in blocks::<64>(bytes, &mut padded) {
             let mut bits = [_mm512_set1_epi8(-1); HALVES];
             for position in 0..WIDTH {
-                // SAFETY: `at + position + 64 <= bytes.len()` by the loop's
-                // condition; unaligned loads allow any address.
-                let v = unsafe { _mm512_loadu_si512(bytes.as_ptr().add(at + position).cast()) };
+                // SAFETY: a block is followed by `WIDTH - 1` readable bytes;
+                // unaligned loads allow any address.
+                let v = unsafe { _mm512_loadu_si512(block.add(position).cast()) };
                 let v = _mm512_or_si512(v, case);
                 let lows = _mm512_and_si512(v, nibble);
                 let highs = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
@@ -312,19 +324,33 @@ impl Starts {
                 }
             }
             let bits = _mm512_or_si512(bits[0], bits[1]);
-            let mut places: u64 = _mm512_test_epi8_mask(bits, bits);
-            while places != 0 {
-                if !start(at + places.trailing_zeros() as usize) {
-                    return None;
-                }
-                places &= places - 1;
+            if !each_place(_mm512_test_epi8_mask(bits, bits), at, places_in, &mut start) {
+                return false;
             }
-            at += 64;
         }
-        // The rest in 32-byte blocks.
-        let rest = unsafe { self.each_avx2(&bytes[at..], |place| start(at + place)) }?;
-        Some(at + rest)
+        true
     }
+}
+
+/// `start` gets each place a block's bits let through among its first
+/// `places_in`, until it answers false; whether every answer was true.
+#[inline(always)]
+fn each_place(
+    mut places: u64,
+    at: usize,
+    places_in: usize,
+    start: &mut impl FnMut(usize) -> bool,
+) -> bool {
+    if places_in < 64 {
+        places &= (1 << places_in) - 1;
+    }
+    while places != 0 {
+        if !start(at + places.trailing_zeros() as usize) {
+            return false;
+        }
+        places &= places - 1;
+    }
+    true
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -369,16 +395,14 @@ mod tests {
             .collect()
     }
 
-    /// What the vector search reports, and where it stopped looking.
-    fn reported(starts: &Starts, bytes: &[u8]) -> (Vec<usize>, usize) {
+    /// What the vector search reports.
+    fn reported(starts: &Starts, bytes: &[u8]) -> Vec<usize> {
         let mut places = Vec::new();
-        let end = starts
-            .each(bytes, |at| {
-                places.push(at);
-                true
-            })
-            .unwrap();
-        (places, end)
+        assert!(starts.each(bytes, |at| {
+            places.push(at);
+            true
+        }));
+        places
     }
 
     proptest! {
@@ -399,16 +423,15 @@ mod tests {
             };
             let text = pieces.concat();
             let bytes = text.as_bytes();
-            let (places, end) = reported(&starts, bytes);
+            let places = reported(&starts, bytes);
             // The 32-byte search alone finds the same places.
             let narrow = Starts { wide: false, ..starts.clone() };
-            prop_assert_eq!(reported(&narrow, bytes), (places.clone(), end));
-            prop_assert!(end <= bytes.len() && bytes.len() < end + 32 + WIDTH - 1);
+            prop_assert_eq!(&reported(&narrow, bytes), &places);
             let expected: Vec<usize> =
-                (0..end).filter(|&at| starts.lets_through(bytes, at)).collect();
+                (0..bytes.len()).filter(|&at| starts.lets_through(bytes, at)).collect();
             prop_assert_eq!(&places, &expected);
             for at in real_starts(bytes) {
-                prop_assert!(at >= end || places.contains(&at), "missed {}", at);
+                prop_assert!(places.contains(&at), "missed {}", at);
             }
         }
     }
@@ -419,8 +442,7 @@ mod tests {
             return;
         };
         let text = "request 1234: user=ada total=8638 status=ok path=/cart/items\n".repeat(20);
-        let (places, _) = reported(&starts, text.as_bytes());
-        assert_eq!(places, Vec::<usize>::new());
+        assert_eq!(reported(&starts, text.as_bytes()), Vec::<usize>::new());
     }
 
     #[test]
@@ -433,6 +455,6 @@ mod tests {
             seen += 1;
             seen < 3
         });
-        assert_eq!((stopped, seen), (None, 3));
+        assert_eq!((stopped, seen), (false, 3));
     }
 }

@@ -322,7 +322,7 @@ enum Refusal {
 /// nothing: one bad record refuses the request.
 fn records(body: &[u8], intake: &Intake) -> Result<Vec<u8>, Refusal> {
     let text = std::str::from_utf8(body).map_err(|_| Refusal::Malformed)?;
-    let values: Vec<Value> = match serde_json::from_str::<Value>(text) {
+    let mut values: Vec<Value> = match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) => items,
         Ok(value) => vec![value],
         Err(_) => text
@@ -331,9 +331,10 @@ fn records(body: &[u8], intake: &Intake) -> Result<Vec<u8>, Refusal> {
             .map(|line| serde_json::from_str(line).map_err(|_| Refusal::Malformed))
             .collect::<Result<_, _>>()?,
     };
-    if values.is_empty() {
+    if values.is_empty() || !values.iter().all(Value::is_object) {
         return Err(Refusal::Malformed);
     }
+    intake.redactor.records(body, &mut values);
     let paths = intake
         .paths
         .as_ref()
@@ -341,10 +342,6 @@ fn records(body: &[u8], intake: &Intake) -> Result<Vec<u8>, Refusal> {
         .unwrap_or_default();
     let mut out = Vec::new();
     for mut value in values {
-        if !value.is_object() {
-            return Err(Refusal::Malformed);
-        }
-        intake.redactor.record(&mut value);
         let mapped = value
             .get("location")
             .and_then(Value::as_str)
