@@ -726,6 +726,16 @@ pub struct LineStream {
 /// without reading them one by one).
 pub const PRIVATE_KEY_MARK: &str = "PRIVATE KEY";
 
+/// Whether `bytes` holds `PRIVATE_KEY_MARK` (its searcher built once: a
+/// `str::contains` builds one for every line).
+pub fn holds_private_key_mark(bytes: &[u8]) -> bool {
+    static FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+    FINDER
+        .get_or_init(|| memchr::memmem::Finder::new(PRIVATE_KEY_MARK))
+        .find(bytes)
+        .is_some()
+}
+
 /// The most lines a private key block is taken to run (a 4096-bit RSA key
 /// in PEM is about 50).
 const KEY_LINES: usize = 100;
@@ -743,7 +753,7 @@ impl LineStream {
         }
         // Open after this line when its last BEGIN comes after its last END
         // (looked for only where it matters: most lines hold no key).
-        let key_line = line.contains(PRIVATE_KEY_MARK);
+        let key_line = holds_private_key_mark(line.as_bytes());
         let (begin, end) = if key_line || self.in_private_key {
             (line.rfind("-----BEGIN"), line.rfind("-----END"))
         } else {

@@ -4,7 +4,7 @@
 //! the last of them kept for the tail.
 
 use super::recorder::{index, Recorder};
-use crate::core::redact::PRIVATE_KEY_MARK;
+use crate::core::redact::holds_private_key_mark;
 use crate::core::reproduction::{Source, TailLine, LINE_CAP, TAIL_LINES, TAIL_LINE_BYTES};
 
 /// The most a cut line drops of the word it was cut in.
@@ -165,7 +165,7 @@ impl Recorder<'_> {
         }
         // From the end: the newline with the tail's lines after it.
         let end = memchr::memrchr_iter(b'\n', bytes).nth(TAIL_LINES)? + 1;
-        if memchr::memmem::find(&bytes[..end], PRIVATE_KEY_MARK.as_bytes()).is_some() {
+        if holds_private_key_mark(&bytes[..end]) {
             return None;
         }
         self.lines[i] += lines as u64;
