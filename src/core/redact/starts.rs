@@ -221,13 +221,15 @@ impl Starts {
 }
 
 /// The blocks of `bytes` a vector search reads, `BLOCK` places each with
-/// the `WIDTH - 1` bytes after them: in place, then the last places copied
-/// into `padded` (zero bytes after them). Each comes with the places in it
-/// that are in `bytes`.
+/// the `WIDTH - 1` bytes after them: in place, then the last places (up to
+/// `BLOCK + WIDTH - 2` of them, one block or two) copied into `padded`, zero
+/// bytes after them, which must hold two blocks and what follows them.
+/// Each comes with the places in it that are in `bytes`.
 fn blocks<'a, const BLOCK: usize>(
     bytes: &'a [u8],
-    padded: &'a mut [u8],
+    padded: &'a mut [u8; PADDED],
 ) -> impl Iterator<Item = (usize, *const u8, usize)> + 'a {
+    const { assert!(2 * BLOCK + WIDTH - 1 <= PADDED) };
     let whole = (bytes.len() + 1).saturating_sub(BLOCK + WIDTH - 1);
     let in_place = (0..whole).step_by(BLOCK);
     let last = whole.div_ceil(BLOCK) * BLOCK;
@@ -237,7 +239,9 @@ fn blocks<'a, const BLOCK: usize>(
     in_place
         .map(move |at| (at, bytes[at..].as_ptr(), BLOCK))
         .chain((0..rest.len()).step_by(BLOCK).map(move |offset| {
-            // SAFETY: `offset < rest.len() <= BLOCK + WIDTH - 2`, inside `padded`.
+            // SAFETY: `rest.len() <= BLOCK + WIDTH - 2 < 2 * BLOCK`, so
+            // `offset` is 0 or `BLOCK`, and a block there reads up to
+            // `2 * BLOCK + WIDTH - 1 <= PADDED` bytes of `padded`.
             (
                 last + offset,
                 unsafe { padded.add(offset) },
@@ -245,6 +249,10 @@ fn blocks<'a, const BLOCK: usize>(
             )
         }))
 }
+
+/// The room `blocks` copies a text's last places into: two of the widest
+/// blocks and the bytes a block reads after them.
+const PADDED: usize = 2 * 64 + WIDTH - 1;
 
 impl Starts {
     #[cfg(target_arch = "x86_64")]
@@ -263,7 +271,7 @@ impl Starts {
         let nibble = _mm256_set1_epi8(0x0f);
         let case = _mm256_set1_epi8(0x20);
         let zero = _mm256_setzero_si256();
-        let mut padded = [0u8; 32 + WIDTH - 1];
+        let mut padded = [0u8; PADDED];
         for (at, block, places_in) in blocks::<32>(bytes, &mut padded) {
             let mut bits = [_mm256_set1_epi8(-1); HALVES];
             for position in 0..WIDTH {
@@ -305,7 +313,7 @@ impl Starts {
             std::array::from_fn(|h| std::array::from_fn(|p| table(&self.high[h][p])));
         let nibble = _mm512_set1_epi8(0x0f);
         let case = _mm512_set1_epi8(0x20);
-        let mut padded = [0u8; 64 + WIDTH - 1];
+        let mut padded = [0u8; PADDED];
         for (at, block, places_in) in blocks::<64>(bytes, &mut padded) {
             let mut bits = [_mm512_set1_epi8(-1); HALVES];
             for position in 0..WIDTH {
@@ -443,6 +451,29 @@ mod tests {
         };
         let text = "request 1234: user=ada total=8638 status=ok path=/cart/items\n".repeat(20);
         assert_eq!(reported(&starts, text.as_bytes()), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn every_length_of_tail_is_read_as_if_zero_bytes_followed() {
+        let Some(starts) = Starts::new(WORDS) else {
+            return;
+        };
+        let narrow = Starts {
+            wide: false,
+            ..starts.clone()
+        };
+        for length in 0..300 {
+            // A word's start at every place near the end, the rest text.
+            let mut text = vec![b'q'; length];
+            for (at, byte) in text.iter_mut().enumerate().skip(length.saturating_sub(5)) {
+                *byte = b"sSa:h"[at % 5];
+            }
+            let expected: Vec<usize> = (0..length)
+                .filter(|&at| starts.lets_through(&text, at))
+                .collect();
+            assert_eq!(reported(&starts, &text), expected, "{length}");
+            assert_eq!(reported(&narrow, &text), expected, "{length}");
+        }
     }
 
     #[test]
