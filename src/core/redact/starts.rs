@@ -200,7 +200,7 @@ impl Starts {
         #[cfg(not(target_arch = "x86_64"))]
         {
             // Never built here (`new` finds no AVX2); every place would do.
-            let mut start = start;
+            let (mut start, _) = (start, self.wide);
             (0..bytes.len()).all(|place| start(place))
         }
     }
@@ -225,6 +225,7 @@ impl Starts {
 /// `BLOCK + WIDTH - 2` of them, one block or two) copied into `padded`, zero
 /// bytes after them, which must hold two blocks and what follows them.
 /// Each comes with the places in it that are in `bytes`.
+#[cfg(target_arch = "x86_64")]
 fn blocks<'a, const BLOCK: usize>(
     bytes: &'a [u8],
     padded: &'a mut [u8; PADDED],
@@ -252,6 +253,7 @@ fn blocks<'a, const BLOCK: usize>(
 
 /// The room `blocks` copies a text's last places into: two of the widest
 /// blocks and the bytes a block reads after them.
+#[cfg(target_arch = "x86_64")]
 const PADDED: usize = 2 * 64 + WIDTH - 1;
 
 impl Starts {
@@ -342,6 +344,7 @@ impl Starts {
 
 /// `start` gets each place a block's bits let through among its first
 /// `places_in`, until it answers false; whether every answer was true.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn each_place(
     mut places: u64,
