@@ -15,9 +15,9 @@
 //! one word's byte paired with another's) the automaton behind it turns
 //! away within a byte or two.
 //!
-//! On this README, eight buckets over three bytes let 35 places a KiB
-//! through; sixteen over four let 4.6, about as many as start one of the
-//! anchors' first three bytes.
+//! On the README, eight buckets over three bytes let 35 places a KiB
+//! through; sixteen over four let 4.6, where 3.4 start an anchor's first
+//! four bytes.
 //!
 //! Needs AVX2 (64 places a block with AVX-512 BW), found when the process
 //! runs; without it there is no filter and the automaton reads every byte.
