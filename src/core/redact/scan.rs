@@ -148,12 +148,7 @@ impl AnchorScan {
 
     /// Whether `bytes` holds an anchor.
     pub(super) fn is_match(&self, bytes: &[u8]) -> bool {
-        let mut found = false;
-        self.ends(bytes, |_| {
-            found = true;
-            false
-        });
-        found
+        !self.each_end(bytes, |_| false)
     }
 
     /// Where each anchor in `bytes` ends (the index of its last byte), in

@@ -59,10 +59,8 @@ impl Bucket {
 
     /// About how often the bucket lets a place of text through: the share
     /// of text's bytes each position allows, multiplied.
+    /// An empty bucket allows no nibble, so it lets nothing through.
     fn letting_through(&self, weights: &[u32; 256]) -> f64 {
-        if self.words == 0 {
-            return 0.0;
-        }
         (0..WIDTH)
             .map(|p| {
                 let mut parts = 0u32;
@@ -122,15 +120,8 @@ impl Starts {
     /// The filter for `words`, compared without ASCII case; `None` when the
     /// processor lacks AVX2 or a word is empty (any place starts it).
     pub(super) fn new<W: AsRef<[u8]>>(words: &[W]) -> Option<Starts> {
-        if !has_avx2() {
-            return None;
-        }
-        Starts::build(words)
-    }
-
-    fn build<W: AsRef<[u8]>>(words: &[W]) -> Option<Starts> {
-        let words: Vec<&[u8]> = words.iter().map(AsRef::as_ref).collect();
-        if words.is_empty() || words.iter().any(|w| w.is_empty()) {
+        let words = words.iter().map(AsRef::as_ref);
+        if !has_avx2() || words.len() == 0 || words.clone().any(<[u8]>::is_empty) {
             return None;
         }
         // Each word goes to the bucket it widens least: a bucket lets
@@ -143,7 +134,6 @@ impl Starts {
         let mut costs = [0.0f64; BUCKETS];
         // Words that start alike are one start to the filter.
         let mut starts: Vec<Vec<u8>> = words
-            .iter()
             .map(|w| w[..w.len().min(WIDTH)].to_ascii_lowercase())
             .collect();
         starts.sort_unstable();
@@ -165,13 +155,11 @@ impl Starts {
         for (index, bucket) in buckets.iter().enumerate() {
             let (half, bit) = (index / 8, 1 << (index % 8));
             for position in 0..WIDTH {
-                for nibble in 0..16 {
-                    if bucket.low[position] >> nibble & 1 == 1 {
-                        low[half][position][nibble] |= bit;
-                    }
-                    if bucket.high[position] >> nibble & 1 == 1 {
-                        high[half][position][nibble] |= bit;
-                    }
+                for nibble in bits(bucket.low[position]) {
+                    low[half][position][nibble] |= bit;
+                }
+                for nibble in bits(bucket.high[position]) {
+                    high[half][position][nibble] |= bit;
                 }
             }
         }
@@ -448,7 +436,7 @@ mod tests {
     }
 
     #[test]
-    fn text_with_no_word_near_it_has_few_places() {
+    fn text_with_no_word_near_it_has_no_places() {
         let Some(starts) = Starts::new(&["password", "token", "bearer"]) else {
             return;
         };
