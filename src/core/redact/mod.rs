@@ -94,7 +94,24 @@ struct Shape {
     always: bool,
     /// The largest compiled form it may take (a workspace's own pattern).
     size_limit: Option<usize>,
-    regex: OnceLock<Option<Regex>>,
+    regex: OnceLock<Option<Compiled>>,
+}
+
+#[derive(Debug)]
+struct Compiled {
+    regex: Regex,
+    /// Whether the pattern has a group `s`: only it is replaced.
+    secret_group: bool,
+}
+
+impl Compiled {
+    fn new(regex: Regex) -> Self {
+        let secret_group = regex.capture_names().any(|name| name == Some("s"));
+        Compiled {
+            regex,
+            secret_group,
+        }
+    }
 }
 
 impl Shape {
@@ -116,10 +133,17 @@ impl Shape {
         builder.build()
     }
 
+    #[cfg(test)]
+    fn regex(&self) -> Option<&Regex> {
+        self.compiled().map(|c| &c.regex)
+    }
+
     /// The compiled shape; None for one that does not compile (only a
     /// workspace's, which is compiled where its settings are read).
-    fn regex(&self) -> Option<&Regex> {
-        self.regex.get_or_init(|| self.compile().ok()).as_ref()
+    fn compiled(&self) -> Option<&Compiled> {
+        self.regex
+            .get_or_init(|| self.compile().ok().map(Compiled::new))
+            .as_ref()
     }
 }
 
@@ -131,7 +155,7 @@ impl LazyShapes {
             let regex = shape.compile().map_err(|e| {
                 format!("pattern {:?} of kind {:?}: {e}", shape.pattern, shape.kind)
             })?;
-            let _ = shape.regex.set(Some(regex));
+            let _ = shape.regex.set(Some(Compiled::new(regex)));
         }
         let lazy = LazyShapes::later(patterns, keys);
         let _ = lazy.compiled.set(shapes);
@@ -150,6 +174,36 @@ impl LazyShapes {
     fn get(&self) -> &Shapes {
         self.compiled
             .get_or_init(|| all_shapes(&self.patterns, &self.keys))
+    }
+}
+
+/// The shapes a text is tried against: a bit each, on the stack for the
+/// built-in ones and a few of a workspace's.
+struct Tried {
+    few: u64,
+    more: Vec<bool>,
+}
+
+impl Tried {
+    fn new(shapes: usize) -> Self {
+        Tried {
+            few: 0,
+            more: vec![false; shapes.saturating_sub(64)],
+        }
+    }
+
+    fn set(&mut self, index: usize) {
+        match index.checked_sub(64) {
+            None => self.few |= 1 << index,
+            Some(beyond) => self.more[beyond] = true,
+        }
+    }
+
+    fn get(&self, index: usize) -> bool {
+        match index.checked_sub(64) {
+            None => self.few & (1 << index) != 0,
+            Some(beyond) => self.more[beyond],
+        }
     }
 }
 
@@ -510,29 +564,39 @@ impl Redactor {
         }
         let compiled = self.shapes.get();
         // The shapes the text may match: those of the anchors it holds.
-        let mut tried: Vec<bool> = compiled.shapes.iter().map(|s| s.always).collect();
-        for found in anchors().find_overlapping_iter(text) {
-            for &index in &compiled.by_anchor[found.pattern().as_usize()] {
-                tried[index] = true;
+        let mut tried = Tried::new(compiled.shapes.len());
+        for (index, shape) in compiled.shapes.iter().enumerate() {
+            if shape.always {
+                tried.set(index);
             }
         }
-        let mut out = text.to_string();
+        for found in anchors().find_overlapping_iter(text) {
+            for &index in &compiled.by_anchor[found.pattern().as_usize()] {
+                tried.set(index);
+            }
+        }
+        let mut out = Cow::Borrowed(text);
         let mut count = 0;
+        // One buffer for every shape's rewrite, swapped with `out`.
+        let mut next = String::new();
         for (index, shape) in compiled.shapes.iter().enumerate() {
-            if !tried[index] {
+            if !tried.get(index) {
                 continue;
             }
-            let Some(regex) = shape.regex() else {
+            let Some(Compiled {
+                regex,
+                secret_group,
+            }) = shape.compiled()
+            else {
                 continue;
             };
             let kind = &shape.kind;
-            let has_secret_group = regex.capture_names().any(|name| name == Some("s"));
-            let mut next = String::with_capacity(out.len());
             let mut last = 0;
+            next.clear();
             for whole in regex.find_iter(&out) {
                 // The group `s` if the pattern has one: read from the match
                 // where its form allows (`spans.rs`), else captured.
-                let span = if !has_secret_group {
+                let span = if !secret_group {
                     whole.range()
                 } else if let Some(span) = spans::secret_in(kind, whole.as_str())
                     // A workspace's own pattern or key words may carry a
@@ -549,7 +613,7 @@ impl Redactor {
                 let secret = &out[span.clone()];
                 // A marker is never taken for a secret again (an earlier
                 // shape's marker inside this match: `https://[redacted:…]@`).
-                if secret.is_empty() || whole.as_str().contains(MARKER_START) {
+                if secret.is_empty() || holds_marker(whole.as_str().as_bytes()) {
                     continue;
                 }
                 // `Bearer authentication failed`: a word, not a credential.
@@ -558,20 +622,24 @@ impl Redactor {
                 {
                     continue;
                 }
+                if last == 0 {
+                    // Room for the text and a few markers: one allocation.
+                    next.reserve(out.len() + 4 * MARKER_ROOM);
+                }
                 next.push_str(&out[last..span.start]);
-                next.push_str(&marker(kind, secret));
+                push_marker(&mut next, kind, secret);
                 last = span.end;
                 count += 1;
             }
             if last > 0 {
                 next.push_str(&out[last..]);
-                out = next;
+                let previous = std::mem::replace(&mut out, Cow::Owned(std::mem::take(&mut next)));
+                if let Cow::Owned(buffer) = previous {
+                    next = buffer;
+                }
             }
         }
-        if count == 0 {
-            return (Cow::Borrowed(text), 0);
-        }
-        (Cow::Owned(out), count)
+        (out, count)
     }
 
     /// A command's words: each redacted, and a word that completes a secret
@@ -580,7 +648,7 @@ impl Redactor {
     pub fn words(&self, words: &[String]) -> Vec<String> {
         let mut out: Vec<String> = words.iter().map(|w| self.text(w).0.into_owned()).collect();
         for i in 1..words.len() {
-            if out[i].contains(MARKER_START) {
+            if holds_marker(out[i].as_bytes()) {
                 continue;
             }
             // `--password hunter2`: a flag naming a secret, then its value.
@@ -683,6 +751,8 @@ fn key_kind(redactor: &Redactor, key: &str) -> String {
 }
 
 const MARKER_START: &str = "[redacted:";
+/// What a marker usually takes: its start, a kind, the hash and `]`.
+const MARKER_ROOM: usize = MARKER_START.len() + 20 + 6;
 
 fn is_marker_at(text: &str, at: usize) -> bool {
     text.get(at..)
@@ -693,22 +763,42 @@ fn is_marker_at(text: &str, at: usize) -> bool {
 /// across processes and versions, so equal secrets keep equal markers; 16
 /// bits say too little to confirm a guess.
 pub fn marker(kind: &str, secret: &str) -> String {
+    let mut out = String::with_capacity(MARKER_START.len() + kind.len() + 6);
+    push_marker(&mut out, kind, secret);
+    out
+}
+
+/// `marker` written at the end of `out` (no formatting machinery: a line
+/// of secrets writes one per secret).
+fn push_marker(out: &mut String, kind: &str, secret: &str) {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in secret.bytes() {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    format!("{MARKER_START}{kind}#{:04x}]", (hash ^ (hash >> 32)) as u16)
+    let short = (hash ^ (hash >> 32)) as u16;
+    let digit = |shift: u16| b"0123456789abcdef"[usize::from((short >> shift) & 0xf)];
+    out.push_str(MARKER_START);
+    out.push_str(kind);
+    for byte in [b'#', digit(12), digit(8), digit(4), digit(0), b']'] {
+        out.push(char::from(byte));
+    }
+}
+
+/// Whether `bytes` holds a marker (its searcher built once).
+fn holds_marker(bytes: &[u8]) -> bool {
+    marker_finder().find(bytes).is_some()
+}
+
+fn marker_finder() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+    FINDER.get_or_init(|| memchr::memmem::Finder::new(MARKER_START.as_bytes()))
 }
 
 /// Markers already in a text (what the doors on the way in replaced).
 pub fn markers_in(bytes: &[u8]) -> usize {
     // Built once: a counter calls this for every line of a run.
-    static FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
-    FINDER
-        .get_or_init(|| memchr::memmem::Finder::new(MARKER_START.as_bytes()))
-        .find_iter(bytes)
-        .count()
+    marker_finder().find_iter(bytes).count()
 }
 
 /// Streams of lines (a program's stdout and stderr): a private key block
@@ -1051,6 +1141,37 @@ mod tests {
             ..Settings::default()
         };
         assert!(Redactor::with_settings(&bad).unwrap_err().contains("\"(\""));
+    }
+
+    #[test]
+    fn a_workspace_with_more_than_64_shapes_tries_every_one() {
+        // The built-in shapes and 70 of a workspace's: the last ones are
+        // past the bits kept on the stack.
+        let patterns = (0..70)
+            .map(|i| Pattern {
+                kind: format!("ref-{i}"),
+                regex: format!(r"REF{i}-\d{{4}}"),
+            })
+            .collect();
+        let settings = Settings {
+            patterns,
+            ..Settings::default()
+        };
+        let redactor = Redactor::with_settings(&settings).unwrap();
+        let (out, count) = redactor.text("a REF3-1234, a REF69-5678 and a REF68-0000");
+        assert_eq!(count, 3, "{out}");
+        for kind in ["ref-3", "ref-69", "ref-68"] {
+            assert!(out.contains(&format!("[redacted:{kind}#")), "{out}");
+        }
+    }
+
+    #[test]
+    fn markers_are_the_kind_and_four_hex_digits_of_the_secret() {
+        // Fixed: a marker written today equals one written by any version.
+        assert_eq!(marker("jwt", "abc"), "[redacted:jwt#f552]");
+        assert_eq!(marker("k", ""), "[redacted:k#bfc1]");
+        let hex = marker("bearer", "0123456789");
+        assert_eq!(hex.len(), "[redacted:bearer#0000]".len());
     }
 
     #[test]
