@@ -17,11 +17,15 @@ use debug_sidecar::workspace::scan::index::{decision_scan, ScanIndex};
 use debug_sidecar::workspace::scan::ScanTarget;
 use debug_sidecar::workspace::{logread, scan};
 use serde_json::json;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+#[path = "common/http.rs"]
+mod http;
+use http::post;
 
 const BIN: &str = env!("CARGO_BIN_EXE_debug-sidecar");
 const INGEST_POSTS: usize = 2_000;
@@ -270,34 +274,6 @@ fn summary_only(file: &Path) {
 }
 
 /// POST `body` over a kept-alive connection; the status code.
-fn post(stream: &mut TcpStream, host: &str, path: &str, body: &str) -> u16 {
-    // One write per request, as a browser sends it: split writes meet
-    // Nagle's algorithm and delayed acknowledgements (40 ms each).
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        stream.read_exact(&mut byte).unwrap();
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&head);
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse().unwrap_or(0))
-        })
-        .unwrap_or(0);
-    let mut rest = vec![0u8; length];
-    stream.read_exact(&mut rest).unwrap();
-    head[9..12].parse().unwrap()
-}
-
 /// A server on a new workspace at `root`, with a session started.
 fn started_session(root: &Path) -> (Connection, serde_json::Value) {
     std::fs::create_dir_all(root).unwrap();

@@ -527,9 +527,12 @@ impl Redactor {
         // records have of their own.
         let (mut keys, mut last_key) = (0, None);
         let only_in_keys = anchors_or_key_words().each_end(raw, |end| {
-            let key = (0..SESSION_KEY.len())
-                .filter_map(|back| end.checked_sub(back))
-                .find(|&at| raw[at..].starts_with(SESSION_KEY));
+            // The key holds no `"` but its first: the last one up to `end`
+            // starts the key `end` is in, if any.
+            let window = end.saturating_sub(SESSION_KEY.len() - 1);
+            let key = memchr::memrchr(b'"', &raw[window..=end])
+                .map(|quote| window + quote)
+                .filter(|&at| raw[at..].starts_with(SESSION_KEY));
             if key.is_some() && key != last_key {
                 keys += 1;
                 last_key = key;
