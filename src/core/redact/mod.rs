@@ -619,6 +619,11 @@ impl Redactor {
                 if secret.is_empty() || holds_marker(whole.as_str().as_bytes()) {
                     continue;
                 }
+                // `Authorization: Bearer [redacted:bearer#…]`: the scheme
+                // of a credential an earlier shape replaced.
+                if kind == "assignment" && is_scheme_of_marker(secret, &out[span.end..]) {
+                    continue;
+                }
                 // `Bearer authentication failed`: a word, not a credential.
                 if matches!(kind.as_str(), "bearer" | "basic-auth")
                     && secret.bytes().all(|b| b.is_ascii_lowercase())
@@ -786,6 +791,14 @@ fn push_marker(out: &mut String, kind: &str, secret: &str) {
     for byte in [b'#', digit(12), digit(8), digit(4), digit(0), b']'] {
         out.push(char::from(byte));
     }
+}
+
+/// Whether `word` is an HTTP scheme and `after` it, past spaces, a marker.
+fn is_scheme_of_marker(word: &str, after: &str) -> bool {
+    ["bearer", "basic", "token"]
+        .iter()
+        .any(|scheme| word.eq_ignore_ascii_case(scheme))
+        && after.trim_start().starts_with(MARKER_START)
 }
 
 /// Whether `bytes` holds a marker (its searcher built once).
@@ -1144,6 +1157,46 @@ mod tests {
             ..Settings::default()
         };
         assert!(Redactor::with_settings(&bad).unwrap_err().contains("\"(\""));
+    }
+
+    #[test]
+    fn after_an_http_scheme_the_credential_is_replaced_not_the_scheme() {
+        for (line, kept, kind) in [
+            (
+                "Authorization: Bearer abc123",
+                "Authorization: Bearer [redacted:",
+                "assignment",
+            ),
+            (
+                "Authorization: Basic dXNlcjpw",
+                "Authorization: Basic [redacted:",
+                "assignment",
+            ),
+            (
+                "authorization=Token 9f8e7d6c5b4a",
+                "authorization=Token [redacted:",
+                "assignment",
+            ),
+            // A token long enough for the bearer shape: one marker, not two.
+            (
+                "Authorization: Bearer abcdef0123456789abcdef",
+                "Authorization: Bearer [redacted:",
+                "bearer",
+            ),
+        ] {
+            let (out, count) = Redactor::default().text(line);
+            assert!(out.starts_with(kept), "{line} -> {out}");
+            assert!(
+                out.contains(&format!("[redacted:{kind}#")),
+                "{line} -> {out}"
+            );
+            assert_eq!(count, 1, "{line} -> {out}");
+            let secret = line.rsplit(' ').next().unwrap().rsplit('=').next().unwrap();
+            assert!(!out.contains(secret), "{line} -> {out}");
+        }
+        // A word that follows a marker and is no scheme is still a value.
+        let (out, _) = Redactor::default().text("password: hunter22 [redacted:x#0000]");
+        assert!(!out.contains("hunter22"), "{out}");
     }
 
     #[test]

@@ -28,8 +28,18 @@ pub(super) fn secret_in(kind: &str, whole: &str) -> Option<Range<usize>> {
         // `key = (s)`: the key holds no `:` or `=`, and a value that starts
         // after the spaces is the secret, unless a `(` or `{` in it may be
         // a call or an object the pattern looks into.
+        // After a scheme (`Bearer abc123`): a word of letters then spaces
+        // is in the match only as the scheme, and the value follows them.
         "assignment" => {
             let start = after_spaces(whole, whole.find([':', '='])? + 1);
+            let value = &whole[start..];
+            let word = value
+                .find(|c: char| !c.is_alphabetic())
+                .unwrap_or(value.len());
+            let start = match value[word..].chars().next() {
+                Some(c) if word > 0 && c.is_whitespace() => after_spaces(whole, start + word),
+                _ => start,
+            };
             to_end(start).filter(|_| !whole[start..].contains(['(', '{']))
         }
         _ => None,
@@ -92,6 +102,8 @@ mod tests {
             "connect postgres://app:pw1@db:5432/shop",
             "password = \"hunter2 and more\"",
             "API_KEY=b'sk-12345'",
+            "Authorization: Bearer abc123",
+            "authorization = token\u{a0}9f8e7d6c",
         ] {
             let read = agrees(text).unwrap();
             assert!(read >= 1, "{text}: no span read");
@@ -108,6 +120,7 @@ mod tests {
                     ":", "=", ": ", " ", "\t", "\u{a0}", "\u{3000}", "\n", "\r", "(", ")",
                     "{", "}", "@", "/", "://", "https", "user", "Some(", "b'", "u\"", "&",
                     "abcdefghijklmnop", "0123456789", "\u{212a}", "\u{17f}", "x", "==",
+                    "token", "Token ", "[redacted:x#0000]",
                 ]),
                 0..24,
             )

@@ -212,5 +212,7 @@ pub(super) const ASSIGNED_KEYS: &str = "password|passwd|passphrase|secret|token|
 /// The value of an assignment (`key = value`, `"key": "value"`,
 /// `key: Some("value")`, `key=b'value'`, `"key": {"value": "x"}`) in text:
 /// a quoted value whole, spaces and all, else a word that is not only
-/// digits (counts such as `max_tokens=4096` are not secrets).
-pub(super) const ASSIGNED: &str = r#"[A-Za-z0-9_.-]*["']?\s*[:=]\s*(?:[A-Za-z_][A-Za-z0-9_:]*\(\s*)?(?:\{\s*"[^"\r\n]*"\s*:\s*)?(?P<s>[bru]?"[^"\r\n]+"|[bru]?'[^'\r\n]+'|[^\s"'&;,(){}\[\]<>]*[^\s"'&;,(){}\[\]<>0-9][^\s"'&;,(){}\[\]<>]*)"#;
+/// digits (counts such as `max_tokens=4096` are not secrets). After an
+/// HTTP scheme (`Authorization: Bearer abc123`) the word that follows it:
+/// the scheme is not the secret.
+pub(super) const ASSIGNED: &str = r#"[A-Za-z0-9_.-]*["']?\s*[:=]\s*(?:[A-Za-z_][A-Za-z0-9_:]*\(\s*)?(?:\{\s*"[^"\r\n]*"\s*:\s*)?(?:(?:bearer|basic|token)\s+)?(?P<s>[bru]?"[^"\r\n]+"|[bru]?'[^'\r\n]+'|[^\s"'&;,(){}\[\]<>]*[^\s"'&;,(){}\[\]<>0-9][^\s"'&;,(){}\[\]<>]*)"#;
