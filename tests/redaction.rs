@@ -134,7 +134,11 @@ fn corpus() -> Vec<(String, String, String)> {
             chars(61, 8, ALNUM),
             "Authorization: Bearer {}",
         ),
-        ("token header", chars(62, 12, ALNUM), "authorization: Token {}"),
+        (
+            "token header",
+            chars(62, 12, ALNUM),
+            "authorization: Token {}",
+        ),
         ("password assignment", chars(41, 14, ALNUM), "password={}"),
         ("passwd colon", chars(42, 14, ALNUM), "passwd: {}"),
         ("db password env", chars(43, 14, ALNUM), "DB_PASSWORD={}"),

@@ -514,6 +514,10 @@ impl Store for FileStore {
         set_aside_unless(&path, Expected::File, now_stamp()).map_err(write_error(&path))?;
         let bytes = serde_json::to_vec(&next).map_err(|e| write_error(&path)(e.into()))?;
         swap_in(&path, &bytes).map_err(write_error(&path))?;
+        // What this process wrote is what its next read would parse (a
+        // hook reads the activity again for the board it answers with).
+        self.activity_cache
+            .put(session_id, FileStamp::of(&path).ok(), &next);
         Ok(next)
     }
 }
