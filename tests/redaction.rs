@@ -139,6 +139,11 @@ fn corpus() -> Vec<(String, String, String)> {
             chars(62, 12, ALNUM),
             "authorization: Token {}",
         ),
+        (
+            "token header of digits",
+            chars(63, 12, "0123456789"),
+            "Authorization: Token {}",
+        ),
         ("password assignment", chars(41, 14, ALNUM), "password={}"),
         ("passwd colon", chars(42, 14, ALNUM), "passwd: {}"),
         ("db password env", chars(43, 14, ALNUM), "DB_PASSWORD={}"),

@@ -18,6 +18,7 @@
 use regex::Regex;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 mod scan;
@@ -177,8 +178,9 @@ impl LazyShapes {
     }
 }
 
-/// The shapes a text is tried against: a bit each, on the stack for the
-/// built-in ones and a few of a workspace's.
+/// The shapes a text is tried against: a bit each for the first 64 (the
+/// built-in ones and a few of a workspace's, on the stack), a flag each
+/// past them.
 struct Tried {
     few: u64,
     more: Vec<bool>,
@@ -527,7 +529,8 @@ impl Redactor {
         // records have of their own.
         let (mut keys, mut last_key) = (0, None);
         let only_in_keys = anchors_or_key_words().each_end(raw, |end| {
-            // The key holds no `"` but its first: the last one up to `end`
+            // No word ends at a `"` (a test holds them to it), and inside
+            // the key the only `"` is its first: the last one up to `end`
             // starts the key `end` is in, if any.
             let window = end.saturating_sub(SESSION_KEY.len() - 1);
             let key = memchr::memrchr(b'"', &raw[window..=end])
@@ -613,15 +616,21 @@ impl Redactor {
                         .and_then(|c| c.name("s"))
                         .map_or(whole.range(), |secret| secret.range())
                 };
+                let span = match kind.as_str() {
+                    "assignment" => match past_scheme(&out, span) {
+                        Some(span) => span,
+                        None => continue,
+                    },
+                    _ => span,
+                };
+                // A word past the match may hold the next match's start.
+                if span.start < last {
+                    continue;
+                }
                 let secret = &out[span.clone()];
                 // A marker is never taken for a secret again (an earlier
                 // shape's marker inside this match: `https://[redacted:…]@`).
                 if secret.is_empty() || holds_marker(whole.as_str().as_bytes()) {
-                    continue;
-                }
-                // `Authorization: Bearer [redacted:bearer#…]`: the scheme
-                // of a credential an earlier shape replaced.
-                if kind == "assignment" && is_scheme_of_marker(secret, &out[span.end..]) {
                     continue;
                 }
                 // `Bearer authentication failed`: a word, not a credential.
@@ -793,12 +802,44 @@ fn push_marker(out: &mut String, kind: &str, secret: &str) {
     }
 }
 
-/// Whether `word` is an HTTP scheme and `after` it, past spaces, a marker.
-fn is_scheme_of_marker(word: &str, after: &str) -> bool {
+/// An assignment's secret at `span` of `text`, past an HTTP scheme: when
+/// it is one (`Token 123456`, whose credential of digits only the value's
+/// pattern cannot take), the word after it; None when a marker follows it
+/// (`Bearer [redacted:bearer#…]`, replaced by an earlier shape); else
+/// `span` itself (`password: basic`, the scheme word as the value).
+fn past_scheme(text: &str, span: Range<usize>) -> Option<Range<usize>> {
+    if !is_scheme(&text[span.clone()]) {
+        return Some(span);
+    }
+    let rest = &text[span.end..];
+    let start = span.end + (rest.len() - rest.trim_start().len());
+    let word = &text[start..];
+    if start == span.end || word.is_empty() {
+        return Some(span);
+    }
+    if word.starts_with(MARKER_START) {
+        return None;
+    }
+    let length = word
+        .find(|c: char| c.is_whitespace() || "\"'&;,(){}[]<>".contains(c))
+        .unwrap_or(word.len());
+    Some(match length {
+        0 => span,
+        _ => start..start + length,
+    })
+}
+
+/// Whether `word` is an HTTP scheme the assignment's pattern knows, case
+/// folded as its `(?i)` folds (`ſ` is an `s`, the Kelvin sign a `k`).
+fn is_scheme(word: &str) -> bool {
+    let folded = word.chars().map(|c| match c {
+        '\u{17f}' => 's',
+        '\u{212a}' => 'k',
+        c => c.to_ascii_lowercase(),
+    });
     ["bearer", "basic", "token"]
         .iter()
-        .any(|scheme| word.eq_ignore_ascii_case(scheme))
-        && after.trim_start().starts_with(MARKER_START)
+        .any(|scheme| folded.clone().eq(scheme.chars()))
 }
 
 /// Whether `bytes` holds a marker (its searcher built once).
@@ -1197,6 +1238,43 @@ mod tests {
         // A word that follows a marker and is no scheme is still a value.
         let (out, _) = Redactor::default().text("password: hunter22 [redacted:x#0000]");
         assert!(!out.contains("hunter22"), "{out}");
+        // Digits only, which a value alone never is: still the credential.
+        let (out, count) = Redactor::default().text("Authorization: Token 123456789012");
+        assert_eq!(
+            out,
+            format!(
+                "Authorization: Token {}",
+                marker("assignment", "123456789012")
+            )
+        );
+        assert_eq!(count, 1);
+        // The scheme folded as `(?i)` folds it: one marker, the credential's.
+        let (out, count) =
+            Redactor::default().text("Authorization: Ba\u{17f}ic dXNlcjpwYXNzd29yZA==");
+        assert!(
+            out.starts_with("Authorization: Ba\u{17f}ic [redacted:basic-auth#"),
+            "{out}"
+        );
+        assert_eq!(count, 1, "{out}");
+        // The scheme's word alone is the value.
+        let (out, count) = Redactor::default().text("password: basic");
+        assert_eq!(out, format!("password: {}", marker("assignment", "basic")));
+        assert_eq!(count, 1);
+        let (out, _) = Redactor::default().text("password = token");
+        assert!(!out.contains("token"), "{out}");
+    }
+
+    #[test]
+    fn no_word_the_ingest_check_looks_for_ends_at_a_quote() {
+        // `leaves_records_unchanged` finds the key a word ends in by the
+        // last quote up to its end.
+        let words = anchor_words()
+            .iter()
+            .map(|w| w.to_string())
+            .chain(key_spellings());
+        for word in words {
+            assert!(!word.ends_with('"'), "{word:?}");
+        }
     }
 
     #[test]

@@ -214,5 +214,6 @@ pub(super) const ASSIGNED_KEYS: &str = "password|passwd|passphrase|secret|token|
 /// a quoted value whole, spaces and all, else a word that is not only
 /// digits (counts such as `max_tokens=4096` are not secrets). After an
 /// HTTP scheme (`Authorization: Bearer abc123`) the word that follows it:
-/// the scheme is not the secret.
+/// the scheme is not the secret (one of digits only is taken by
+/// `past_scheme`).
 pub(super) const ASSIGNED: &str = r#"[A-Za-z0-9_.-]*["']?\s*[:=]\s*(?:[A-Za-z_][A-Za-z0-9_:]*\(\s*)?(?:\{\s*"[^"\r\n]*"\s*:\s*)?(?:(?:bearer|basic|token)\s+)?(?P<s>[bru]?"[^"\r\n]+"|[bru]?'[^'\r\n]+'|[^\s"'&;,(){}\[\]<>]*[^\s"'&;,(){}\[\]<>0-9][^\s"'&;,(){}\[\]<>]*)"#;
