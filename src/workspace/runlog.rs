@@ -490,6 +490,7 @@ pub fn read_lines(file: &Path) -> io::Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_tail_announces_complete_lines_once_with_a_cursor_at_the_first_new_one() {
@@ -544,8 +545,8 @@ mod tests {
                 cursor: "0:0".into()
             }
         );
+        fs::remove_dir_all(dir).unwrap();
     }
-    use super::*;
 
     #[test]
     fn a_count_left_by_one_process_is_taken_up_by_the_next() {

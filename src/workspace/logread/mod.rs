@@ -296,12 +296,41 @@ fn trim_line(raw: &[u8]) -> &[u8] {
 /// with every kind of line.
 #[cfg(test)]
 mod test_logs {
-    pub fn log(name: &str, text: &str) -> std::path::PathBuf {
+    use std::path::{Path, PathBuf};
+
+    /// A test's log file, removed when the test is done with it (and its
+    /// directory with the last one).
+    pub struct LogFile(PathBuf);
+
+    impl std::ops::Deref for LogFile {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl AsRef<Path> for LogFile {
+        fn as_ref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for LogFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+            if let Some(dir) = self.0.parent() {
+                // Fails while another test's file is in it.
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+    }
+
+    pub fn log(name: &str, text: &str) -> LogFile {
         let dir = std::env::temp_dir().join(format!("ds-logread-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join(name);
         std::fs::write(&file, text).unwrap();
-        file
+        LogFile(file)
     }
 
     pub const LOG: &str = "{\"probeId\":\"p1\",\"hypothesisId\":\"H1\",\"location\":\"a.py:3\",\"data\":{\"n\":1},\"timestamp\":10}\n\
