@@ -15,17 +15,22 @@
 //! What it cannot catch (a secret of no known shape under an innocent key)
 //! is listed in the README. Pure: the workspace reads the settings.
 
-use regex::Regex;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::ops::Range;
 use std::sync::OnceLock;
 
+mod markers;
 mod scan;
+mod shapes;
 mod spans;
 mod starts;
+mod stream;
 mod tables;
+use markers::{holds_marker, is_marker_at, kind_name};
+pub use markers::{marker, markers_in};
 use scan::AnchorScan;
+use shapes::LazyShapes;
+pub use stream::{holds_private_key_mark, LineStream, PRIVATE_KEY_MARK};
 use tables::*;
 
 /// What a workspace may change (`.debug-sidecar/redaction.json`).
@@ -65,148 +70,6 @@ pub struct Redactor {
     extra_keys: bool,
     shapes: std::sync::Arc<LazyShapes>,
     extra_patterns: bool,
-}
-
-/// The shapes as written, and compiled once needed.
-#[derive(Debug)]
-struct LazyShapes {
-    patterns: Vec<Pattern>,
-    keys: Vec<String>,
-    compiled: OnceLock<Shapes>,
-}
-
-#[derive(Debug)]
-struct Shapes {
-    /// In the order they are tried: the built-in ones, then a workspace's.
-    shapes: Vec<Shape>,
-    /// Per anchor (an index of `anchor_words`), the shapes a text holding it
-    /// may match.
-    by_anchor: Vec<Vec<usize>>,
-}
-
-/// One shape, compiled the first time a text may hold it: a hook or a
-/// run whose text holds `://` compiles the URL shape and no other.
-#[derive(Debug)]
-struct Shape {
-    kind: String,
-    pattern: String,
-    /// Every text holding it is tried (a workspace's own pattern, whose
-    /// literals are unknown); else only one holding one of its anchors.
-    always: bool,
-    /// The largest compiled form it may take (a workspace's own pattern).
-    size_limit: Option<usize>,
-    regex: OnceLock<Option<Compiled>>,
-}
-
-#[derive(Debug)]
-struct Compiled {
-    regex: Regex,
-    /// Whether the pattern has a group `s`: only it is replaced.
-    secret_group: bool,
-}
-
-impl Compiled {
-    fn new(regex: Regex) -> Self {
-        let secret_group = regex.capture_names().any(|name| name == Some("s"));
-        Compiled {
-            regex,
-            secret_group,
-        }
-    }
-}
-
-impl Shape {
-    fn new(kind: &str, pattern: String, always: bool) -> Self {
-        Shape {
-            kind: kind.to_string(),
-            pattern,
-            always,
-            size_limit: None,
-            regex: OnceLock::new(),
-        }
-    }
-
-    fn compile(&self) -> Result<Regex, regex::Error> {
-        let mut builder = regex::RegexBuilder::new(&self.pattern);
-        if let Some(limit) = self.size_limit {
-            builder.size_limit(limit);
-        }
-        builder.build()
-    }
-
-    #[cfg(test)]
-    fn regex(&self) -> Option<&Regex> {
-        self.compiled().map(|c| &c.regex)
-    }
-
-    /// The compiled shape; None for one that does not compile (only a
-    /// workspace's, which is compiled where its settings are read).
-    fn compiled(&self) -> Option<&Compiled> {
-        self.regex
-            .get_or_init(|| self.compile().ok().map(Compiled::new))
-            .as_ref()
-    }
-}
-
-impl LazyShapes {
-    /// Compiled now: what a workspace wrote must fail where it is read.
-    fn compiled_now(patterns: &[Pattern], keys: &[String]) -> Result<Self, String> {
-        let shapes = all_shapes(patterns, keys);
-        for shape in shapes.shapes.iter().filter(|s| s.always) {
-            let regex = shape.compile().map_err(|e| {
-                format!("pattern {:?} of kind {:?}: {e}", shape.pattern, shape.kind)
-            })?;
-            let _ = shape.regex.set(Some(Compiled::new(regex)));
-        }
-        let lazy = LazyShapes::later(patterns, keys);
-        let _ = lazy.compiled.set(shapes);
-        Ok(lazy)
-    }
-
-    fn later(patterns: &[Pattern], keys: &[String]) -> Self {
-        LazyShapes {
-            patterns: patterns.to_vec(),
-            keys: keys.to_vec(),
-            compiled: OnceLock::new(),
-        }
-    }
-
-    /// The shapes, each compiled when first tried.
-    fn get(&self) -> &Shapes {
-        self.compiled
-            .get_or_init(|| all_shapes(&self.patterns, &self.keys))
-    }
-}
-
-/// The shapes a text is tried against: a bit each for the first 64 (the
-/// built-in ones and a few of a workspace's, on the stack), a flag each
-/// past them.
-struct Tried {
-    few: u64,
-    more: Vec<bool>,
-}
-
-impl Tried {
-    fn new(shapes: usize) -> Self {
-        Tried {
-            few: 0,
-            more: vec![false; shapes.saturating_sub(64)],
-        }
-    }
-
-    fn set(&mut self, index: usize) {
-        match index.checked_sub(64) {
-            None => self.few |= 1 << index,
-            Some(beyond) => self.more[beyond] = true,
-        }
-    }
-
-    fn get(&self, index: usize) -> bool {
-        match index.checked_sub(64) {
-            None => self.few & (1 << index) != 0,
-            Some(beyond) => self.more[beyond],
-        }
-    }
 }
 
 /// Two redactors are the same when they would redact alike.
@@ -331,76 +194,6 @@ fn matcher<W: AsRef<[u8]>>(words: &[W]) -> aho_corasick::AhoCorasick {
         .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(words)
         .expect("fixed words build")
-}
-
-/// Every shape in the order they are tried (the built-in ones first, so a
-/// workspace's own cannot take the text a built-in one needs whole:
-/// `Bearer <token>`), none compiled yet, and which anchor points at which.
-fn all_shapes(extra: &[Pattern], keys: &[String]) -> Shapes {
-    let anchors_of = |kind: &str| {
-        SHAPE_ANCHORS
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map_or(&[][..], |(_, anchors)| *anchors)
-    };
-    let mut shapes: Vec<Shape> = SHAPES
-        .iter()
-        .map(|(kind, pattern)| Shape::new(kind, (*pattern).to_string(), false))
-        .collect();
-    shapes.push(Shape::new(
-        "assignment",
-        format!(r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{ASSIGNED_KEYS}){ASSIGNED}"),
-        false,
-    ));
-    let mut by_anchor = vec![Vec::new(); anchor_words().len()];
-    for (index, shape) in shapes.iter().enumerate() {
-        for anchor in anchors_of(&shape.kind) {
-            if let Some(at) = anchor_words().iter().position(|a| a == anchor) {
-                by_anchor[at].push(index);
-            }
-        }
-    }
-    for pattern in extra {
-        shapes.push(Shape {
-            size_limit: Some(PATTERN_SIZE_LIMIT),
-            ..Shape::new(&kind_name(&pattern.kind), pattern.regex.clone(), true)
-        });
-    }
-    let keys: Vec<String> = keys
-        .iter()
-        .map(|k| k.trim())
-        .filter(|k| !k.is_empty())
-        .map(regex::escape)
-        .collect();
-    if !keys.is_empty() {
-        // A workspace's own key words, assigned in text as the built-in are.
-        let pattern = format!(
-            r"(?i)(?-u:\b)[A-Za-z0-9_.-]*(?:{}){ASSIGNED}",
-            keys.join("|")
-        );
-        shapes.push(Shape::new("assignment", pattern, true));
-    }
-    Shapes { shapes, by_anchor }
-}
-
-/// A kind as a marker shows it: letters, digits and `-`, at most 32.
-fn kind_name(kind: &str) -> String {
-    let name: String = kind
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .take(32)
-        .collect();
-    if name.trim_matches('-').is_empty() {
-        "custom".into()
-    } else {
-        name
-    }
 }
 
 fn normalized(key: &str) -> String {
@@ -568,95 +361,7 @@ impl Redactor {
         if !self.may_hold_secret(text.as_bytes()) {
             return (Cow::Borrowed(text), 0);
         }
-        let compiled = self.shapes.get();
-        // The shapes the text may match: those of the anchors it holds.
-        let mut tried = Tried::new(compiled.shapes.len());
-        for (index, shape) in compiled.shapes.iter().enumerate() {
-            if shape.always {
-                tried.set(index);
-            }
-        }
-        for found in anchors().find_overlapping_iter(text) {
-            for &index in &compiled.by_anchor[found.pattern().as_usize()] {
-                tried.set(index);
-            }
-        }
-        let mut out = Cow::Borrowed(text);
-        let mut count = 0;
-        // One buffer for every shape's rewrite, swapped with `out`.
-        let mut next = String::new();
-        for (index, shape) in compiled.shapes.iter().enumerate() {
-            if !tried.get(index) {
-                continue;
-            }
-            let Some(Compiled {
-                regex,
-                secret_group,
-            }) = shape.compiled()
-            else {
-                continue;
-            };
-            let kind = &shape.kind;
-            let mut last = 0;
-            next.clear();
-            for whole in regex.find_iter(&out) {
-                // The group `s` if the pattern has one: read from the match
-                // where its form allows (`spans.rs`), else captured.
-                let span = if !secret_group {
-                    whole.range()
-                } else if let Some(span) = spans::secret_in(kind, whole.as_str())
-                    // A workspace's own pattern or key words may carry a
-                    // built-in kind's name (`assignment`), not its form.
-                    .filter(|_| !shape.always)
-                {
-                    whole.start() + span.start..whole.start() + span.end
-                } else {
-                    regex
-                        .captures_at(&out, whole.start())
-                        .and_then(|c| c.name("s"))
-                        .map_or(whole.range(), |secret| secret.range())
-                };
-                let span = match kind.as_str() {
-                    "assignment" => match past_scheme(&out, span) {
-                        Some(span) => span,
-                        None => continue,
-                    },
-                    _ => span,
-                };
-                // A word past the match may hold the next match's start.
-                if span.start < last {
-                    continue;
-                }
-                let secret = &out[span.clone()];
-                // A marker is never taken for a secret again (an earlier
-                // shape's marker inside this match: `https://[redacted:…]@`).
-                if secret.is_empty() || holds_marker(whole.as_str().as_bytes()) {
-                    continue;
-                }
-                // `Bearer authentication failed`: a word, not a credential.
-                if matches!(kind.as_str(), "bearer" | "basic-auth")
-                    && secret.bytes().all(|b| b.is_ascii_lowercase())
-                {
-                    continue;
-                }
-                if last == 0 {
-                    // Room for the text and a few markers: one allocation.
-                    next.reserve(out.len() + 4 * MARKER_ROOM);
-                }
-                next.push_str(&out[last..span.start]);
-                push_marker(&mut next, kind, secret);
-                last = span.end;
-                count += 1;
-            }
-            if last > 0 {
-                next.push_str(&out[last..]);
-                let previous = std::mem::replace(&mut out, Cow::Owned(std::mem::take(&mut next)));
-                if let Cow::Owned(buffer) = previous {
-                    next = buffer;
-                }
-            }
-        }
-        (out, count)
+        self.shapes.get().replace_in(text)
     }
 
     /// A command's words: each redacted, and a word that completes a secret
@@ -767,164 +472,10 @@ fn key_kind(redactor: &Redactor, key: &str) -> String {
         .map_or_else(|| "secret".to_string(), |k| kind_name(k))
 }
 
-const MARKER_START: &str = "[redacted:";
-/// What a marker usually takes: its start, a kind, the hash and `]`.
-const MARKER_ROOM: usize = MARKER_START.len() + 20 + 6;
-
-fn is_marker_at(text: &str, at: usize) -> bool {
-    text.get(at..)
-        .is_some_and(|rest| rest.starts_with(MARKER_START))
-}
-
-/// `[redacted:<kind>#<4 hex>]`: the hash is FNV-1a of the secret, stable
-/// across processes and versions, so equal secrets keep equal markers; 16
-/// bits say too little to confirm a guess.
-pub fn marker(kind: &str, secret: &str) -> String {
-    let mut out = String::with_capacity(MARKER_START.len() + kind.len() + 6);
-    push_marker(&mut out, kind, secret);
-    out
-}
-
-/// `marker` written at the end of `out` (no formatting machinery: a line
-/// of secrets writes one per secret).
-fn push_marker(out: &mut String, kind: &str, secret: &str) {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in secret.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    let short = (hash ^ (hash >> 32)) as u16;
-    let digit = |shift: u16| b"0123456789abcdef"[usize::from((short >> shift) & 0xf)];
-    out.push_str(MARKER_START);
-    out.push_str(kind);
-    for byte in [b'#', digit(12), digit(8), digit(4), digit(0), b']'] {
-        out.push(char::from(byte));
-    }
-}
-
-/// An assignment's secret at `span` of `text`, past an HTTP scheme: when
-/// it is one (`Token 123456`, whose credential of digits only the value's
-/// pattern cannot take), the word after it; None when a marker follows it
-/// (`Bearer [redacted:bearer#…]`, replaced by an earlier shape); else
-/// `span` itself (`password: basic`, the scheme word as the value).
-fn past_scheme(text: &str, span: Range<usize>) -> Option<Range<usize>> {
-    if !is_scheme(&text[span.clone()]) {
-        return Some(span);
-    }
-    let rest = &text[span.end..];
-    let start = span.end + (rest.len() - rest.trim_start().len());
-    let word = &text[start..];
-    if start == span.end || word.is_empty() {
-        return Some(span);
-    }
-    if word.starts_with(MARKER_START) {
-        return None;
-    }
-    let length = word
-        .find(|c: char| c.is_whitespace() || "\"'&;,(){}[]<>".contains(c))
-        .unwrap_or(word.len());
-    Some(match length {
-        0 => span,
-        _ => start..start + length,
-    })
-}
-
-/// Whether `word` is an HTTP scheme the assignment's pattern knows, case
-/// folded as its `(?i)` folds (`ſ` is an `s`, the Kelvin sign a `k`).
-fn is_scheme(word: &str) -> bool {
-    let folded = word.chars().map(|c| match c {
-        '\u{17f}' => 's',
-        '\u{212a}' => 'k',
-        c => c.to_ascii_lowercase(),
-    });
-    ["bearer", "basic", "token"]
-        .iter()
-        .any(|scheme| folded.clone().eq(scheme.chars()))
-}
-
-/// Whether `bytes` holds a marker (its searcher built once).
-fn holds_marker(bytes: &[u8]) -> bool {
-    marker_finder().find(bytes).is_some()
-}
-
-fn marker_finder() -> &'static memchr::memmem::Finder<'static> {
-    static FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
-    FINDER.get_or_init(|| memchr::memmem::Finder::new(MARKER_START.as_bytes()))
-}
-
-/// Markers already in a text (what the doors on the way in replaced).
-pub fn markers_in(bytes: &[u8]) -> usize {
-    // Built once: a counter calls this for every line of a run.
-    marker_finder().find_iter(bytes).count()
-}
-
-/// Streams of lines (a program's stdout and stderr): a private key block
-/// spans several lines, so its inner lines are redacted too, up to its END
-/// line or `KEY_LINES` lines (a BEGIN line quoted in an error message
-/// does not silence the rest of the run).
-#[derive(Debug, Clone, Default)]
-pub struct LineStream {
-    in_private_key: bool,
-    lines_inside: usize,
-}
-
-/// What every line that opens a private key block holds: lines without it
-/// leave a closed block closed (`run` counts such lines past its cap
-/// without reading them one by one).
-pub const PRIVATE_KEY_MARK: &str = "PRIVATE KEY";
-
-/// Whether `bytes` holds `PRIVATE_KEY_MARK` (its searcher built once: a
-/// `str::contains` builds one for every line).
-pub fn holds_private_key_mark(bytes: &[u8]) -> bool {
-    static FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
-    FINDER
-        .get_or_init(|| memchr::memmem::Finder::new(PRIVATE_KEY_MARK))
-        .find(bytes)
-        .is_some()
-}
-
-/// The most lines a private key block is taken to run (a 4096-bit RSA key
-/// in PEM is about 50).
-const KEY_LINES: usize = 100;
-
-impl LineStream {
-    /// Inside a private key block: every line is redacted, whatever it holds.
-    pub fn is_open(&self) -> bool {
-        self.in_private_key
-    }
-
-    /// One line of the stream, redacted.
-    pub fn line<'a>(&mut self, redactor: &Redactor, line: &'a str) -> (Cow<'a, str>, usize) {
-        if !redactor.enabled {
-            return (Cow::Borrowed(line), 0);
-        }
-        // Open after this line when its last BEGIN comes after its last END
-        // (looked for only where it matters: most lines hold no key).
-        let key_line = holds_private_key_mark(line.as_bytes());
-        let (begin, end) = if key_line || self.in_private_key {
-            (line.rfind("-----BEGIN"), line.rfind("-----END"))
-        } else {
-            (None, None)
-        };
-        let opens = key_line && begin.is_some() && begin > end;
-        if self.in_private_key {
-            self.lines_inside += 1;
-            self.in_private_key = (opens || end.is_none()) && self.lines_inside < KEY_LINES;
-            if !self.in_private_key || opens {
-                self.lines_inside = 0;
-            }
-            return (Cow::Owned(marker("private-key", line)), 1);
-        }
-        if opens {
-            self.in_private_key = true;
-            self.lines_inside = 0;
-        }
-        redactor.text(line)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::shapes::all_shapes;
+    use super::stream::KEY_LINES;
     use super::*;
     use serde_json::json;
 
@@ -1052,7 +603,7 @@ mod tests {
             .get()
             .shapes
             .iter()
-            .filter(|s| s.regex.get().is_some())
+            .filter(|s| s.is_compiled())
             .map(|s| s.kind.as_str())
             .collect();
         assert_eq!(compiled, ["url-password"]);

@@ -62,7 +62,7 @@ mod tests {
 
     /// The built-in shapes with a group `s`, compiled.
     fn shapes() -> Vec<(String, Regex)> {
-        super::super::all_shapes(&[], &[])
+        super::super::shapes::all_shapes(&[], &[])
             .shapes
             .into_iter()
             .filter(|shape| shape.pattern.contains("(?P<s>"))
