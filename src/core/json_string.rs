@@ -14,17 +14,23 @@ fn below(word: u64, limit: u8) -> u64 {
 }
 
 /// The high bit of each byte of `word` that ends a string's text (`"`,
-/// `\\` or a control character), the lowest one exact.
-fn stops_in(word: u64) -> u64 {
-    below(word ^ (ONES * u64::from(b'"')), 1)
+/// `\\` or a control character, and with `HIGH` a byte of a non-ASCII
+/// character), the lowest one exact.
+fn stops_in<const HIGH: bool>(word: u64) -> u64 {
+    let stops = below(word ^ (ONES * u64::from(b'"')), 1)
         | below(word ^ (ONES * u64::from(b'\\')), 1)
-        | below(word, 0x20)
+        | below(word, 0x20);
+    if HIGH {
+        stops | (word & HIGHS)
+    } else {
+        stops
+    }
 }
 
 /// A bit for each of the 16 bytes that ends a string's text.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn sse2_stops(block: &[u8; 16]) -> u32 {
+fn sse2_stops<const HIGH: bool>(block: &[u8; 16]) -> u32 {
     use std::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
         _mm_set1_epi8,
@@ -38,7 +44,13 @@ fn sse2_stops(block: &[u8; 16]) -> u32 {
         // Unsigned `byte < 0x20`: the larger of it and 0x1f is 0x1f.
         let low = _mm_set1_epi8(0x1f);
         let control = _mm_cmpeq_epi8(_mm_max_epu8(bytes, low), low);
-        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+        let stops = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32;
+        if HIGH {
+            // The mask of the bytes' own high bits.
+            stops | _mm_movemask_epi8(bytes) as u32
+        } else {
+            stops
+        }
     }
 }
 
@@ -46,10 +58,23 @@ fn sse2_stops(block: &[u8; 16]) -> u32 {
 /// control character (log strings are short, too short to set up a general
 /// vector search for each).
 pub fn text_end(bytes: &[u8], at: usize) -> Option<usize> {
+    stop::<false>(bytes, at)
+}
+
+/// `text_end`, stopping at the first byte of a non-ASCII character too:
+/// the summary's line scanner checks those characters itself, so a line
+/// need not be checked as UTF-8 whole before it is read.
+#[inline(always)]
+pub fn text_or_non_ascii_end(bytes: &[u8], at: usize) -> Option<usize> {
+    stop::<true>(bytes, at)
+}
+
+#[inline(always)]
+fn stop<const HIGH: bool>(bytes: &[u8], at: usize) -> Option<usize> {
     let mut at = at;
     #[cfg(target_arch = "x86_64")]
     while let Some(block) = bytes.get(at..at + 16) {
-        let stops = sse2_stops(block.try_into().ok()?);
+        let stops = sse2_stops::<HIGH>(block.try_into().ok()?);
         if stops != 0 {
             return Some(at + stops.trailing_zeros() as usize);
         }
@@ -57,7 +82,7 @@ pub fn text_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
     while let Some(word) = bytes.get(at..at + 8) {
         let word = u64::from_le_bytes(word.try_into().ok()?);
-        let stops = stops_in(word);
+        let stops = stops_in::<HIGH>(word);
         if stops != 0 {
             return Some(at + (stops.trailing_zeros() / 8) as usize);
         }
@@ -65,7 +90,7 @@ pub fn text_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
     let rest = bytes.get(at..)?;
     rest.iter()
-        .position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
+        .position(|&b| matches!(b, b'"' | b'\\' | 0..=0x1f) || (HIGH && b >= 0x80))
         .map(|n| at + n)
 }
 
@@ -135,6 +160,11 @@ mod tests {
             let at = at.min(text.len());
             prop_assume!(text.is_char_boundary(at));
             prop_assert_eq!(text_end(text.as_bytes(), at), naive_end(&text, at));
+            let non_ascii = text.as_bytes()[at..]
+                .iter()
+                .position(|&b| matches!(b, b'"' | b'\\' | 0..=0x1f | 0x80..))
+                .map(|n| at + n);
+            prop_assert_eq!(text_or_non_ascii_end(text.as_bytes(), at), non_ascii);
         }
     }
 

@@ -1,11 +1,13 @@
-//! The summary's fast path (issue 33): one pass over a log line that finds
-//! the six fields a summary reads and checks the rest is JSON, without
-//! building anything. It answers only for lines it reads whole under a
-//! stricter grammar than JSON's (no `\u` escape anywhere, no escape in a
-//! key or in a text field it returns, no exponent, no repeated field, at
-//! most 64 levels); every other line goes to `serde_json`, which decides.
-//! So whatever this accepts, `serde_json` accepts with the same fields
-//! (a property test holds it to that).
+//! The summary's fast path (issue 33): one pass over a log line's bytes
+//! that finds the six fields a summary reads and checks the rest is JSON
+//! in UTF-8 (a string's non-ASCII characters are checked where they stand),
+//! without building anything. It answers only for lines it reads whole
+//! under a stricter grammar than JSON's (no `\u` escape anywhere, no escape
+//! in a key or in a text field it returns, no exponent, no repeated field,
+//! at most 64 levels below the line's object); every other line goes to
+//! `serde_json`, which decides. So whatever this accepts is UTF-8 and
+//! `serde_json` accepts it with the same fields (property tests hold it to
+//! that).
 
 /// The fields of a summary line: texts borrowed as written, `timestamp`
 /// and `data` as their raw JSON.
@@ -21,239 +23,321 @@ pub(super) struct Fields<'a> {
     pub probe_error: bool,
 }
 
-const MAX_DEPTH: usize = 64;
+/// Containers a value may nest (`serde_json` allows 128, the line's own
+/// object included); one bit each in `Scanner::skip_value`'s stack.
+const MAX_DEPTH: u32 = 64;
 
-/// The fields of `line` when it is a JSON object this scanner reads whole;
-/// None when `serde_json` must decide.
-pub(super) fn scan(line: &str) -> Option<Fields<'_>> {
-    let mut scanner = Scanner {
-        text: line,
-        bytes: line.as_bytes(),
-        at: 0,
-    };
-    let mut fields = Fields::default();
-    let mut seen = [false; 6];
-    scanner.space();
-    scanner.eat(b'{')?;
-    scanner.space();
-    if scanner.peek() == Some(b'}') {
+/// The field of a known key, by its slot in `Spans`.
+fn slot_of(key: &[u8]) -> Option<usize> {
+    // As arrays of known length: compared in place, without a call.
+    fn is<const N: usize>(key: &[u8], name: &[u8; N]) -> bool {
+        <&[u8; N]>::try_from(key).is_ok_and(|key| key == name)
+    }
+    match key.len() {
+        7 if is(key, b"probeId") => Some(0),
+        12 if is(key, b"hypothesisId") => Some(1),
+        8 if is(key, b"location") => Some(2),
+        6 if is(key, b"source") => Some(3),
+        9 if is(key, b"timestamp") => Some(4),
+        4 if is(key, b"data") => Some(5),
+        _ => None,
+    }
+}
+
+/// The fields of `line` when it is a JSON object in UTF-8 this scanner
+/// reads whole; None when `serde_json` must decide.
+pub(super) fn scan(line: &[u8]) -> Option<Fields<'_>> {
+    let mut scanner = Scanner { bytes: line, at: 0 };
+    // Where each field's text or raw value lies, by `slot_of`.
+    let mut spans: [Option<(usize, usize)>; 6] = [None; 6];
+    let mut seen = 0u8;
+    let mut probe_error = false;
+    scanner.expect(b'{')?;
+    if scanner.token()? == b'}' {
         scanner.at += 1;
     } else {
         loop {
-            let key = scanner.plain_string()?;
-            scanner.space();
-            scanner.eat(b':')?;
-            scanner.space();
-            // As bytes: compared in place, without a call per key.
-            let slot = match key.as_bytes() {
-                b"probeId" => Some(0),
-                b"hypothesisId" => Some(1),
-                b"location" => Some(2),
-                b"source" => Some(3),
-                b"timestamp" => Some(4),
-                b"data" => Some(5),
-                _ => None,
-            };
-            match slot {
+            scanner.expect(b'"')?;
+            let key_start = scanner.at;
+            scanner.string_rest(false)?;
+            let key = &line[key_start..scanner.at - 1];
+            scanner.expect(b':')?;
+            let first = scanner.token()?;
+            let start = scanner.at;
+            match slot_of(key) {
                 Some(slot) => {
                     // serde refuses a repeated field: it decides.
-                    if std::mem::replace(&mut seen[slot], true) {
+                    if seen & (1 << slot) != 0 {
                         return None;
                     }
-                    let start = scanner.at;
-                    let null = scanner.bytes[start..].starts_with(b"null");
-                    if slot < 4 {
-                        let text = if null {
-                            scanner.at += 4;
-                            None
-                        } else {
-                            Some(scanner.plain_string()?)
-                        };
-                        match slot {
-                            0 => fields.probe_id = text,
-                            1 => fields.hypothesis_id = text,
-                            2 => fields.location = text,
-                            _ => fields.source = text,
-                        }
+                    seen |= 1 << slot;
+                    if first == b'n' {
+                        scanner.word(b"null")?;
+                    } else if slot < 4 {
+                        scanner.expect(b'"')?;
+                        scanner.string_rest(false)?;
+                        spans[slot] = Some((start + 1, scanner.at - 1));
                     } else {
-                        scanner.value(0)?;
-                        let raw = (!null).then(|| &line[start..scanner.at]);
-                        if slot == 4 {
-                            fields.timestamp = raw;
-                        } else {
-                            fields.data = raw;
-                        }
+                        scanner.skip_value()?;
+                        spans[slot] = Some((start, scanner.at));
                     }
                 }
                 None => {
-                    fields.probe_error |= key == super::outcomes::PROBE_ERROR;
-                    scanner.value(0)?
+                    probe_error |= key == super::outcomes::PROBE_ERROR.as_bytes();
+                    if first == b'"' {
+                        // Most values a summary passes over are texts.
+                        scanner.at += 1;
+                        scanner.string_rest(true)?;
+                    } else {
+                        scanner.skip_value()?;
+                    }
                 }
             }
-            scanner.space();
-            match scanner.next()? {
-                b',' => scanner.space(),
-                b'}' => break,
+            match scanner.token()? {
+                b',' => scanner.at += 1,
+                b'}' => {
+                    scanner.at += 1;
+                    break;
+                }
                 _ => return None,
             }
         }
     }
-    scanner.space();
-    (scanner.at == scanner.bytes.len()).then_some(fields)
+    // Nothing but space after the object.
+    if scanner.token().is_some() {
+        return None;
+    }
+    let text = |slot: usize| spans[slot].map(|(start, end)| accepted_text(line, start, end));
+    Some(Fields {
+        probe_id: text(0),
+        hypothesis_id: text(1),
+        location: text(2),
+        source: text(3),
+        timestamp: text(4),
+        data: text(5),
+        probe_error,
+    })
+}
+
+/// `line[start..end]` as text, for a line `scan` accepted and a range that
+/// starts and ends beside its ASCII bytes (a string's quotes, a value's
+/// first and last byte).
+fn accepted_text(line: &[u8], start: usize, end: usize) -> &str {
+    let bytes = &line[start..end];
+    debug_assert!(std::str::from_utf8(bytes).is_ok());
+    // SAFETY: every byte of an accepted line outside its strings is one of
+    // JSON's ASCII bytes, and every non-ASCII byte in a string belongs to a
+    // run `std::str::from_utf8` checked (`past_non_ascii`) that ends at an
+    // ASCII byte; so the line is UTF-8, and a range that starts and ends
+    // beside ASCII bytes holds whole characters. A property test holds
+    // `scan` to that on lines of any bytes.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+/// The end of a run of a string's text from `at`, a non-ASCII byte, when
+/// the run is UTF-8: the next `"`, `\\` or control character (all ASCII).
+#[cold]
+fn past_non_ascii(bytes: &[u8], at: usize) -> Option<usize> {
+    let end = crate::core::json_string::text_end(bytes, at)?;
+    std::str::from_utf8(&bytes[at..end]).ok()?;
+    Some(end)
+}
+
+/// Where a run of ASCII digits from `at` ends, eight at a time.
+fn digits_end(bytes: &[u8], mut at: usize) -> usize {
+    const HIGH_NIBBLES: u64 = u64::from_ne_bytes([0xf0; 8]);
+    const THREES: u64 = u64::from_ne_bytes([0x30; 8]);
+    const SIXES: u64 = u64::from_ne_bytes([0x06; 8]);
+    while let Some(word) = bytes.get(at..at + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let word = u64::from_le_bytes(word);
+        // A digit is 0x3_ and stays 0x3_ with 6 added. A carry out of a byte
+        // (from 0xfa up, no digit) reaches only bytes after it: the lowest
+        // byte marked is exact.
+        let other =
+            ((word & HIGH_NIBBLES) ^ THREES) | ((word.wrapping_add(SIXES) & HIGH_NIBBLES) ^ THREES);
+        if other != 0 {
+            return at + (other.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+        at += 1;
+    }
+    at
 }
 
 struct Scanner<'a> {
-    text: &'a str,
     bytes: &'a [u8],
     at: usize,
 }
 
-impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<u8> {
+impl Scanner<'_> {
+    /// The next byte that is not JSON's space, left in place; None at the
+    /// end of the line.
+    #[inline(always)]
+    fn token(&mut self) -> Option<u8> {
+        let byte = *self.bytes.get(self.at)?;
+        // Compact JSON has no space: one look.
+        if byte > b' ' {
+            return Some(byte);
+        }
+        self.at = past_space(self.bytes, self.at);
         self.bytes.get(self.at).copied()
     }
 
-    fn next(&mut self) -> Option<u8> {
-        let byte = self.peek()?;
-        self.at += 1;
-        Some(byte)
-    }
-
-    fn eat(&mut self, byte: u8) -> Option<()> {
-        (self.next()? == byte).then_some(())
-    }
-
-    fn space(&mut self) {
-        // Compact JSON has none: one look.
-        if self.bytes.get(self.at).is_some_and(|b| *b > b' ') {
-            return;
-        }
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
-    }
-
-    /// Where the string's text from `at` stops: the first `"`, `\\` or
-    /// control character (`core::json_string`).
-    fn text_end(&self) -> Option<usize> {
-        crate::core::json_string::text_end(self.bytes, self.at)
-    }
-
-    /// A string without any escape: its text.
-    fn plain_string(&mut self) -> Option<&'a str> {
-        self.eat(b'"')?;
-        let start = self.at;
-        let end = self.text_end()?;
-        if self.bytes[end] != b'"' {
+    /// `byte` as the next token, passed over.
+    #[inline(always)]
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        if self.token()? != byte {
             return None;
         }
-        self.at = end + 1;
-        // `"` is ASCII: both ends fall between characters.
-        self.text.get(start..end)
+        self.at += 1;
+        Some(())
     }
 
-    /// A string with the simple escapes allowed (none of `\u`).
-    fn string(&mut self) -> Option<()> {
-        self.eat(b'"')?;
+    /// The rest of a string after its opening quote, up to past its
+    /// closing one: with `escapes`, the simple ones (none of `\u`).
+    #[inline(always)]
+    fn string_rest(&mut self, escapes: bool) -> Option<()> {
         loop {
-            let stop = self.text_end()?;
+            let stop = crate::core::json_string::text_or_non_ascii_end(self.bytes, self.at)?;
+            let byte = *self.bytes.get(stop)?;
             self.at = stop + 1;
-            match self.bytes[stop] {
+            match byte {
                 b'"' => return Some(()),
-                b'\\' => {}
-                _ => return None,
-            }
-            match self.next()? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                b'\\' if escapes => match *self.bytes.get(self.at)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
+                    _ => return None,
+                },
+                0x80.. => self.at = past_non_ascii(self.bytes, stop)?,
                 _ => return None,
             }
         }
-    }
-
-    fn digits(&mut self) -> usize {
-        let start = self.at;
-        while matches!(self.peek(), Some(b'0'..=b'9')) {
-            self.at += 1;
-        }
-        self.at - start
     }
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, and no exponent.
+    #[inline(always)]
     fn number(&mut self) -> Option<()> {
-        if self.peek() == Some(b'-') {
-            self.at += 1;
-        }
-        let first = self.peek()?;
-        let whole = self.digits();
-        if whole == 0 || (first == b'0' && whole > 1) {
+        let bytes = self.bytes;
+        let mut at = self.at + usize::from(bytes.get(self.at) == Some(&b'-'));
+        let first = *bytes.get(at)?;
+        let end = digits_end(bytes, at);
+        if end == at || (first == b'0' && end - at > 1) {
             return None;
         }
-        if self.peek() == Some(b'.') {
-            self.at += 1;
-            if self.digits() == 0 {
+        at = end;
+        if bytes.get(at) == Some(&b'.') {
+            let end = digits_end(bytes, at + 1);
+            if end == at + 1 {
                 return None;
             }
+            at = end;
         }
-        match self.peek() {
-            Some(b'e' | b'E') => None,
-            _ => Some(()),
+        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            return None;
         }
+        self.at = at;
+        Some(())
     }
 
+    #[inline(always)]
     fn word(&mut self, word: &[u8]) -> Option<()> {
         self.bytes[self.at..]
             .starts_with(word)
             .then(|| self.at += word.len())
     }
 
-    fn value(&mut self, depth: usize) -> Option<()> {
-        if depth >= MAX_DEPTH {
-            return None;
-        }
-        match self.peek()? {
-            b'"' => self.string(),
-            b'{' => {
-                self.at += 1;
-                self.space();
-                if self.peek() == Some(b'}') {
+    /// An object's key and its colon.
+    #[inline(always)]
+    fn key(&mut self) -> Option<()> {
+        self.expect(b'"')?;
+        self.string_rest(true)?;
+        self.expect(b':')
+    }
+
+    /// A value from `at`, checked and passed over (`skip_value`).
+    #[inline(always)]
+    fn skip_value(&mut self) -> Option<()> {
+        self.at = skip_value(self.bytes, self.at)?;
+        Some(())
+    }
+}
+
+/// Where the space from `at` ends (a call apart: compact JSON has none).
+#[cold]
+#[inline(never)]
+fn past_space(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// Where the value at `at` ends, checked as it is passed over in one loop:
+/// the open containers are a stack of bits (set for an object), with no
+/// call per level. The position is a value of its own here, so it can stay
+/// in a register, not in the caller's memory.
+fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
+    let mut scanner = Scanner { bytes, at };
+    scanner.skip_value_here()?;
+    Some(scanner.at)
+}
+
+impl Scanner<'_> {
+    #[inline(always)]
+    fn skip_value_here(&mut self) -> Option<()> {
+        let mut objects = 0u64;
+        let mut depth = 0u32;
+        'value: loop {
+            match self.token()? {
+                b'"' => {
                     self.at += 1;
-                    return Some(());
+                    self.string_rest(true)?;
                 }
-                loop {
-                    self.string()?;
-                    self.space();
-                    self.eat(b':')?;
-                    self.space();
-                    self.value(depth + 1)?;
-                    self.space();
-                    match self.next()? {
-                        b',' => self.space(),
-                        b'}' => return Some(()),
-                        _ => return None,
+                open @ (b'{' | b'[') => {
+                    if depth == MAX_DEPTH {
+                        return None;
                     }
-                }
-            }
-            b'[' => {
-                self.at += 1;
-                self.space();
-                if self.peek() == Some(b']') {
                     self.at += 1;
-                    return Some(());
-                }
-                loop {
-                    self.value(depth + 1)?;
-                    self.space();
-                    match self.next()? {
-                        b',' => self.space(),
-                        b']' => return Some(()),
-                        _ => return None,
+                    // `}` and `]` are two past `{` and `[`.
+                    if self.token()? != open + 2 {
+                        depth += 1;
+                        objects = objects << 1 | u64::from(open == b'{');
+                        if open == b'{' {
+                            self.key()?;
+                        }
+                        continue 'value;
                     }
+                    self.at += 1;
                 }
+                b't' => self.word(b"true")?,
+                b'f' => self.word(b"false")?,
+                b'n' => self.word(b"null")?,
+                _ => self.number()?,
             }
-            b't' => self.word(b"true"),
-            b'f' => self.word(b"false"),
-            b'n' => self.word(b"null"),
-            _ => self.number(),
+            // After a value: the next in its container, or out of it.
+            while depth > 0 {
+                let in_object = objects & 1 == 1;
+                let byte = self.token()?;
+                self.at += 1;
+                match byte {
+                    b',' => {
+                        if in_object {
+                            self.key()?;
+                        }
+                        continue 'value;
+                    }
+                    b'}' if in_object => {}
+                    b']' if !in_object => {}
+                    _ => return None,
+                }
+                depth -= 1;
+                objects >>= 1;
+            }
+            return Some(());
         }
     }
 }

@@ -143,6 +143,12 @@ impl Figures {
     }
 }
 
+/// `a == b`, without a call to compare the bytes of ids that differ in
+/// their last one (`p3` and `p4`): probes are told apart on every line.
+fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
+}
+
 fn hash_of(raw: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -236,13 +242,7 @@ impl<'r> Piece<'r> {
                 return;
             }
             self.lines += 1;
-            // One UTF-8 check of the line (ASCII at memory speed), so the
-            // parser need not check each string again.
-            let Ok(text) = std::str::from_utf8(text) else {
-                self.offer(raw);
-                self.malformed.note(self.numbered);
-                return;
-            };
+            // The fast path checks the line is UTF-8 as it reads it.
             match line_scan::scan(text) {
                 Some(fields) => {
                     // Read whole, its fields say whether it holds a fact.
@@ -256,23 +256,22 @@ impl<'r> Piece<'r> {
                 // What the fast path does not read whole, serde decides.
                 None => {
                     self.offer(raw);
-                    match serde_json::from_str::<SummaryLine>(text) {
-                        Ok(line) => {
-                            parsed = line;
-                            Fields {
-                                probe_id: parsed.probe_id.as_deref(),
-                                hypothesis_id: parsed.hypothesis_id.as_deref(),
-                                location: parsed.location.as_deref(),
-                                source: parsed.source.as_deref(),
-                                timestamp: parsed.timestamp.map(RawValue::get),
-                                data: parsed.data.map(RawValue::get),
-                                probe_error: false,
-                            }
-                        }
-                        Err(_) => {
-                            self.malformed.note(self.numbered);
-                            return;
-                        }
+                    let read = std::str::from_utf8(text)
+                        .ok()
+                        .and_then(|text| serde_json::from_str::<SummaryLine>(text).ok());
+                    let Some(line) = read else {
+                        self.malformed.note(self.numbered);
+                        return;
+                    };
+                    parsed = line;
+                    Fields {
+                        probe_id: parsed.probe_id.as_deref(),
+                        hypothesis_id: parsed.hypothesis_id.as_deref(),
+                        location: parsed.location.as_deref(),
+                        source: parsed.source.as_deref(),
+                        timestamp: parsed.timestamp.map(RawValue::get),
+                        data: parsed.data.map(RawValue::get),
+                        probe_error: false,
                     }
                 }
             }
@@ -336,7 +335,7 @@ impl<'r> Piece<'r> {
             Cow::Owned(kept_field(probe_id))
         };
         if let Some(last) = self.last {
-            if self.probes[last].probe_id == probe_id.as_ref() {
+            if same_text(&self.probes[last].probe_id, &probe_id) {
                 return Some(last);
             }
         }
@@ -344,7 +343,7 @@ impl<'r> Piece<'r> {
         let known = if self.probes.len() <= COMPARED_IN_TURN {
             self.probes
                 .iter()
-                .position(|p| p.probe_id == probe_id.as_ref())
+                .position(|p| same_text(&p.probe_id, &probe_id))
         } else {
             self.index.get(probe_id.as_ref()).copied()
         };
@@ -535,7 +534,7 @@ mod fast_path {
     }
 
     fn by_scan(line: &str) -> Option<Read> {
-        let f = scan(line)?;
+        let f = scan(line.as_bytes())?;
         let texts = [f.probe_id, f.hypothesis_id, f.location, f.source];
         Some((
             texts.iter().map(|t| t.map(String::from)).collect(),
@@ -555,7 +554,7 @@ mod fast_path {
             "{}",
         ];
         for line in typical {
-            assert!(scan(line).is_some(), "{line}");
+            assert!(scan(line.as_bytes()).is_some(), "{line}");
             assert_eq!(by_scan(line), by_serde(line), "{line}");
         }
         let odd = [
@@ -570,7 +569,7 @@ mod fast_path {
             r#"[1]"#,
         ];
         for line in odd {
-            assert!(scan(line).is_none(), "{line}");
+            assert!(scan(line.as_bytes()).is_none(), "{line}");
         }
     }
 
@@ -593,7 +592,8 @@ mod fast_path {
         })
     }
 
-    fn line() -> impl Strategy<Value = String> {
+    /// Valid objects, and the same broken by one edit of any byte.
+    fn line_bytes() -> impl Strategy<Value = Vec<u8>> {
         let key = prop_oneof![
             Just("probeId".to_string()),
             Just("hypothesisId".to_string()),
@@ -601,29 +601,54 @@ mod fast_path {
             Just("source".to_string()),
             Just("timestamp".to_string()),
             Just("data".to_string()),
-            "[a-zA-Z\"\\\\]{0,8}",
+            "[a-zA-Z\"\\\\\u{e9}]{0,8}",
         ];
         let member =
             (key, value()).prop_map(|(k, v)| format!("{}:{}", serde_json::Value::from(k), v));
         let object = prop::collection::vec(member, 0..7)
             .prop_map(|members| format!("{{{}}}", members.join(",")));
-        // Valid objects, and the same broken by one edit.
         (object, any::<u16>(), 0u8..6, any::<u8>()).prop_map(|(text, at, edit, byte)| {
             let mut bytes = text.into_bytes();
             let at = usize::from(at) % (bytes.len() + 1);
             match edit {
                 0 => {
-                    let inserted = b" ,:{}[]\"\\0e-.\t";
+                    let inserted = b" ,:{}[]\"\\0e-.\t\xc3\xff";
                     bytes.insert(at, inserted[usize::from(byte) % inserted.len()])
                 }
                 1 if at < bytes.len() => {
                     bytes.remove(at);
                 }
-                2 if at < bytes.len() => bytes[at] = byte & 0x7f,
+                2 if at < bytes.len() => bytes[at] = byte,
                 _ => {}
             }
-            String::from_utf8_lossy(&bytes).into_owned()
+            bytes
         })
+    }
+
+    fn line() -> impl Strategy<Value = String> {
+        line_bytes().prop_map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_left_to_serde_and_one_that_is_is_read() {
+        let broken: [&[u8]; 6] = [
+            b"{\"probeId\":\"p\xff\"}",
+            b"{\"probeId\":\"p\xc3\"}",
+            b"{\"data\":\"\xe2\x82\"}",
+            b"{\"data\":[\"\xc0\xaf\"]}",
+            b"{\"message\":\"\xed\xa0\x80\"}",
+            b"{\"a\xff\":1}",
+        ];
+        for line in broken {
+            assert!(scan(line).is_none(), "{}", String::from_utf8_lossy(line));
+        }
+        let read = scan(
+            "{\"probeId\":\"p\u{e9}\u{1F600}\",\"data\":{\"\u{e9}\":\"\u{4e2d}\\n\u{6587}\"}}"
+                .as_bytes(),
+        )
+        .expect("read");
+        assert_eq!(read.probe_id, Some("p\u{e9}\u{1F600}"));
+        assert_eq!(read.data, Some("{\"\u{e9}\":\"\u{4e2d}\\n\u{6587}\"}"));
     }
 
     proptest! {
@@ -633,6 +658,18 @@ mod fast_path {
         fn the_fast_path_never_disagrees_with_serde(line in line()) {
             if let Some(scanned) = by_scan(&line) {
                 prop_assert_eq!(Some(scanned), by_serde(&line), "{}", line);
+            }
+        }
+
+        /// Whatever the fast path reads of any bytes is UTF-8, and serde
+        /// reads it the same way.
+        #[test]
+        fn what_the_fast_path_reads_is_utf8(bytes in line_bytes()) {
+            if scan(&bytes).is_some() {
+                let text = std::str::from_utf8(&bytes);
+                prop_assert!(text.is_ok(), "{:?}", String::from_utf8_lossy(&bytes));
+                let text = text.unwrap_or_default();
+                prop_assert_eq!(by_scan(text), by_serde(text), "{}", text);
             }
         }
     }
