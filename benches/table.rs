@@ -10,12 +10,12 @@
 //! run's cap, and all recorded beside the floor of writing its records),
 //! `logs --summary` of a generated log against `wc -l`, and a Python and a
 //! Node loop under a logpoint (and without one) against the bare
-//! interpreter.
+//! interpreter, for each Node version given.
 //!
 //! `scripts/bench` runs it; `DS_BENCH_ROUNDS` sets the rounds (default 15),
 //! `DS_BENCH_LOG_MB` the summarised log's size (default 289), `DS_BENCH_BIN`
 //! another build of the binary to measure, `DS_BENCH_ONLY` the rows whose
-//! name holds that text.
+//! name holds that text, `DS_BENCH_NODES` more Node binaries to measure.
 
 use debug_sidecar::rpc::client::Connection;
 use serde_json::{json, Value};
@@ -168,6 +168,36 @@ fn probe_log(file: &Path, bytes: u64) -> u64 {
 const PY_LOOP: &str = "def main():\n    n = 0\n    for k in range(1000000):\n        if k % 1000 == 0:\n            n += 1\n    print(n)\n\n\nmain()\n";
 const JS_LOOP: &str = "function main() {\n  let n = 0;\n  for (let k = 0; k < 1000000; k++) {\n    if (k % 1000 === 0) {\n      n += 1;\n    }\n  }\n  console.log(n);\n}\nmain();\n";
 
+/// The Node binaries measured, with their versions: PATH's `node`, then
+/// each of `DS_BENCH_NODES` (paths, `:` between; `scripts/bench` adds the
+/// Node 24 `scripts/test` installs). Node 20 runs an ES module's hooks on a
+/// thread of its own, Node 22.15 and later on the program's.
+fn nodes() -> Vec<(String, String)> {
+    let extra = std::env::var("DS_BENCH_NODES").unwrap_or_default();
+    let mut found: Vec<(String, String)> = Vec::new();
+    for node in std::iter::once("node").chain(extra.split(':').filter(|p| !p.is_empty())) {
+        let version = Command::new(node)
+            .arg("--version")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .trim_start_matches('v')
+                    .to_string()
+            });
+        match version {
+            Some(version) if !found.iter().any(|(_, v)| *v == version) => {
+                found.push((node.to_string(), version))
+            }
+            Some(_) => {}
+            None => println!("{node}: not found, its rows are skipped"),
+        }
+    }
+    found
+}
+
 fn has(program: &str) -> bool {
     Command::new(program)
         .arg("--version")
@@ -314,31 +344,35 @@ fn main() {
     // Each language's loop in a workspace of its own (its session's only
     // logpoint: a Node whose module hooks start a thread of their own starts
     // it only for an ES module program), beside a copy with none.
-    let interpreters = [
-        ("python3", "python3", "py", PY_LOOP, "<= 1.2x", "<= 1.1x"),
-        (
-            "node",
-            "node",
+    let node_goal = "<= 1.5x (<= 20 us a hit)";
+    let mut interpreters = vec![(
+        "python3".to_string(),
+        "python3".to_string(),
+        "py",
+        PY_LOOP,
+        "<= 1.2x",
+        "<= 1.1x",
+    )];
+    for (node, version) in nodes() {
+        interpreters.push((
+            format!("node {version}"),
+            node.clone(),
             "js",
             JS_LOOP,
-            "<= 1.5x (<= 20 us a hit)",
+            node_goal,
             "-",
-        ),
-        (
-            "node, ES module",
-            "node",
-            "mjs",
-            JS_LOOP,
-            "<= 1.5x (<= 20 us a hit)",
-            "-",
-        ),
-    ];
-    for (name, program, extension, source, goal, goal_plain) in interpreters {
-        if !has(program) {
-            println!("{program}: not on PATH, its rows are skipped");
+        ));
+        let name = format!("node {version}, ES module");
+        interpreters.push((name, node, "mjs", JS_LOOP, node_goal, "-"));
+    }
+    for (index, (name, program, extension, source, goal, goal_plain)) in
+        interpreters.into_iter().enumerate()
+    {
+        if !has(&program) {
+            println!("{program}: not found, its rows are skipped");
             continue;
         }
-        let root = base.join(format!("loop-{extension}"));
+        let root = base.join(format!("loop-{index}-{extension}"));
         std::fs::create_dir_all(&root).unwrap();
         let (logged, plain) = (format!("loop.{extension}"), format!("plain.{extension}"));
         std::fs::write(root.join(&logged), source).unwrap();
@@ -359,15 +393,15 @@ fn main() {
             &format!("{name} logpoint, 1,000 hits (vs bare)"),
             goal,
             rounds,
-            || timed(Command::new(program).arg(&logged).current_dir(&root), None),
-            || timed(sidecar(&root).args(["run", "--", program, &logged]), None),
+            || timed(Command::new(&program).arg(&logged).current_dir(&root), None),
+            || timed(sidecar(&root).args(["run", "--", &program, &logged]), None),
         );
         row(
             &format!("{name}, no logpoint in the file (vs bare)"),
             goal_plain,
             rounds,
-            || timed(Command::new(program).arg(&plain).current_dir(&root), None),
-            || timed(sidecar(&root).args(["run", "--", program, &plain]), None),
+            || timed(Command::new(&program).arg(&plain).current_dir(&root), None),
+            || timed(sidecar(&root).args(["run", "--", &program, &plain]), None),
         );
     }
     let _ = std::fs::remove_dir_all(&base);
