@@ -23,11 +23,13 @@ pub(super) struct Fields<'a> {
     pub probe_error: bool,
 }
 
-/// Containers a value may nest (`serde_json` allows 128, the line's own
-/// object included); one bit each in `Scanner::skip_value`'s stack.
+/// Containers a value may nest (`serde_json` passes over a value it does not
+/// build at any depth, so this only bounds the scanner): one bit each in
+/// `skip_value`'s stack.
 const MAX_DEPTH: u32 = 64;
 
-/// The field of a known key, by its slot in `Spans`.
+/// The field of a known key: its place in `scan`'s spans (0-3 the texts,
+/// 4 the timestamp, 5 the data).
 fn slot_of(key: &[u8]) -> Option<usize> {
     // As arrays of known length: compared in place, without a call.
     fn is<const N: usize>(key: &[u8], name: &[u8; N]) -> bool {

@@ -573,6 +573,37 @@ mod fast_path {
         }
     }
 
+    #[test]
+    fn values_nest_64_containers_deep_and_no_deeper() {
+        let nested = |depth: usize| {
+            let (mut open, mut close) = (String::new(), String::new());
+            for level in 0..depth {
+                if level % 3 == 0 {
+                    open.push_str("{\"a\":");
+                    close.insert(0, '}');
+                } else {
+                    open.push('[');
+                    close.insert(0, ']');
+                }
+            }
+            format!("{{\"data\":{open}1{close},\"probeId\":\"p\"}}")
+        };
+        let deepest = nested(64);
+        assert!(scan(deepest.as_bytes()).is_some());
+        assert_eq!(by_scan(&deepest), by_serde(&deepest));
+        // Past that, serde decides.
+        assert!(scan(nested(65).as_bytes()).is_none());
+        let arrays = format!("{{\"data\":{}{}}}", "[".repeat(64), "]".repeat(64));
+        assert!(scan(arrays.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn escapes_and_space_anywhere_are_read_as_serde_reads_them() {
+        let line = "\t{ \"message\" :\r\n\"a\\/b\\b\\f\\r\" ,\"data\" : [ 1 , { \"k\" : \"\\\"\" } ] ,\"probeId\":\"p\" } \r";
+        assert!(scan(line.as_bytes()).is_some(), "{line}");
+        assert_eq!(by_scan(line), by_serde(line));
+    }
+
     fn value() -> impl Strategy<Value = serde_json::Value> {
         let leaf = prop_oneof![
             Just(serde_json::Value::Null),
@@ -581,7 +612,8 @@ mod fast_path {
             any::<f64>()
                 .prop_filter("finite", |f| f.is_finite())
                 .prop_map(serde_json::Value::from),
-            "[a-z\"\\\\/\n\t\u{1}\u{e9}\u{1F600} ]{0,12}".prop_map(serde_json::Value::from),
+            "[a-z\"\\\\/\n\r\t\u{1}\u{8}\u{c}\u{e9}\u{1F600} ]{0,12}"
+                .prop_map(serde_json::Value::from),
         ];
         leaf.prop_recursive(4, 32, 6, |inner| {
             prop_oneof![
@@ -601,6 +633,7 @@ mod fast_path {
             Just("source".to_string()),
             Just("timestamp".to_string()),
             Just("data".to_string()),
+            Just("probeError".to_string()),
             "[a-zA-Z\"\\\\\u{e9}]{0,8}",
         ];
         let member =
@@ -612,7 +645,7 @@ mod fast_path {
             let at = usize::from(at) % (bytes.len() + 1);
             match edit {
                 0 => {
-                    let inserted = b" ,:{}[]\"\\0e-.\t\xc3\xff";
+                    let inserted = b" ,:{}[]\"\\0e-.\t\r\n\xc3\xff";
                     bytes.insert(at, inserted[usize::from(byte) % inserted.len()])
                 }
                 1 if at < bytes.len() => {
@@ -642,6 +675,14 @@ mod fast_path {
         for line in broken {
             assert!(scan(line).is_none(), "{}", String::from_utf8_lossy(line));
         }
+        // Above U+10FFFF, and a four-byte character cut short.
+        let beyond: [&[u8]; 2] = [
+            b"{\"data\":\"\xf4\x90\x80\x80\"}",
+            b"{\"data\":\"\xf0\x9f\x98\"}",
+        ];
+        for line in beyond {
+            assert!(scan(line).is_none(), "{}", String::from_utf8_lossy(line));
+        }
         let read = scan(
             "{\"probeId\":\"p\u{e9}\u{1F600}\",\"data\":{\"\u{e9}\":\"\u{4e2d}\\n\u{6587}\"}}"
                 .as_bytes(),
@@ -665,11 +706,16 @@ mod fast_path {
         /// reads it the same way.
         #[test]
         fn what_the_fast_path_reads_is_utf8(bytes in line_bytes()) {
-            if scan(&bytes).is_some() {
+            if let Some(fields) = scan(&bytes) {
                 let text = std::str::from_utf8(&bytes);
                 prop_assert!(text.is_ok(), "{:?}", String::from_utf8_lossy(&bytes));
                 let text = text.unwrap_or_default();
                 prop_assert_eq!(by_scan(text), by_serde(text), "{}", text);
+                // The failure flag: a `probeError` of the line's own object.
+                let object = serde_json::from_str::<serde_json::Value>(text);
+                let flagged =
+                    object.is_ok_and(|o| o.get(super::outcomes::PROBE_ERROR).is_some());
+                prop_assert_eq!(fields.probe_error, flagged, "{}", text);
             }
         }
     }
