@@ -46,9 +46,87 @@ fn slot_of(key: &[u8]) -> Option<usize> {
     }
 }
 
+/// What a key names: a field's slot (0-5), `probeError`, or anything else.
+const PROBE_ERROR_KEY: u8 = 6;
+const OTHER_KEY: u8 = 7;
+
+fn kind_of(key: &[u8]) -> u8 {
+    match slot_of(key) {
+        Some(slot) => slot as u8,
+        None if key == super::outcomes::PROBE_ERROR.as_bytes() => PROBE_ERROR_KEY,
+        None => OTHER_KEY,
+    }
+}
+
+/// Keys remembered in order, at most.
+const MEMO_KEYS: usize = 32;
+
+/// The keys of the lines read before, by their place in the line: the
+/// lines of one program repeat their keys in one order, so the key
+/// remembered at a place is compared whole (`"key":`, quotes and colon, 16
+/// bytes at most, in one comparison) before a key is read byte by byte.
+/// Bytes equal to a key read whole before are that key.
+#[derive(Default)]
+pub(super) struct KeyMemo {
+    keys: Vec<MemoKey>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct MemoKey {
+    /// `"key":` as written, zero past its end.
+    bytes: [u8; 16],
+    /// The bytes compared: `len` of them.
+    mask: u128,
+    /// 0 for a key too long, or written with space before its colon: it
+    /// is read byte by byte each time.
+    len: u8,
+    kind: u8,
+}
+
+impl MemoKey {
+    /// Whether `line` holds this key, written the same way, at `at`.
+    #[inline(always)]
+    fn starts(&self, line: &[u8], at: usize) -> bool {
+        let len = usize::from(self.len);
+        if len == 0 {
+            return false;
+        }
+        match line.get(at..at + 16).map(<[u8; 16]>::try_from) {
+            Some(Ok(window)) => {
+                (u128::from_le_bytes(window) ^ u128::from_le_bytes(self.bytes)) & self.mask == 0
+            }
+            _ => line.get(at..at + len) == self.bytes.get(..len),
+        }
+    }
+}
+
+impl KeyMemo {
+    /// The key read at place `member`, `written` as `"key":` when it was
+    /// (None: with space before its colon).
+    fn keep(&mut self, member: usize, written: Option<&[u8]>, kind: u8) {
+        if member >= MEMO_KEYS || member > self.keys.len() {
+            return;
+        }
+        let mut key = MemoKey {
+            kind,
+            ..MemoKey::default()
+        };
+        if let Some(written) = written.filter(|w| w.len() <= 16) {
+            key.bytes[..written.len()].copy_from_slice(written);
+            key.len = written.len() as u8;
+            key.mask = u128::MAX >> (128 - 8 * written.len());
+        }
+        match self.keys.get_mut(member) {
+            Some(place) => *place = key,
+            None => self.keys.push(key),
+        }
+    }
+}
+
 /// The fields of `line` when it is a JSON object in UTF-8 this scanner
-/// reads whole; None when `serde_json` must decide.
-pub(super) fn scan(line: &[u8]) -> Option<Fields<'_>> {
+/// reads whole; None when `serde_json` must decide. `memo` holds the keys
+/// of the lines before (and learns this line's).
+pub(super) fn scan<'a>(line: &'a [u8], memo: &mut KeyMemo) -> Option<Fields<'a>> {
     let mut scanner = Scanner { bytes: line, at: 0 };
     // Where each field's text or raw value lies, by `slot_of`.
     let mut spans: [Option<(usize, usize)>; 6] = [None; 6];
@@ -58,16 +136,32 @@ pub(super) fn scan(line: &[u8]) -> Option<Fields<'_>> {
     if scanner.token()? == b'}' {
         scanner.at += 1;
     } else {
+        let mut member = 0;
         loop {
-            scanner.expect(b'"')?;
-            let key_start = scanner.at;
-            scanner.string_rest(false)?;
-            let key = &line[key_start..scanner.at - 1];
-            scanner.expect(b':')?;
+            let kind = match memo.keys.get(member) {
+                Some(known) if known.starts(line, scanner.at) => {
+                    scanner.at += usize::from(known.len);
+                    known.kind
+                }
+                _ => {
+                    scanner.expect(b'"')?;
+                    let key_start = scanner.at;
+                    scanner.string_rest(false)?;
+                    let key = &line[key_start..scanner.at - 1];
+                    let kind = kind_of(key);
+                    let tight = line.get(scanner.at) == Some(&b':');
+                    scanner.expect(b':')?;
+                    let written = tight.then(|| &line[key_start - 1..scanner.at]);
+                    memo.keep(member, written, kind);
+                    kind
+                }
+            };
+            member += 1;
             let first = scanner.token()?;
             let start = scanner.at;
-            match slot_of(key) {
-                Some(slot) => {
+            match kind {
+                0..=5 => {
+                    let slot = usize::from(kind);
                     // serde refuses a repeated field: it decides.
                     if seen & (1 << slot) != 0 {
                         return None;
@@ -84,8 +178,8 @@ pub(super) fn scan(line: &[u8]) -> Option<Fields<'_>> {
                         spans[slot] = Some((start, scanner.at));
                     }
                 }
-                None => {
-                    probe_error |= key == super::outcomes::PROBE_ERROR.as_bytes();
+                _ => {
+                    probe_error |= kind == PROBE_ERROR_KEY;
                     if first == b'"' {
                         // Most values a summary passes over are texts.
                         scanner.at += 1;

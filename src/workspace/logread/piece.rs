@@ -210,6 +210,8 @@ pub(super) struct Piece<'r> {
     unlisted_lines: u64,
     /// The lines a run's outcomes are read from, when asked for.
     gathered: Option<Gathered>,
+    /// The keys of the lines read so far, for the fast path.
+    keys: line_scan::KeyMemo,
 }
 
 impl<'r> Piece<'r> {
@@ -228,6 +230,7 @@ impl<'r> Piece<'r> {
             unlisted: Default::default(),
             unlisted_lines: 0,
             gathered,
+            keys: line_scan::KeyMemo::default(),
         }
     }
 
@@ -243,7 +246,7 @@ impl<'r> Piece<'r> {
             }
             self.lines += 1;
             // The fast path checks the line is UTF-8 as it reads it.
-            match line_scan::scan(text) {
+            match line_scan::scan(text, &mut self.keys) {
                 Some(fields) => {
                     // Read whole, its fields say whether it holds a fact.
                     if let Some(gathered) = &mut self.gathered {
@@ -505,9 +508,14 @@ fn skim_summary_line(prefix: &[u8]) -> SkimmedLine {
 
 #[cfg(test)]
 mod fast_path {
-    use super::line_scan::scan;
+    use super::line_scan::KeyMemo;
     use super::*;
     use proptest::prelude::*;
+
+    /// The fast path with nothing remembered of lines before.
+    fn scan(line: &[u8]) -> Option<Fields<'_>> {
+        super::line_scan::scan(line, &mut KeyMemo::default())
+    }
 
     /// The four texts and the two raw values a summary reads of a line.
     type Read = (Vec<Option<String>>, Vec<Option<String>>);
@@ -624,8 +632,8 @@ mod fast_path {
         })
     }
 
-    /// Valid objects, and the same broken by one edit of any byte.
-    fn line_bytes() -> impl Strategy<Value = Vec<u8>> {
+    /// Valid objects of the keys a summary reads and others.
+    fn object() -> impl Strategy<Value = String> {
         let key = prop_oneof![
             Just("probeId".to_string()),
             Just("hypothesisId".to_string()),
@@ -638,24 +646,30 @@ mod fast_path {
         ];
         let member =
             (key, value()).prop_map(|(k, v)| format!("{}:{}", serde_json::Value::from(k), v));
-        let object = prop::collection::vec(member, 0..7)
-            .prop_map(|members| format!("{{{}}}", members.join(",")));
-        (object, any::<u16>(), 0u8..6, any::<u8>()).prop_map(|(text, at, edit, byte)| {
-            let mut bytes = text.into_bytes();
-            let at = usize::from(at) % (bytes.len() + 1);
-            match edit {
-                0 => {
-                    let inserted = b" ,:{}[]\"\\0e-.\t\r\n\xc3\xff";
-                    bytes.insert(at, inserted[usize::from(byte) % inserted.len()])
-                }
-                1 if at < bytes.len() => {
-                    bytes.remove(at);
-                }
-                2 if at < bytes.len() => bytes[at] = byte,
-                _ => {}
+        prop::collection::vec(member, 0..7).prop_map(|members| format!("{{{}}}", members.join(",")))
+    }
+
+    /// `text` with one edit of any byte at `at` (or none).
+    fn edited(text: String, (at, edit, byte): (u16, u8, u8)) -> Vec<u8> {
+        let mut bytes = text.into_bytes();
+        let at = usize::from(at) % (bytes.len() + 1);
+        match edit % 6 {
+            0 => {
+                let inserted = b" ,:{}[]\"\\0e-.\t\r\n\xc3\xff";
+                bytes.insert(at, inserted[usize::from(byte) % inserted.len()])
             }
-            bytes
-        })
+            1 if at < bytes.len() => {
+                bytes.remove(at);
+            }
+            2 if at < bytes.len() => bytes[at] = byte,
+            _ => {}
+        }
+        bytes
+    }
+
+    /// Valid objects, and the same broken by one edit of any byte.
+    fn line_bytes() -> impl Strategy<Value = Vec<u8>> {
+        (object(), any::<(u16, u8, u8)>()).prop_map(|(text, edit)| edited(text, edit))
     }
 
     fn line() -> impl Strategy<Value = String> {
@@ -699,6 +713,23 @@ mod fast_path {
         fn the_fast_path_never_disagrees_with_serde(line in line()) {
             if let Some(scanned) = by_scan(&line) {
                 prop_assert_eq!(Some(scanned), by_serde(&line), "{}", line);
+            }
+        }
+
+        /// A line read after others, their keys remembered, is read as it
+        /// is alone: another object, then two edits of one.
+        #[test]
+        fn keys_remembered_from_lines_before_change_nothing(
+            text in object(),
+            other in object(),
+            first in any::<(u16, u8, u8)>(),
+            second in any::<(u16, u8, u8)>(),
+        ) {
+            let mut memo = KeyMemo::default();
+            let lines = [other.into_bytes(), edited(text.clone(), first), edited(text, second)];
+            for line in &lines {
+                let remembered = super::line_scan::scan(line, &mut memo);
+                prop_assert_eq!(remembered, scan(line), "{}", String::from_utf8_lossy(line));
             }
         }
 
