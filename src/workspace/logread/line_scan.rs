@@ -7,7 +7,8 @@
 //! at most 64 levels below the line's object); every other line goes to
 //! `serde_json`, which decides. So whatever this accepts is UTF-8 and
 //! `serde_json` accepts it with the same fields (property tests hold it to
-//! that).
+//! that). The keys of the lines before are remembered by place
+//! (`KeyMemo`): a program's lines repeat them.
 
 /// The fields of a summary line: texts borrowed as written, `timestamp`
 /// and `data` as their raw JSON.
