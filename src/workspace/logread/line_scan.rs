@@ -28,6 +28,8 @@ pub(super) struct Fields<'a> {
 /// build at any depth, so this only bounds the scanner): one bit each in
 /// `skip_value`'s stack.
 const MAX_DEPTH: u32 = 64;
+// The stack is a u64: a 65th bit would be lost.
+const _: () = assert!(MAX_DEPTH <= u64::BITS);
 
 /// The field of a known key: its place in `scan`'s spans (0-3 the texts,
 /// 4 the timestamp, 5 the data).

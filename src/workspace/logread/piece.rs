@@ -601,8 +601,10 @@ mod fast_path {
         assert_eq!(by_scan(&deepest), by_serde(&deepest));
         // Past that, serde decides.
         assert!(scan(nested(65).as_bytes()).is_none());
-        let arrays = format!("{{\"data\":{}{}}}", "[".repeat(64), "]".repeat(64));
-        assert!(scan(arrays.as_bytes()).is_some());
+        let arrays =
+            |depth: usize| format!("{{\"data\":{}{}}}", "[".repeat(depth), "]".repeat(depth));
+        assert!(scan(arrays(64).as_bytes()).is_some());
+        assert!(scan(arrays(65).as_bytes()).is_none());
     }
 
     #[test]
