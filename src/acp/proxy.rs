@@ -617,10 +617,42 @@ mod tests {
         }
     }
 
-    fn proxy() -> Proxy {
-        let dir = std::env::temp_dir().join(format!("acp-proxy-unit-{}", std::process::id()));
+    /// A proxy whose sessions work in a directory of its own, removed
+    /// with it: tests leave nothing in the temporary directory.
+    struct Tested {
+        proxy: Proxy,
+        dir: PathBuf,
+    }
+
+    impl std::ops::Deref for Tested {
+        type Target = Proxy;
+        fn deref(&self) -> &Proxy {
+            &self.proxy
+        }
+    }
+
+    impl std::ops::DerefMut for Tested {
+        fn deref_mut(&mut self) -> &mut Proxy {
+            &mut self.proxy
+        }
+    }
+
+    impl Drop for Tested {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    fn proxy() -> Tested {
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let made = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("acp-proxy-unit-{}-{made}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        Proxy::new(3, "/bin/debug-sidecar".into(), dir)
+        Tested {
+            proxy: Proxy::new(3, "/bin/debug-sidecar".into(), dir.clone()),
+            dir,
+        }
     }
 
     #[test]
