@@ -31,33 +31,25 @@ const MAX_DEPTH: u32 = 64;
 // The stack is a u64: a 65th bit would be lost.
 const _: () = assert!(MAX_DEPTH <= u64::BITS);
 
-/// The field of a known key: its place in `scan`'s spans (0-3 the texts,
-/// 4 the timestamp, 5 the data).
-fn slot_of(key: &[u8]) -> Option<usize> {
+/// What a key names: a field's place in `scan`'s spans (0-3 the texts, 4
+/// the timestamp, 5 the data), `probeError`, or anything else.
+const PROBE_ERROR_KEY: u8 = 6;
+const OTHER_KEY: u8 = 7;
+
+fn kind_of(key: &[u8]) -> u8 {
     // As arrays of known length: compared in place, without a call.
     fn is<const N: usize>(key: &[u8], name: &[u8; N]) -> bool {
         <&[u8; N]>::try_from(key).is_ok_and(|key| key == name)
     }
     match key.len() {
-        7 if is(key, b"probeId") => Some(0),
-        12 if is(key, b"hypothesisId") => Some(1),
-        8 if is(key, b"location") => Some(2),
-        6 if is(key, b"source") => Some(3),
-        9 if is(key, b"timestamp") => Some(4),
-        4 if is(key, b"data") => Some(5),
-        _ => None,
-    }
-}
-
-/// What a key names: a field's slot (0-5), `probeError`, or anything else.
-const PROBE_ERROR_KEY: u8 = 6;
-const OTHER_KEY: u8 = 7;
-
-fn kind_of(key: &[u8]) -> u8 {
-    match slot_of(key) {
-        Some(slot) => slot as u8,
-        None if key == super::outcomes::PROBE_ERROR.as_bytes() => PROBE_ERROR_KEY,
-        None => OTHER_KEY,
+        7 if is(key, b"probeId") => 0,
+        12 if is(key, b"hypothesisId") => 1,
+        8 if is(key, b"location") => 2,
+        6 if is(key, b"source") => 3,
+        9 if is(key, b"timestamp") => 4,
+        4 if is(key, b"data") => 5,
+        _ if key == super::outcomes::PROBE_ERROR.as_bytes() => PROBE_ERROR_KEY,
+        _ => OTHER_KEY,
     }
 }
 
@@ -131,7 +123,7 @@ impl KeyMemo {
 /// of the lines before (and learns this line's).
 pub(super) fn scan<'a>(line: &'a [u8], memo: &mut KeyMemo) -> Option<Fields<'a>> {
     let mut scanner = Scanner { bytes: line, at: 0 };
-    // Where each field's text or raw value lies, by `slot_of`.
+    // Where each field's text or raw value lies, by `kind_of`.
     let mut spans: [Option<(usize, usize)>; 6] = [None; 6];
     let mut seen = 0u8;
     let mut probe_error = false;
@@ -381,62 +373,54 @@ fn past_space(bytes: &[u8], mut at: usize) -> usize {
 /// in a register, not in the caller's memory.
 fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
     let mut scanner = Scanner { bytes, at };
-    scanner.skip_value_here()?;
-    Some(scanner.at)
-}
-
-impl Scanner<'_> {
-    #[inline(always)]
-    fn skip_value_here(&mut self) -> Option<()> {
-        let mut objects = 0u64;
-        let mut depth = 0u32;
-        'value: loop {
-            match self.token()? {
-                b'"' => {
-                    self.at += 1;
-                    self.string_rest(true)?;
-                }
-                open @ (b'{' | b'[') => {
-                    if depth == MAX_DEPTH {
-                        return None;
-                    }
-                    self.at += 1;
-                    // `}` and `]` are two past `{` and `[`.
-                    if self.token()? != open + 2 {
-                        depth += 1;
-                        objects = objects << 1 | u64::from(open == b'{');
-                        if open == b'{' {
-                            self.key()?;
-                        }
-                        continue 'value;
-                    }
-                    self.at += 1;
-                }
-                b't' => self.word(b"true")?,
-                b'f' => self.word(b"false")?,
-                b'n' => self.word(b"null")?,
-                _ => self.number()?,
+    let mut objects = 0u64;
+    let mut depth = 0u32;
+    'value: loop {
+        match scanner.token()? {
+            b'"' => {
+                scanner.at += 1;
+                scanner.string_rest(true)?;
             }
-            // After a value: the next in its container, or out of it.
-            while depth > 0 {
-                let in_object = objects & 1 == 1;
-                let byte = self.token()?;
-                self.at += 1;
-                match byte {
-                    b',' => {
-                        if in_object {
-                            self.key()?;
-                        }
-                        continue 'value;
-                    }
-                    b'}' if in_object => {}
-                    b']' if !in_object => {}
-                    _ => return None,
+            open @ (b'{' | b'[') => {
+                if depth == MAX_DEPTH {
+                    return None;
                 }
-                depth -= 1;
-                objects >>= 1;
+                scanner.at += 1;
+                // `}` and `]` are two past `{` and `[`.
+                if scanner.token()? != open + 2 {
+                    depth += 1;
+                    objects = objects << 1 | u64::from(open == b'{');
+                    if open == b'{' {
+                        scanner.key()?;
+                    }
+                    continue 'value;
+                }
+                scanner.at += 1;
             }
-            return Some(());
+            b't' => scanner.word(b"true")?,
+            b'f' => scanner.word(b"false")?,
+            b'n' => scanner.word(b"null")?,
+            _ => scanner.number()?,
         }
+        // After a value: the next in its container, or out of it.
+        while depth > 0 {
+            let in_object = objects & 1 == 1;
+            let byte = scanner.token()?;
+            scanner.at += 1;
+            match byte {
+                b',' => {
+                    if in_object {
+                        scanner.key()?;
+                    }
+                    continue 'value;
+                }
+                b'}' if in_object => {}
+                b']' if !in_object => {}
+                _ => return None,
+            }
+            depth -= 1;
+            objects >>= 1;
+        }
+        return Some(scanner.at);
     }
 }
