@@ -19,6 +19,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+mod anchor_tables;
 mod markers;
 mod scan;
 mod shapes;
@@ -26,6 +27,7 @@ mod spans;
 mod starts;
 mod stream;
 mod tables;
+use anchor_tables::Tables;
 use markers::{holds_marker, is_marker_at, kind_name};
 pub use markers::{marker, markers_in};
 use scan::AnchorScan;
@@ -107,17 +109,24 @@ fn anchors() -> &'static aho_corasick::AhoCorasick {
 /// aho-corasick's own search if the scan cannot be built.
 fn anchor_scan() -> &'static Scan {
     static ANCHOR_SCAN: OnceLock<Scan> = OnceLock::new();
-    ANCHOR_SCAN.get_or_init(|| Scan::new(anchor_words()))
+    ANCHOR_SCAN.get_or_init(|| Scan::compiled(&compiled::ANCHORS, anchor_words))
 }
 
 /// Anchors and key words in one scan: one pass over a record.
 fn anchors_or_key_words() -> &'static Scan {
     static BOTH: OnceLock<Scan> = OnceLock::new();
     BOTH.get_or_init(|| {
-        let mut words: Vec<String> = anchor_words().iter().map(|a| a.to_string()).collect();
-        words.extend(key_spellings());
-        Scan::new(&words)
+        Scan::compiled(&compiled::ANCHORS_OR_KEY_WORDS, || {
+            let mut words: Vec<String> = anchor_words().iter().map(|a| a.to_string()).collect();
+            words.extend(key_spellings());
+            words
+        })
     })
+}
+
+/// The built-in words' tables, made by the build script (`anchor_tables.rs`).
+mod compiled {
+    include!(concat!(env!("OUT_DIR"), "/anchor_tables.rs"));
 }
 
 /// The dense scan, or aho-corasick's search where it cannot be built.
@@ -127,11 +136,15 @@ enum Scan {
 }
 
 impl Scan {
-    fn new<W: AsRef<[u8]>>(words: &[W]) -> Scan {
-        AnchorScan::new(words).map_or_else(
-            || Scan::Matcher(matcher(words)),
-            |scan| Scan::Dense(Box::new(scan)),
-        )
+    /// The scan of `words` from the tables the build script made of them.
+    fn compiled<W: AsRef<[u8]>, Words: AsRef<[W]>>(
+        tables: &Option<Tables>,
+        words: impl FnOnce() -> Words,
+    ) -> Scan {
+        match tables {
+            Some(tables) => Scan::Dense(Box::new(AnchorScan::new(tables.clone()))),
+            None => Scan::Matcher(matcher(words().as_ref())),
+        }
     }
 
     fn is_match(&self, bytes: &[u8]) -> bool {
@@ -161,7 +174,7 @@ impl Scan {
 /// The built-in key words' matcher, built once needed.
 fn key_words() -> &'static Scan {
     static KEY_WORDS: OnceLock<Scan> = OnceLock::new();
-    KEY_WORDS.get_or_init(|| Scan::new(&key_spellings()))
+    KEY_WORDS.get_or_init(|| Scan::compiled(&compiled::KEY_WORDS, key_spellings))
 }
 
 /// Literals every built-in shape holds (compared without case): text that
@@ -169,17 +182,8 @@ fn key_words() -> &'static Scan {
 /// expression. `run` scans a program's output for them on its reader
 /// threads, beside the recording (`anchors_in`, with `scan.rs`).
 fn anchor_words() -> &'static [&'static str] {
-    // The union of the shapes' anchors, in order, each once.
     static WORDS: OnceLock<Vec<&'static str>> = OnceLock::new();
-    WORDS.get_or_init(|| {
-        let mut words: Vec<&'static str> = Vec::new();
-        for anchor in SHAPE_ANCHORS.iter().flat_map(|(_, anchors)| anchors.iter()) {
-            if !words.contains(anchor) {
-                words.push(anchor);
-            }
-        }
-        words
-    })
+    WORDS.get_or_init(anchor_union)
 }
 
 /// The longest anchor: a chunk boundary is scanned with this much before it.
@@ -643,6 +647,25 @@ mod tests {
             .iter()
             .filter(|a| a.is_ascii())
             .all(|a| *a == a.to_lowercase()));
+    }
+
+    #[test]
+    fn the_tables_compiled_in_are_those_of_the_words_they_scan_for() {
+        let compiled = [
+            &compiled::ANCHORS,
+            &compiled::KEY_WORDS,
+            &compiled::ANCHORS_OR_KEY_WORDS,
+        ];
+        for ((name, words), tables) in anchor_tables::built_in_words().into_iter().zip(compiled) {
+            let made = Tables::new(&words);
+            assert!(made.is_some(), "{name}: the automaton fits 16-bit states");
+            assert_eq!(tables, &made, "{name}");
+        }
+        let anchors: Vec<&str> = anchor_words().to_vec();
+        assert_eq!(anchor_tables::built_in_words()[0].1, anchors);
+        assert_eq!(anchor_tables::built_in_words()[1].1, key_spellings());
+        let written = include_str!(concat!(env!("OUT_DIR"), "/anchor_tables.rs"));
+        assert_eq!(written, anchor_tables::built_in_source());
     }
 
     #[test]

@@ -18,9 +18,8 @@
 //! state (no anchor under way). Text the filter lets through densely (an
 //! anchor in every line) goes back to the four lanes.
 
+use super::anchor_tables::{Automaton, Tables};
 use super::starts::Starts;
-use aho_corasick::automaton::Automaton;
-use aho_corasick::Anchored;
 
 const LANES: usize = 4;
 /// The shortest text the filter goes first for: a shorter one is a few
@@ -33,117 +32,52 @@ const DENSE_SHARE: usize = 8;
 const DENSE_SLACK: usize = 4096;
 
 pub(super) struct AnchorScan {
-    /// A byte's class: bytes every state moves on alike share one.
-    classes: [u8; 256],
-    /// `state + class` -> the next state; states are premultiplied by the
-    /// number of classes, match states last.
-    table: Vec<u16>,
-    start: u16,
-    /// The first match state: a state at or past it ends an anchor.
-    matches_from: u16,
-    /// The longest anchor, in bytes.
-    longest: usize,
+    automaton: Automaton,
     /// Where an anchor may start, when the processor can say it fast.
     starts: Option<Starts>,
 }
 
+/// The automaton as one scan reads it: borrowed once, so a loop keeps the
+/// table's address in a register rather than reading it from the scan.
+#[derive(Clone, Copy)]
+struct Steps<'a> {
+    classes: &'a [u8; 256],
+    table: &'a [u16],
+    start: u16,
+    matches_from: u16,
+}
+
+impl Steps<'_> {
+    #[inline(always)]
+    fn step(self, state: u16, byte: u8) -> u16 {
+        self.table[usize::from(state) + usize::from(self.classes[usize::from(byte)])]
+    }
+}
+
 impl AnchorScan {
-    /// The scan for `words`, compared without ASCII case; `None` when the
-    /// automaton does not fit 16-bit states (then the caller searches with
-    /// aho-corasick itself).
-    pub(super) fn new<W: AsRef<[u8]>>(words: &[W]) -> Option<AnchorScan> {
-        let dfa = aho_corasick::dfa::Builder::new()
-            .ascii_case_insensitive(true)
-            .build(words)
-            .ok()?;
-        // A byte's class: its own for each byte the words hold (ASCII case
-        // folded), one for every other byte (the automaton moves on all of
-        // them alike). The first byte of each class stands for it.
-        let mut classes = [0u8; 256];
-        let mut representatives = vec![0u8];
-        for word in words {
-            for &byte in word.as_ref() {
-                let folded = byte.to_ascii_lowercase();
-                if classes[usize::from(folded)] == 0 {
-                    let class = u8::try_from(representatives.len()).ok()?;
-                    representatives.push(folded);
-                    classes[usize::from(folded)] = class;
-                    classes[usize::from(folded.to_ascii_uppercase())] = class;
-                }
-            }
+    /// The scan with `tables`; the filter goes first where the processor
+    /// can run it.
+    pub(super) fn new(tables: Tables) -> AnchorScan {
+        AnchorScan {
+            starts: tables.filter.as_ref().and_then(Starts::new),
+            automaton: tables.automaton,
         }
-        if let Some(other) = (0..=255u8).find(|&b| classes[usize::from(b)] == 0) {
-            representatives[0] = other;
+    }
+
+    fn steps(&self) -> Steps<'_> {
+        let automaton = &self.automaton;
+        Steps {
+            classes: &automaton.classes,
+            table: &automaton.table,
+            start: automaton.start,
+            matches_from: automaton.matches_from,
         }
-        let stride = representatives.len();
-        // Every state the unanchored search reaches, breadth first, by its
-        // id in aho-corasick's DFA.
-        let start = dfa.start_state(Anchored::No).ok()?;
-        let mut index: Vec<Option<usize>> = vec![None; start.as_usize() + 1];
-        index[start.as_usize()] = Some(0);
-        let mut states = vec![start];
-        let mut rows: Vec<Vec<usize>> = Vec::new();
-        while let Some(&state) = states.get(rows.len()) {
-            let mut row = Vec::with_capacity(stride);
-            for &byte in &representatives {
-                let next = dfa.next_state(Anchored::No, state, byte);
-                if dfa.is_dead(next) {
-                    return None;
-                }
-                if index.len() <= next.as_usize() {
-                    index.resize(next.as_usize() + 1, None);
-                }
-                let id = *index[next.as_usize()].get_or_insert_with(|| {
-                    states.push(next);
-                    states.len() - 1
-                });
-                row.push(id);
-            }
-            rows.push(row);
-        }
-        if states.len() * stride > usize::from(u16::MAX) {
-            return None;
-        }
-        // Match states last, so one comparison tells them.
-        let mut renumbered = vec![0usize; states.len()];
-        let mut next = 0;
-        let mut matches_from = None;
-        for matching in [false, true] {
-            for (old, &state) in states.iter().enumerate() {
-                if dfa.is_match(state) == matching {
-                    renumbered[old] = next * stride;
-                    if matching && matches_from.is_none() {
-                        matches_from = Some(next * stride);
-                    }
-                    next += 1;
-                }
-            }
-        }
-        let mut table = vec![0u16; states.len() * stride];
-        for (old, row) in rows.iter().enumerate() {
-            for (class, &to) in row.iter().enumerate() {
-                table[renumbered[old] + class] = u16::try_from(renumbered[to]).ok()?;
-            }
-        }
-        Some(AnchorScan {
-            classes,
-            table,
-            start: u16::try_from(renumbered[0]).ok()?,
-            matches_from: u16::try_from(matches_from.unwrap_or(usize::from(u16::MAX))).ok()?,
-            longest: words.iter().map(|w| w.as_ref().len()).max().unwrap_or(1),
-            starts: Starts::new(words),
-        })
     }
 
     /// Whether `bytes` is long enough for the lanes: each quarter at least
     /// twice what a lane reads before it.
     fn in_lanes(&self, bytes: &[u8]) -> bool {
-        bytes.len() >= LANES * 2 * self.longest
-    }
-
-    #[inline(always)]
-    fn step(&self, state: u16, byte: u8) -> u16 {
-        self.table[usize::from(state) + usize::from(self.classes[usize::from(byte)])]
+        bytes.len() >= LANES * 2 * self.automaton.longest
     }
 
     /// Whether `bytes` holds an anchor.
@@ -188,10 +122,11 @@ impl AnchorScan {
         if self.in_lanes(bytes) {
             return self.lanes(bytes, found);
         }
-        let mut state = self.start;
+        let steps = self.steps();
+        let mut state = steps.start;
         for (at, &byte) in bytes.iter().enumerate() {
-            state = self.step(state, byte);
-            if state >= self.matches_from && !found(at) {
+            state = steps.step(state, byte);
+            if state >= steps.matches_from && !found(at) {
                 return;
             }
         }
@@ -204,6 +139,7 @@ impl AnchorScan {
     /// reading more than one byte in `DENSE_SHARE`, the rest goes to
     /// `dense`.
     fn sparse(&self, starts: &Starts, bytes: &[u8], mut found: impl FnMut(usize) -> bool) {
+        let steps = self.steps();
         // The next byte the automaton reads; it is at its start state there.
         let mut next = 0;
         let mut read = 0;
@@ -212,17 +148,17 @@ impl AnchorScan {
             if place < next {
                 return true; // read over already
             }
-            let mut state = self.start;
+            let mut state = steps.start;
             next = place;
             loop {
-                state = self.step(state, bytes[next]);
-                if state >= self.matches_from && !found(next) {
+                state = steps.step(state, bytes[next]);
+                if state >= steps.matches_from && !found(next) {
                     stopped = true;
                     return false;
                 }
                 next += 1;
                 read += 1;
-                if state == self.start || next == bytes.len() {
+                if state == steps.start || next == bytes.len() {
                     break;
                 }
             }
@@ -240,14 +176,15 @@ impl AnchorScan {
     /// The four-lane scan: `found` gets the last byte of each anchor, in
     /// order, until it answers false.
     fn lanes(&self, bytes: &[u8], mut found: impl FnMut(usize) -> bool) {
+        let steps = self.steps();
         let quarter = bytes.len() / LANES;
-        let warm = self.longest - 1;
+        let warm = self.automaton.longest - 1;
         debug_assert!(quarter > warm);
-        let mut states = [self.start; LANES];
+        let mut states = [steps.start; LANES];
         // Lanes past the first read the `warm` bytes before their quarter.
         for i in 0..warm {
             for (k, state) in states.iter_mut().enumerate().skip(1) {
-                *state = self.step(*state, bytes[k * quarter - warm + i]);
+                *state = steps.step(*state, bytes[k * quarter - warm + i]);
             }
         }
         let quarters: [&[u8]; LANES] =
@@ -259,15 +196,15 @@ impl AnchorScan {
         for i in 0..quarter {
             let mut any = false;
             for k in 0..LANES {
-                states[k] = self.step(states[k], quarters[k][i]);
-                any |= states[k] >= self.matches_from;
+                states[k] = steps.step(states[k], quarters[k][i]);
+                any |= states[k] >= steps.matches_from;
             }
             if any {
-                if states[0] >= self.matches_from && !found(i) {
+                if states[0] >= steps.matches_from && !found(i) {
                     return;
                 }
                 for k in 1..LANES {
-                    if states[k] >= self.matches_from {
+                    if states[k] >= steps.matches_from {
                         later[k].push(k * quarter + i);
                     }
                 }
@@ -281,8 +218,8 @@ impl AnchorScan {
         // What is left after four quarters: the last lane goes on.
         let mut state = states[LANES - 1];
         for (at, &byte) in bytes.iter().enumerate().skip(LANES * quarter) {
-            state = self.step(state, byte);
-            if state >= self.matches_from && !found(at) {
+            state = steps.step(state, byte);
+            if state >= steps.matches_from && !found(at) {
                 return;
             }
         }
@@ -295,6 +232,10 @@ mod tests {
     use proptest::prelude::*;
 
     const WORDS: &[&str] = &["ghp_", "bearer", "://", "xox", "\u{17f}", "password", "sk-"];
+
+    fn scan_of(words: &[&str]) -> AnchorScan {
+        AnchorScan::new(Tables::new(words).unwrap())
+    }
 
     /// aho-corasick's own answer: the last byte of every overlapping match.
     fn expected(bytes: &[u8]) -> Vec<usize> {
@@ -313,7 +254,7 @@ mod tests {
 
     #[test]
     fn anchors_across_the_lanes_seams_are_found_whole() {
-        let scan = AnchorScan::new(WORDS).unwrap();
+        let scan = scan_of(WORDS);
         for length in [0, 1, 255, 256, 257, 1000, 4099] {
             for at in (0..length.max(1)).step_by(7) {
                 let mut text = vec![b'a'; length];
@@ -340,7 +281,7 @@ mod tests {
             )
         ) {
             let text = pieces.concat();
-            let scan = AnchorScan::new(WORDS).unwrap();
+            let scan = scan_of(WORDS);
             prop_assert_eq!(scan.last_bytes(text.as_bytes()), expected(text.as_bytes()));
             prop_assert_eq!(scan.is_match(text.as_bytes()), !expected(text.as_bytes()).is_empty());
             prop_assert_eq!(every_byte(&scan, text.as_bytes()), expected(text.as_bytes()));
@@ -359,7 +300,7 @@ mod tests {
 
     #[test]
     fn text_dense_with_anchors_is_found_whole_after_the_filter_gives_way() {
-        let scan = AnchorScan::new(WORDS).unwrap();
+        let scan = scan_of(WORDS);
         // Clean text first (the filter reads it), then an anchor in every
         // few bytes past the slack (the lanes read the rest).
         let mut text = "request 1: total=7 path=/cart\n".repeat(400);

@@ -17,155 +17,27 @@
 //!
 //! On the README, eight buckets over three bytes let 35 places a KiB
 //! through; sixteen over four let 4.6, where 3.4 start an anchor's first
-//! four bytes.
+//! four bytes. The tables are made in `anchor_tables.rs` (the built-in
+//! words' by the build script).
 //!
 //! Needs AVX2 (64 places a block with AVX-512 BW), found when the process
 //! runs; without it there is no filter and the automaton reads every byte.
 
-/// The fingerprint's width: a word's first four bytes.
-const WIDTH: usize = 4;
-/// Two halves of eight buckets, a byte's bits each.
-const HALVES: usize = 2;
-const BUCKETS: usize = 8 * HALVES;
-
-/// One bucket's words, as the nibbles each position allows (a bit each).
-#[derive(Clone, Copy, Default)]
-struct Bucket {
-    low: [u16; WIDTH],
-    high: [u16; WIDTH],
-    words: usize,
-}
-
-impl Bucket {
-    /// The bucket with `word`'s start let through too (case folded).
-    fn with(mut self, word: &[u8]) -> Bucket {
-        self.words += 1;
-        for position in 0..WIDTH {
-            match word.get(position) {
-                Some(&byte) => {
-                    let byte = byte | 0x20;
-                    self.low[position] |= 1 << (byte & 0x0f);
-                    self.high[position] |= 1 << (byte >> 4);
-                }
-                // Past a short word's end, any byte.
-                None => {
-                    self.low[position] = u16::MAX;
-                    self.high[position] = u16::MAX;
-                }
-            }
-        }
-        self
-    }
-
-    /// About how often the bucket lets a place of text through: the share
-    /// of text's bytes each position allows, multiplied.
-    /// An empty bucket allows no nibble, so it lets nothing through.
-    fn letting_through(&self, weights: &[u32; 256]) -> f64 {
-        (0..WIDTH)
-            .map(|p| {
-                let mut parts = 0u32;
-                for high in bits(self.high[p]) {
-                    for low in bits(self.low[p]) {
-                        parts += weights[high << 4 | low];
-                    }
-                }
-                f64::from(parts) / 1e6
-            })
-            .product()
-    }
-}
-
-/// The indexes of the bits set in `mask`.
-fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        let bit = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
-        mask &= mask - 1;
-        Some(bit)
-    })
-}
-
-/// About how many of a million bytes of a program's text output, case
-/// folded, are `byte` (English letter frequencies, with spaces, digits and
-/// punctuation): only to share words out among buckets well.
-fn in_text(byte: u8) -> u32 {
-    // Per mille of English letters, a to z.
-    const LETTERS: &[u8; 26] = &[
-        82, 15, 28, 43, 127, 22, 20, 61, 70, 2, 8, 40, 24, 67, 75, 19, 1, 60, 63, 91, 28, 10, 24,
-        2, 20, 1,
-    ];
-    match byte {
-        b'a'..=b'z' => 600 * u32::from(LETTERS[usize::from(byte - b'a')]),
-        b'0'..=b'9' => 12_000,
-        b' ' => 130_000,
-        b'.' | b',' | b':' | b'=' | b'/' | 0x7f | b'-' | b'"' | b'*' => 10_000,
-        // What folding leaves out: bytes with the 0x20 bit clear.
-        _ if byte & 0x20 == 0 => 0,
-        0x21..=0x7e => 2_000,
-        _ => 500,
-    }
-}
+use super::anchor_tables::{Filter, HALVES, WIDTH};
 
 #[derive(Clone)]
 pub(super) struct Starts {
-    /// `[half][position][low nibble]` -> the half's buckets that nibble
-    /// allows there.
-    low: [[[u8; 16]; WIDTH]; HALVES],
-    /// `[half][position][high nibble]` -> the same for high nibbles.
-    high: [[[u8; 16]; WIDTH]; HALVES],
+    filter: Filter,
     /// The processor has AVX-512 (BW): 64 places a block.
     wide: bool,
 }
 
 impl Starts {
-    /// The filter for `words`, compared without ASCII case; `None` when the
-    /// processor lacks AVX2 or a word is empty (any place starts it).
-    pub(super) fn new<W: AsRef<[u8]>>(words: &[W]) -> Option<Starts> {
-        let words = words.iter().map(AsRef::as_ref);
-        if !has_avx2() || words.len() == 0 || words.clone().any(<[u8]>::is_empty) {
-            return None;
-        }
-        // Each word goes to the bucket it widens least: a bucket lets
-        // through the places whose four bytes its tables all allow, about
-        // as often, in text, as the share of text's bytes each position
-        // allows, multiplied; a word that starts like one already there
-        // adds nothing. Ties go to the emptier bucket.
-        let weights: [u32; 256] = std::array::from_fn(|b| in_text(b as u8));
-        let mut buckets = [Bucket::default(); BUCKETS];
-        let mut costs = [0.0f64; BUCKETS];
-        // Words that start alike are one start to the filter.
-        let mut starts: Vec<Vec<u8>> = words
-            .map(|w| w[..w.len().min(WIDTH)].to_ascii_lowercase())
-            .collect();
-        starts.sort_unstable();
-        starts.dedup();
-        for word in &starts {
-            let widened = buckets.map(|bucket| bucket.with(word).letting_through(&weights));
-            let best = (0..BUCKETS).min_by(|&a, &b| {
-                (widened[a] - costs[a])
-                    .total_cmp(&(widened[b] - costs[b]))
-                    .then(buckets[a].words.cmp(&buckets[b].words))
-            });
-            if let Some(best) = best {
-                buckets[best] = buckets[best].with(word);
-                costs[best] = widened[best];
-            }
-        }
-        let mut low = [[[0u8; 16]; WIDTH]; HALVES];
-        let mut high = [[[0u8; 16]; WIDTH]; HALVES];
-        for (index, bucket) in buckets.iter().enumerate() {
-            let (half, bit) = (index / 8, 1 << (index % 8));
-            for position in 0..WIDTH {
-                for nibble in bits(bucket.low[position]) {
-                    low[half][position][nibble] |= bit;
-                }
-                for nibble in bits(bucket.high[position]) {
-                    high[half][position][nibble] |= bit;
-                }
-            }
-        }
-        Some(Starts {
-            low,
-            high,
+    /// The search with `filter`'s tables; `None` when the processor lacks
+    /// AVX2.
+    pub(super) fn new(filter: &Filter) -> Option<Starts> {
+        has_avx2().then(|| Starts {
+            filter: *filter,
             wide: has_avx512(),
         })
     }
@@ -200,8 +72,8 @@ impl Starts {
         (0..HALVES).any(|half| {
             let bits = (0..WIDTH).fold(0xff, |bits, position| {
                 let byte = bytes.get(at + position).copied().unwrap_or(0) | 0x20;
-                bits & self.low[half][position][usize::from(byte & 0x0f)]
-                    & self.high[half][position][usize::from(byte >> 4)]
+                bits & self.filter.low[half][position][usize::from(byte & 0x0f)]
+                    & self.filter.high[half][position][usize::from(byte >> 4)]
             });
             bits != 0
         })
@@ -255,9 +127,9 @@ impl Starts {
             _mm256_broadcastsi128_si256(half)
         };
         let low: [[__m256i; WIDTH]; HALVES] =
-            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.low[h][p])));
+            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.filter.low[h][p])));
         let high: [[__m256i; WIDTH]; HALVES] =
-            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.high[h][p])));
+            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.filter.high[h][p])));
         let nibble = _mm256_set1_epi8(0x0f);
         let case = _mm256_set1_epi8(0x20);
         let zero = _mm256_setzero_si256();
@@ -298,9 +170,9 @@ impl Starts {
             _mm512_broadcast_i32x4(quarter)
         };
         let low: [[__m512i; WIDTH]; HALVES] =
-            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.low[h][p])));
+            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.filter.low[h][p])));
         let high: [[__m512i; WIDTH]; HALVES] =
-            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.high[h][p])));
+            std::array::from_fn(|h| std::array::from_fn(|p| table(&self.filter.high[h][p])));
         let nibble = _mm512_set1_epi8(0x0f);
         let case = _mm512_set1_epi8(0x20);
         let mut padded = [0u8; PADDED];
@@ -394,6 +266,11 @@ mod tests {
             .collect()
     }
 
+    /// The search for `words`, where the processor has AVX2.
+    fn starts_of(words: &[&str]) -> Option<Starts> {
+        Filter::new(words).and_then(|filter| Starts::new(&filter))
+    }
+
     /// What the vector search reports.
     fn reported(starts: &Starts, bytes: &[u8]) -> Vec<usize> {
         let mut places = Vec::new();
@@ -417,7 +294,7 @@ mod tests {
                 0..100,
             )
         ) {
-            let Some(starts) = Starts::new(WORDS) else {
+            let Some(starts) = starts_of(WORDS) else {
                 return Ok(()); // no AVX2 here: nothing to hold to account
             };
             let text = pieces.concat();
@@ -437,7 +314,7 @@ mod tests {
 
     #[test]
     fn text_with_no_word_near_it_has_no_places() {
-        let Some(starts) = Starts::new(&["password", "token", "bearer"]) else {
+        let Some(starts) = starts_of(&["password", "token", "bearer"]) else {
             return;
         };
         let text = "request 1234: user=ada total=8638 status=ok path=/cart/items\n".repeat(20);
@@ -446,7 +323,7 @@ mod tests {
 
     #[test]
     fn every_length_of_tail_is_read_as_if_zero_bytes_followed() {
-        let Some(starts) = Starts::new(WORDS) else {
+        let Some(starts) = starts_of(WORDS) else {
             return;
         };
         let narrow = Starts {
@@ -469,7 +346,7 @@ mod tests {
 
     #[test]
     fn an_answer_of_false_stops_the_search() {
-        let Some(starts) = Starts::new(&["x"]) else {
+        let Some(starts) = starts_of(&["x"]) else {
             return;
         };
         let mut seen = 0;

@@ -44,6 +44,18 @@ pub(super) fn key_spellings() -> Vec<String> {
     spellings
 }
 
+/// The union of the shapes' anchors, in order, each once: the words of
+/// every door's prefilter.
+pub(super) fn anchor_union() -> Vec<&'static str> {
+    let mut words: Vec<&'static str> = Vec::new();
+    for anchor in SHAPE_ANCHORS.iter().flat_map(|(_, anchors)| anchors.iter()) {
+        if !words.contains(anchor) {
+            words.push(anchor);
+        }
+    }
+    words
+}
+
 /// Keys a key word would otherwise catch that never hold a secret
 /// (normalized): counts and limits of tokens, and the fields of the
 /// sidecar's own records.
