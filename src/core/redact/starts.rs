@@ -111,10 +111,11 @@ fn blocks<'a, const BLOCK: usize>(
         }))
 }
 
-/// The room `blocks` copies a text's last places into: two of the widest
-/// blocks and the bytes a block reads after them.
+/// The room `blocks` copies a text's last places into: two of AVX2's
+/// blocks and the bytes a block reads after them (AVX-512 reads its last
+/// block in place, masked).
 #[cfg(target_arch = "x86_64")]
-const PADDED: usize = 2 * 64 + WIDTH - 1;
+const PADDED: usize = 2 * 32 + WIDTH - 1;
 
 impl Starts {
     #[cfg(target_arch = "x86_64")]
@@ -175,13 +176,31 @@ impl Starts {
             std::array::from_fn(|h| std::array::from_fn(|p| table(&self.filter.high[h][p])));
         let nibble = _mm512_set1_epi8(0x0f);
         let case = _mm512_set1_epi8(0x20);
-        let mut padded = [0u8; PADDED];
-        for (at, block, places_in) in blocks::<64>(bytes, &mut padded) {
+        // Each block is read where it lies; a load that would pass the
+        // text's end reads only the bytes before it, zeros after (a masked
+        // load reads no memory where its mask is clear). Copying the last
+        // block out to pad it cost a short text more than its search: the
+        // loads waited on the copy's stores.
+        let base = bytes.as_ptr();
+        for at in (0..bytes.len()).step_by(64) {
+            let left = bytes.len() - at;
+            // Which bytes each load reads: all of them but near the end.
+            let masks: [u64; WIDTH] = if left >= 64 + WIDTH - 1 {
+                [u64::MAX; WIDTH]
+            } else {
+                std::array::from_fn(|position| match left.saturating_sub(position) {
+                    valid @ 0..64 => (1u64 << valid) - 1,
+                    _ => u64::MAX,
+                })
+            };
             let mut bits = [_mm512_set1_epi8(-1); HALVES];
-            for position in 0..WIDTH {
-                // SAFETY: a block is followed by `WIDTH - 1` readable bytes;
-                // unaligned loads allow any address.
-                let v = unsafe { _mm512_loadu_si512(block.add(position).cast()) };
+            for (position, &mask) in masks.iter().enumerate() {
+                // SAFETY: the mask covers only bytes of `bytes` (those from
+                // `at + position` on); a masked load touches no other
+                // memory, so the address may lie past the end.
+                let v = unsafe {
+                    _mm512_maskz_loadu_epi8(mask, base.wrapping_add(at + position).cast())
+                };
                 let v = _mm512_or_si512(v, case);
                 let lows = _mm512_and_si512(v, nibble);
                 let highs = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
@@ -194,7 +213,12 @@ impl Starts {
                 }
             }
             let bits = _mm512_or_si512(bits[0], bits[1]);
-            if !each_place(_mm512_test_epi8_mask(bits, bits), at, places_in, &mut start) {
+            if !each_place(
+                _mm512_test_epi8_mask(bits, bits),
+                at,
+                left.min(64),
+                &mut start,
+            ) {
                 return false;
             }
         }
