@@ -47,8 +47,9 @@ fn children_cpu() -> Duration {
 }
 
 /// The processor time this thread has taken: a neighbour that takes the
-/// processor away stops it, where it moves the wall clock (the in-process
-/// rows varied from 0.6x to 1.8x by the wall clock, 1.06x to 1.14x by it).
+/// processor away stops it, where it moves the wall clock (the ingest
+/// door's ratio varied from 0.6x to 1.8x by the wall clock, 1.06x to 1.14x
+/// by the thread's processor time).
 #[cfg(unix)]
 fn thread_cpu() -> Duration {
     let mut now = libc::timespec {
@@ -56,18 +57,21 @@ fn thread_cpu() -> Duration {
         tv_nsec: 0,
     };
     // SAFETY: `clock_gettime` fills the struct it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "no thread clock");
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
-/// Where there is no thread clock: the time since the first call.
+/// Where there is no thread clock: the wall clock, as the time since the
+/// first call.
 #[cfg(not(unix))]
 fn thread_cpu() -> Duration {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     START.get_or_init(Instant::now).elapsed()
 }
 
-/// The least processor time `f` took in `runs` runs.
+/// The least processor time `f` took in `runs` runs (every in-process row
+/// is timed so).
 fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
     (0..runs)
         .map(|_| {

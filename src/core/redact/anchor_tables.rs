@@ -4,12 +4,9 @@
 //! Pure (std and aho-corasick only), so the build script includes this
 //! file too and compiles the built-in words' tables into the binary
 //! (`built_in_source`). Made when a process first scanned, they took 4.1M
-//! instructions, three times all the rest of a `run -- echo hi`, and a
-//! millisecond and a half of every `run` whose program prints (issue 32).
-
-// In the library only its tests make tables; the build script makes the
-// ones the library runs with.
-#![cfg_attr(not(test), allow(dead_code))]
+//! instructions, three times all the rest of a `run -- echo hi`, and
+//! 1.5-2.5 ms of the processor time of every `run` whose program prints
+//! (issue 32). The library makes tables itself only in its tests.
 
 use aho_corasick::automaton::Automaton as _;
 use aho_corasick::Anchored;
@@ -19,6 +16,7 @@ use std::borrow::Cow;
 pub(super) const WIDTH: usize = 4;
 /// Two halves of eight buckets, a byte's bits each.
 pub(super) const HALVES: usize = 2;
+#[cfg_attr(not(test), allow(dead_code))]
 const BUCKETS: usize = 8 * HALVES;
 
 /// Everything a scan for some words needs but the processor's features.
@@ -55,10 +53,10 @@ pub(super) struct Filter {
     pub(super) high: [[[u8; 16]; WIDTH]; HALVES],
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl Tables {
     /// The tables for `words`, compared without ASCII case; `None` when the
-    /// automaton does not fit 16-bit states (then the caller searches with
-    /// aho-corasick itself).
+    /// automaton does not fit 16-bit states.
     pub(super) fn new<W: AsRef<[u8]>>(words: &[W]) -> Option<Tables> {
         Some(Tables {
             automaton: Automaton::new(words)?,
@@ -67,6 +65,7 @@ impl Tables {
     }
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl Automaton {
     fn new<W: AsRef<[u8]>>(words: &[W]) -> Option<Automaton> {
         let dfa = aho_corasick::dfa::Builder::new()
@@ -152,6 +151,7 @@ impl Automaton {
     }
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl Filter {
     /// The filter for `words`, compared without ASCII case; `None` when
     /// there are none or a word is empty (any place starts it).
@@ -204,6 +204,7 @@ impl Filter {
 }
 
 /// One bucket's words, as the nibbles each position allows (a bit each).
+#[cfg_attr(not(test), allow(dead_code))]
 #[derive(Clone, Copy, Default)]
 struct Bucket {
     low: [u16; WIDTH],
@@ -211,6 +212,7 @@ struct Bucket {
     words: usize,
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl Bucket {
     /// The bucket with `word`'s start let through too (case folded).
     fn with(mut self, word: &[u8]) -> Bucket {
@@ -251,6 +253,7 @@ impl Bucket {
 }
 
 /// The indexes of the bits set in `mask`.
+#[cfg_attr(not(test), allow(dead_code))]
 fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         let bit = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
@@ -262,6 +265,7 @@ fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
 /// About how many of a million bytes of a program's text output, case
 /// folded, are `byte` (English letter frequencies, with spaces, digits and
 /// punctuation): only to share words out among buckets well.
+#[cfg_attr(not(test), allow(dead_code))]
 fn in_text(byte: u8) -> u32 {
     // Per mille of English letters, a to z.
     const LETTERS: &[u8; 26] = &[
@@ -283,6 +287,7 @@ fn in_text(byte: u8) -> u32 {
 /// The words of the three built-in scans, by the name of the static that
 /// holds their tables: the anchors of the shapes, the key words in every
 /// spelling, and both at once.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(super) fn built_in_words() -> [(&'static str, Vec<String>); 3] {
     let anchors: Vec<String> = super::tables::anchor_union()
         .into_iter()
@@ -297,8 +302,10 @@ pub(super) fn built_in_words() -> [(&'static str, Vec<String>); 3] {
     ]
 }
 
-/// The Rust source the build script writes: a static of `Option<Tables>`
-/// for each of `built_in_words`, in the form `Debug` prints arrays.
+/// The Rust source the build script writes: a static `Tables` for each of
+/// `built_in_words`, in the form `Debug` prints arrays. Panics (failing the
+/// build) if the built-in words' automaton outgrows 16-bit states.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(super) fn built_in_source() -> String {
     let mut source = String::from(
         "// Made by build.rs from src/core/redact/tables.rs with anchor_tables.rs.\n\
@@ -306,31 +313,26 @@ pub(super) fn built_in_source() -> String {
          use std::borrow::Cow;\n",
     );
     for (name, words) in built_in_words() {
-        let tables = match Tables::new(&words) {
+        let Some(Tables { automaton, filter }) = Tables::new(&words) else {
+            panic!("the {name} scan's automaton outgrew 16-bit states");
+        };
+        let filter = match filter {
             None => "None".to_string(),
-            Some(Tables { automaton, filter }) => {
-                let filter = match filter {
-                    None => "None".to_string(),
-                    Some(Filter { low, high }) => {
-                        format!("Some(Filter {{ low: {low:?}, high: {high:?} }})")
-                    }
-                };
-                let Automaton {
-                    classes,
-                    table,
-                    start,
-                    matches_from,
-                    longest,
-                } = automaton;
-                format!(
-                    "Some(Tables {{ automaton: Automaton {{ classes: {classes:?}, \
-                     table: Cow::Borrowed(&{table:?}), start: {start}, \
-                     matches_from: {matches_from}, longest: {longest} }}, filter: {filter} }})"
-                )
+            Some(Filter { low, high }) => {
+                format!("Some(Filter {{ low: {low:?}, high: {high:?} }})")
             }
         };
+        let Automaton {
+            classes,
+            table,
+            start,
+            matches_from,
+            longest,
+        } = automaton;
         source.push_str(&format!(
-            "pub(super) static {name}: Option<Tables> = {tables};\n"
+            "pub(super) static {name}: Tables = Tables {{ automaton: Automaton {{ \
+             classes: {classes:?}, table: Cow::Borrowed(&{table:?}), start: {start}, \
+             matches_from: {matches_from}, longest: {longest} }}, filter: {filter} }};\n"
         ));
     }
     source

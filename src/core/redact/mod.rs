@@ -27,7 +27,6 @@ mod spans;
 mod starts;
 mod stream;
 mod tables;
-use anchor_tables::Tables;
 use markers::{holds_marker, is_marker_at, kind_name};
 pub use markers::{marker, markers_in};
 use scan::AnchorScan;
@@ -105,76 +104,28 @@ fn anchors() -> &'static aho_corasick::AhoCorasick {
     ANCHORS_MATCHER.get_or_init(|| matcher(anchor_words()))
 }
 
-/// The anchors' scan over every byte a door lets through (`scan.rs`);
-/// aho-corasick's own search if the scan cannot be built.
-fn anchor_scan() -> &'static Scan {
-    static ANCHOR_SCAN: OnceLock<Scan> = OnceLock::new();
-    ANCHOR_SCAN.get_or_init(|| Scan::compiled(&compiled::ANCHORS, anchor_words))
+/// The anchors' scan over every byte a door lets through (`scan.rs`).
+fn anchor_scan() -> &'static AnchorScan {
+    static ANCHOR_SCAN: OnceLock<AnchorScan> = OnceLock::new();
+    ANCHOR_SCAN.get_or_init(|| AnchorScan::new(built_in::ANCHORS.clone()))
 }
 
 /// Anchors and key words in one scan: one pass over a record.
-fn anchors_or_key_words() -> &'static Scan {
-    static BOTH: OnceLock<Scan> = OnceLock::new();
-    BOTH.get_or_init(|| {
-        Scan::compiled(&compiled::ANCHORS_OR_KEY_WORDS, || {
-            let mut words: Vec<String> = anchor_words().iter().map(|a| a.to_string()).collect();
-            words.extend(key_spellings());
-            words
-        })
-    })
+fn anchors_or_key_words() -> &'static AnchorScan {
+    static BOTH: OnceLock<AnchorScan> = OnceLock::new();
+    BOTH.get_or_init(|| AnchorScan::new(built_in::ANCHORS_OR_KEY_WORDS.clone()))
 }
 
-/// The built-in words' tables, made by the build script (`anchor_tables.rs`).
-mod compiled {
+/// The built-in key words' scan: whether a key may name a secret.
+fn key_words() -> &'static AnchorScan {
+    static KEY_WORDS: OnceLock<AnchorScan> = OnceLock::new();
+    KEY_WORDS.get_or_init(|| AnchorScan::new(built_in::KEY_WORDS.clone()))
+}
+
+/// The built-in words' scan tables, made by the build script
+/// (`anchor_tables.rs`, `built_in_words`).
+mod built_in {
     include!(concat!(env!("OUT_DIR"), "/anchor_tables.rs"));
-}
-
-/// The dense scan, or aho-corasick's search where it cannot be built.
-enum Scan {
-    Dense(Box<AnchorScan>),
-    Matcher(aho_corasick::AhoCorasick),
-}
-
-impl Scan {
-    /// The scan of `words` from the tables the build script made of them.
-    fn compiled<W: AsRef<[u8]>, Words: AsRef<[W]>>(
-        tables: &Option<Tables>,
-        words: impl FnOnce() -> Words,
-    ) -> Scan {
-        match tables {
-            Some(tables) => Scan::Dense(Box::new(AnchorScan::new(tables.clone()))),
-            None => Scan::Matcher(matcher(words().as_ref())),
-        }
-    }
-
-    fn is_match(&self, bytes: &[u8]) -> bool {
-        match self {
-            Scan::Dense(scan) => scan.is_match(bytes),
-            Scan::Matcher(matcher) => matcher.is_match(bytes),
-        }
-    }
-
-    /// `found` gets the last byte of each word in `bytes`, in order, until
-    /// it answers false; whether every answer was true.
-    fn each_end(&self, bytes: &[u8], mut found: impl FnMut(usize) -> bool) -> bool {
-        match self {
-            Scan::Dense(scan) => scan.each_end(bytes, found),
-            Scan::Matcher(matcher) => matcher.find_iter(bytes).all(|m| found(m.end() - 1)),
-        }
-    }
-
-    fn last_bytes(&self, bytes: &[u8]) -> Vec<usize> {
-        match self {
-            Scan::Dense(scan) => scan.last_bytes(bytes),
-            Scan::Matcher(matcher) => matcher.find_iter(bytes).map(|m| m.end() - 1).collect(),
-        }
-    }
-}
-
-/// The built-in key words' matcher, built once needed.
-fn key_words() -> &'static Scan {
-    static KEY_WORDS: OnceLock<Scan> = OnceLock::new();
-    KEY_WORDS.get_or_init(|| Scan::compiled(&compiled::KEY_WORDS, key_spellings))
 }
 
 /// Literals every built-in shape holds (compared without case): text that
@@ -190,9 +141,7 @@ fn anchor_words() -> &'static [&'static str] {
 pub const LONGEST_ANCHOR: usize = 15;
 
 fn matcher<W: AsRef<[u8]>>(words: &[W]) -> aho_corasick::AhoCorasick {
-    // A DFA: where it stands in for the dense scan it scans every byte a
-    // recorded program prints, and the default (an NFA) took a tenth of
-    // `run`'s time (issue 33).
+    // A DFA: it reads every line that holds an anchor.
     aho_corasick::AhoCorasick::builder()
         .ascii_case_insensitive(true)
         .kind(Some(aho_corasick::AhoCorasickKind::DFA))
@@ -651,15 +600,17 @@ mod tests {
 
     #[test]
     fn the_tables_compiled_in_are_those_of_the_words_they_scan_for() {
-        let compiled = [
-            &compiled::ANCHORS,
-            &compiled::KEY_WORDS,
-            &compiled::ANCHORS_OR_KEY_WORDS,
+        let built = [
+            &built_in::ANCHORS,
+            &built_in::KEY_WORDS,
+            &built_in::ANCHORS_OR_KEY_WORDS,
         ];
-        for ((name, words), tables) in anchor_tables::built_in_words().into_iter().zip(compiled) {
-            let made = Tables::new(&words);
-            assert!(made.is_some(), "{name}: the automaton fits 16-bit states");
-            assert_eq!(tables, &made, "{name}");
+        for ((name, words), tables) in anchor_tables::built_in_words().into_iter().zip(built) {
+            assert_eq!(
+                Some(tables),
+                anchor_tables::Tables::new(&words).as_ref(),
+                "{name}"
+            );
         }
         let anchors: Vec<&str> = anchor_words().to_vec();
         assert_eq!(anchor_tables::built_in_words()[0].1, anchors);

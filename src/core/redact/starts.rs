@@ -80,7 +80,7 @@ impl Starts {
     }
 }
 
-/// The blocks of `bytes` a vector search reads, `BLOCK` places each with
+/// The blocks of `bytes` the AVX2 search reads, `BLOCK` places each with
 /// the `WIDTH - 1` bytes after them: in place, then the last places (up to
 /// `BLOCK + WIDTH - 2` of them, one block or two) copied into `padded`, zero
 /// bytes after them, which must hold two blocks and what follows them.
@@ -365,6 +365,56 @@ mod tests {
                 .collect();
             assert_eq!(reported(&starts, &text), expected, "{length}");
             assert_eq!(reported(&narrow, &text), expected, "{length}");
+        }
+    }
+
+    /// Reads past a text's end would go unseen in a heap buffer; here the
+    /// page after the text is unreadable, so one ends the test process.
+    #[cfg(unix)]
+    #[test]
+    fn a_text_that_ends_where_readable_memory_does_is_read_no_further() {
+        let Some(starts) = starts_of(WORDS) else {
+            return;
+        };
+        let narrow = Starts {
+            wide: false,
+            ..starts.clone()
+        };
+        // SAFETY: `sysconf` only answers; `mmap` asks for two fresh pages,
+        // the second of which `mprotect` makes unreadable, and the texts
+        // below lie in the first; `munmap` returns both.
+        unsafe {
+            let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap();
+            let base = libc::mmap(
+                std::ptr::null_mut(),
+                2 * page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(base, libc::MAP_FAILED);
+            assert_eq!(
+                libc::mprotect(base.cast::<u8>().add(page).cast(), page, libc::PROT_NONE),
+                0
+            );
+            for length in 0..300 {
+                let text =
+                    std::slice::from_raw_parts_mut(base.cast::<u8>().add(page - length), length);
+                for (at, byte) in text.iter_mut().enumerate() {
+                    *byte = if at + 5 >= length {
+                        b"sSa:h"[at % 5]
+                    } else {
+                        b'q'
+                    };
+                }
+                let expected: Vec<usize> = (0..length)
+                    .filter(|&at| starts.lets_through(text, at))
+                    .collect();
+                assert_eq!(reported(&starts, text), expected, "{length}");
+                assert_eq!(reported(&narrow, text), expected, "{length}");
+            }
+            assert_eq!(libc::munmap(base, 2 * page), 0);
         }
     }
 
