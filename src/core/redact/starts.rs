@@ -345,26 +345,36 @@ mod tests {
         assert_eq!(reported(&starts, text.as_bytes()), Vec::<usize>::new());
     }
 
+    /// Fills `text` with a word's start at every place near its end, the
+    /// rest text, and holds both searches to reading it as if zero bytes
+    /// followed.
+    fn reads_as_if_zero_bytes_followed(starts: &Starts, text: &mut [u8]) {
+        let length = text.len();
+        for (at, byte) in text.iter_mut().enumerate() {
+            *byte = if at + 5 >= length {
+                b"sSa:h"[at % 5]
+            } else {
+                b'q'
+            };
+        }
+        let expected: Vec<usize> = (0..length)
+            .filter(|&at| starts.lets_through(text, at))
+            .collect();
+        let narrow = Starts {
+            wide: false,
+            ..starts.clone()
+        };
+        assert_eq!(reported(starts, text), expected, "{length}");
+        assert_eq!(reported(&narrow, text), expected, "{length}");
+    }
+
     #[test]
     fn every_length_of_tail_is_read_as_if_zero_bytes_followed() {
         let Some(starts) = starts_of(WORDS) else {
             return;
         };
-        let narrow = Starts {
-            wide: false,
-            ..starts.clone()
-        };
         for length in 0..300 {
-            // A word's start at every place near the end, the rest text.
-            let mut text = vec![b'q'; length];
-            for (at, byte) in text.iter_mut().enumerate().skip(length.saturating_sub(5)) {
-                *byte = b"sSa:h"[at % 5];
-            }
-            let expected: Vec<usize> = (0..length)
-                .filter(|&at| starts.lets_through(&text, at))
-                .collect();
-            assert_eq!(reported(&starts, &text), expected, "{length}");
-            assert_eq!(reported(&narrow, &text), expected, "{length}");
+            reads_as_if_zero_bytes_followed(&starts, &mut vec![0; length]);
         }
     }
 
@@ -375,10 +385,6 @@ mod tests {
     fn a_text_that_ends_where_readable_memory_does_is_read_no_further() {
         let Some(starts) = starts_of(WORDS) else {
             return;
-        };
-        let narrow = Starts {
-            wide: false,
-            ..starts.clone()
         };
         // SAFETY: `sysconf` only answers; `mmap` asks for two fresh pages,
         // the second of which `mprotect` makes unreadable, and the texts
@@ -399,20 +405,11 @@ mod tests {
                 0
             );
             for length in 0..300 {
-                let text =
-                    std::slice::from_raw_parts_mut(base.cast::<u8>().add(page - length), length);
-                for (at, byte) in text.iter_mut().enumerate() {
-                    *byte = if at + 5 >= length {
-                        b"sSa:h"[at % 5]
-                    } else {
-                        b'q'
-                    };
-                }
-                let expected: Vec<usize> = (0..length)
-                    .filter(|&at| starts.lets_through(text, at))
-                    .collect();
-                assert_eq!(reported(&starts, text), expected, "{length}");
-                assert_eq!(reported(&narrow, text), expected, "{length}");
+                let text = base.cast::<u8>().add(page - length);
+                reads_as_if_zero_bytes_followed(
+                    &starts,
+                    std::slice::from_raw_parts_mut(text, length),
+                );
             }
             assert_eq!(libc::munmap(base, 2 * page), 0);
         }
