@@ -86,11 +86,10 @@ impl Starts {
 /// bytes after them, which must hold two blocks and what follows them.
 /// Each comes with the places in it that are in `bytes`.
 #[cfg(target_arch = "x86_64")]
-fn blocks<'a, const BLOCK: usize>(
+fn blocks<'a>(
     bytes: &'a [u8],
     padded: &'a mut [u8; PADDED],
 ) -> impl Iterator<Item = (usize, *const u8, usize)> + 'a {
-    const { assert!(2 * BLOCK + WIDTH - 1 <= PADDED) };
     let whole = (bytes.len() + 1).saturating_sub(BLOCK + WIDTH - 1);
     let in_place = (0..whole).step_by(BLOCK);
     let last = whole.div_ceil(BLOCK) * BLOCK;
@@ -111,11 +110,15 @@ fn blocks<'a, const BLOCK: usize>(
         }))
 }
 
-/// The room `blocks` copies a text's last places into: two of AVX2's
-/// blocks and the bytes a block reads after them (AVX-512 reads its last
-/// block in place, masked).
+/// The places an AVX2 block holds.
 #[cfg(target_arch = "x86_64")]
-const PADDED: usize = 2 * 32 + WIDTH - 1;
+const BLOCK: usize = 32;
+
+/// The room `blocks` copies a text's last places into: two blocks and the
+/// bytes a block reads after them (AVX-512 reads its last block in place,
+/// masked).
+#[cfg(target_arch = "x86_64")]
+const PADDED: usize = 2 * BLOCK + WIDTH - 1;
 
 impl Starts {
     #[cfg(target_arch = "x86_64")]
@@ -135,7 +138,7 @@ impl Starts {
         let case = _mm256_set1_epi8(0x20);
         let zero = _mm256_setzero_si256();
         let mut padded = [0u8; PADDED];
-        for (at, block, places_in) in blocks::<32>(bytes, &mut padded) {
+        for (at, block, places_in) in blocks(bytes, &mut padded) {
             let mut bits = [_mm256_set1_epi8(-1); HALVES];
             for position in 0..WIDTH {
                 // SAFETY: a block is followed by `WIDTH - 1` readable bytes;
